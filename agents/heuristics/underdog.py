@@ -1,0 +1,119 @@
+"""A rule-based Underdog player.
+
+It reads only what its seat may see: its own card (and the card it drew),
+every underdog card turned this round, the cards laid face up, the fight
+decisions so far, chips and bank. From that it estimates, by sampling the
+unseen cards for the opponents still in the round, the chance that a card
+of its own would win the showdown, and then:
+
+* draw step: a high card with a high underdog card turns a new underdog
+  (a low underdog protects a high card); a low card with a low underdog card
+  turns a new one (hoping to raise it); otherwise it swaps;
+* keep: the card with the higher estimated chance to win;
+* fight: when the expected gain (chips bet by others plus the bank prize,
+  times the chance to win) exceeds the expected loss of its stake.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, deterministic
+from agents.heuristics import register
+from games import underdog as ud
+
+SAMPLES = 200
+FIGHT_RATE = 0.5  # assumed chance that an undecided opponent fights
+
+
+@register("underdog")
+class UnderdogHeuristic(Agent):
+    name = "heuristic"
+
+    def action_probabilities(self, state):
+        legal = state.legal_actions()
+        return deterministic(self._choose(state, legal), legal)
+
+    def _choose(self, state, legal):
+        me = state.current_player()
+        game = state.get_game()
+        C = game.num_cards
+        view = _RoundView(state, me)
+        unseen = np.array([v for v in range(1, C + 1) if v not in view.seen], dtype=int)
+        if legal == [ud.SWAP, ud.NEW_UNDERDOG]:
+            c, u = view.hand, view.underdog
+            mean = float(unseen.mean()) if len(unseen) else u
+            if c >= 0.7 * C and u > mean:
+                return ud.NEW_UNDERDOG
+            if c <= 0.3 * C and u < mean:
+                return ud.NEW_UNDERDOG
+            return ud.SWAP
+        if legal == [ud.FIGHT, ud.PASS]:
+            p = self._win_probability(view, view.hand, unseen)
+            stake = min(game.last_round_stake, view.chips[me]) if state.is_last_round else 1
+            prize = state.bank if state.is_last_round else min(1, state.bank)
+            others = sum(view.stakes.values()) + FIGHT_RATE * len(view.undecided) * (
+                game.last_round_stake if state.is_last_round else 1)
+            return ud.FIGHT if p * (prize + others) > (1 - p) * stake else ud.PASS
+        # keep: the two legal actions name the two cards
+        cards = [a - ud.KEEP_BASE + 1 for a in legal]
+        probs = [self._win_probability(view, v, unseen[unseen != (cards[0] + cards[1] - v)])
+                 for v in cards]
+        return legal[int(np.argmax(probs))]
+
+    def _win_probability(self, view, card, unseen):
+        """Chance that ``card`` wins the showdown, by sampling the unseen cards."""
+        rivals = view.fought + view.undecided
+        if not rivals:
+            return 1.0
+        rng = self.rng
+        wins = 0
+        for _ in range(SAMPLES):
+            dealt = rng.permutation(unseen)[:len(rivals)]
+            fighters = [(view.order_index[view.me], card)]
+            for i, seat in enumerate(rivals):
+                if seat in view.fought or rng.random() < FIGHT_RATE:
+                    fighters.append((view.order_index[seat], int(dealt[i])))
+            if len(fighters) == 1:
+                wins += 1
+                continue
+            low = min(v for _, v in fighters)
+            totals = [(v + view.underdog if v == low else v, -pos) for pos, v in fighters]
+            best = max(totals)
+            wins += best[1] == -view.order_index[view.me]
+        return wins / SAMPLES
+
+
+class _RoundView:
+    """What seat ``me`` knows of the current round, read from its own view."""
+
+    def __init__(self, state, me):
+        self.me = me
+        log = state.log()
+        start = max(i for i, e in enumerate(log) if e[0] == "round")
+        self.seen = set()
+        self.hand = state.hands[me]
+        self.underdog = state.underdog
+        self.chips = state.chips
+        self.stakes = {}
+        decided = set()
+        for e in log[start:]:
+            kind = e[0]
+            if kind in ("underdog", "flip"):
+                self.seen.add(e[-1])
+            elif kind in ("deal", "draw") and e[1] == me:
+                self.seen.add(e[2])
+            elif kind == "keep":
+                self.seen.add(e[3])
+            elif kind == "fight":
+                self.stakes[e[1]] = e[2]
+                decided.add(e[1])
+            elif kind == "pass":
+                decided.add(e[1])
+        round_event = log[start]
+        chips_at_start = round_event[5]
+        n = len(chips_at_start)
+        order = [(round_event[2] + i) % n for i in range(n) if chips_at_start[(round_event[2] + i) % n] > 0]
+        self.order_index = {seat: i for i, seat in enumerate(order)}
+        self.fought = [s for s in order if s in self.stakes and s != me]
+        self.undecided = [s for s in order if s not in decided and s != me]

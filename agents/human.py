@@ -1,0 +1,62 @@
+"""A person at the terminal.
+
+It shows the player what that seat may see (the information-state string,
+which for kibitz games is one event per line, and the observation string),
+lists the legal moves numbered, and takes a number or a move name. Bad input
+is asked again; end of input raises :class:`Quit`.
+"""
+
+from __future__ import annotations
+
+from agents.base import Agent, deterministic
+
+
+class Quit(Exception):
+    """The person ended input (Ctrl-D) or typed 'quit'."""
+
+
+class HumanAgent(Agent):
+    name = "human"
+
+    def __init__(self, game, player_id, seed=None, *, read=input, write=print):
+        super().__init__(game, player_id, seed)
+        self._read = read
+        self._write = write
+        self._shown = 0  # information-state lines already shown
+
+    def restart_at(self, state):
+        self._shown = 0
+
+    def action_probabilities(self, state):
+        legal = state.legal_actions()
+        return deterministic(self.step(state), legal)
+
+    def show_view(self, state):
+        me = self._player_id
+        lines = state.information_state_string(me).split("\n")
+        for line in lines[self._shown:]:
+            self._write(f"  {line}")
+        self._shown = len(lines)
+
+    def step(self, state):
+        me = self._player_id
+        self.show_view(state)
+        self._write(f"You are player {me}. {state.observation_string(me)}")
+        legal = state.legal_actions()
+        names = [state.action_to_string(me, a) for a in legal]
+        for i, n in enumerate(names, 1):
+            self._write(f"  {i}) {n}")
+        while True:
+            try:
+                text = self._read("Your move (number or name): ").strip()
+            except EOFError:
+                raise Quit() from None
+            if text.lower() in ("quit", "exit"):
+                raise Quit()
+            if text.isdigit() and 1 <= int(text) <= len(legal):
+                return legal[int(text) - 1]
+            matches = [a for a, n in zip(legal, names) if n.lower() == text.lower()]
+            if matches:
+                return matches[0]
+            self._write(f"  '{text}' is not a legal move here; type 1..{len(legal)} or one of: "
+                        + ", ".join(names))

@@ -1,0 +1,107 @@
+"""Random-playout speed of kibitz games beside OpenSpiel's python_kuhn_poker.
+
+Both are measured in the same run, alternating in rounds so that machine
+noise hits both alike; the ratio is what to quote, never a lone time.
+
+    python benchmarks/game_speed.py [--seconds S] [--games g1,g2] [--rounds R]
+
+A step is one apply_action (chance or player) including the legal-action or
+chance-outcome query that picks it; a clone is ``state.clone()`` of a state
+from the middle of a random game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pyspiel
+from open_spiel.python.games import kuhn_poker  # noqa: F401  (registers python_kuhn_poker)
+
+import games
+
+BASELINE = "python_kuhn_poker"
+
+
+def playout_steps(game, seconds: float, rng: np.random.Generator) -> float:
+    """Random playouts for ``seconds``; returns steps per second."""
+    steps = 0
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while time.perf_counter() < deadline:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                action = outcomes[int(rng.integers(len(outcomes)))][0]
+            else:
+                legal = state.legal_actions()
+                action = legal[int(rng.integers(len(legal)))]
+            state.apply_action(action)
+            steps += 1
+    return steps / (time.perf_counter() - t0)
+
+
+def mid_game_states(game, rng: np.random.Generator, count: int = 20):
+    states = []
+    for _ in range(count):
+        state = game.new_initial_state()
+        path = []
+        while not state.is_terminal():
+            path.append(state.clone())
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                action = outcomes[int(rng.integers(len(outcomes)))][0]
+            else:
+                legal = state.legal_actions()
+                action = legal[int(rng.integers(len(legal)))]
+            state.apply_action(action)
+        states.append(path[len(path) // 2])
+    return states
+
+
+def clones_per_second(game, seconds: float, rng: np.random.Generator) -> float:
+    states = mid_game_states(game, rng)
+    n = 0
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while time.perf_counter() < deadline:
+        for s in states:
+            s.clone()
+        n += len(states)
+    return n / (time.perf_counter() - t0)
+
+
+def measure(names, seconds: float, rounds: int, seed: int = 0):
+    """Returns {name: (steps/s, clones/s)}, best of ``rounds`` alternating runs."""
+    rng = np.random.default_rng(seed)
+    loaded = {name: pyspiel.load_game(name) for name in [BASELINE, *names]}
+    best = {name: [0.0, 0.0] for name in loaded}
+    for _ in range(rounds):
+        for name, game in loaded.items():
+            best[name][0] = max(best[name][0], playout_steps(game, seconds, rng))
+            best[name][1] = max(best[name][1], clones_per_second(game, seconds / 2, rng))
+    return {k: tuple(v) for k, v in best.items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (best kept)")
+    parser.add_argument("--games", default=",".join(sorted(games.REGISTRY)),
+                        help="comma-separated game strings (default: every kibitz game)")
+    args = parser.parse_args(argv)
+    names = [g for g in args.games.split(",") if g]
+    results = measure(names, args.seconds, args.rounds)
+    base_steps, base_clones = results[BASELINE]
+    print(f"{'game':<40} {'steps/s':>10} {'ratio':>7} {'clones/s':>10} {'ratio':>7}")
+    for name, (steps, clones) in results.items():
+        print(f"{name:<40} {steps:>10.0f} {steps / base_steps:>7.2f} "
+              f"{clones:>10.0f} {clones / base_clones:>7.2f}")
+    print(f"(ratios against {BASELINE}, measured in this run; target steps ratio >= 0.5)")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Shared plumbing for kibitz games: declared parameters and their validation.
+
+Every game declares its parameters once, as a tuple of :class:`Param`, with
+the rule text's value as default. :func:`read_params` fills in defaults,
+checks every value against its declaration and raises a ``ValueError`` that
+names the parameter and the allowed values. ``pyspiel`` itself already
+rejects unknown parameter names and wrong types when a game string is
+parsed; the checks here repeat them so that constructing a game class
+directly behaves the same.
+
+:data:`REGISTRY` maps each game's short name to its :class:`GameSpec`, which
+``kibitz games`` prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import pyspiel
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One game parameter: its name, default and allowed values.
+
+    ``choices`` lists the allowed values of a string or bool parameter.
+    ``low``/``high`` bound an int parameter; either may be a callable taking
+    the dict of (already read) parameter values, for bounds that depend on
+    other parameters (e.g. Underdog's ``cards >= players + 2``).
+    ``allowed`` is the human description of the range, shown by
+    ``kibitz games`` and in error messages.
+    """
+
+    name: str
+    default: Any
+    help: str
+    allowed: str
+    choices: tuple | None = None
+    low: int | Callable[[dict], int] | None = None
+    high: int | Callable[[dict], int] | None = None
+
+    def bound(self, which, values):
+        b = self.low if which == "low" else self.high
+        return b(values) if callable(b) else b
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSpec:
+    short_name: str
+    long_name: str
+    summary: str
+    params: tuple[Param, ...]
+    small: str  # a small configuration that exact solvers can handle
+
+
+REGISTRY: dict[str, GameSpec] = {}
+
+
+def register(spec: GameSpec, game_type: pyspiel.GameType, game_class) -> None:
+    """Registers a game with pyspiel and with kibitz's own listing."""
+    REGISTRY[spec.short_name] = spec
+    pyspiel.register_game(game_type, game_class)
+
+
+def read_params(short_name: str, declared: tuple[Param, ...], given: dict | None) -> dict:
+    """Returns the full, validated parameter dict for a game.
+
+    Raises ValueError naming the parameter and its allowed values.
+    """
+    given = dict(given or {})
+    names = [p.name for p in declared]
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(
+            f"{short_name}: unknown parameter {unknown[0]!r}; "
+            f"parameters are {', '.join(names)}")
+    values: dict = {}
+    for p in declared:
+        v = given.get(p.name, p.default)
+        kind = type(p.default)
+        if kind is bool:
+            if not isinstance(v, bool):
+                raise ValueError(f"{short_name}: parameter {p.name}={v!r} must be true or false")
+        elif kind is int:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError(f"{short_name}: parameter {p.name}={v!r} must be an integer ({p.allowed})")
+        elif kind is str and not isinstance(v, str):
+            raise ValueError(f"{short_name}: parameter {p.name}={v!r} must be one of {p.allowed}")
+        values[p.name] = v
+    for p in declared:
+        v = values[p.name]
+        if p.choices is not None and v not in p.choices:
+            raise ValueError(
+                f"{short_name}: parameter {p.name}={v!r} is not allowed; "
+                f"allowed values: {p.allowed}")
+        low, high = p.bound("low", values), p.bound("high", values)
+        if (low is not None and v < low) or (high is not None and v > high):
+            here = f" (here {low}..{high})" if callable(p.low) or callable(p.high) else ""
+            raise ValueError(
+                f"{short_name}: parameter {p.name}={v} is out of range; allowed: {p.allowed}{here}")
+    return values
+
+
+def game_type(short_name: str, long_name: str, declared: tuple[Param, ...], *,
+              min_players: int, max_players: int,
+              utility=pyspiel.GameType.Utility.CONSTANT_SUM,
+              chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+              information=pyspiel.GameType.Information.IMPERFECT_INFORMATION) -> pyspiel.GameType:
+    """A GameType for a kibitz game; ``utility`` may differ per payoff mode."""
+    return pyspiel.GameType(
+        short_name=short_name,
+        long_name=long_name,
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=chance_mode,
+        information=information,
+        utility=utility,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=max_players,
+        min_num_players=min_players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification={p.name: p.default for p in declared},
+    )
+
+
+def win_shares(scores, higher_is_better: bool) -> list[float]:
+    """Payoff ``win``: the players with the best score share 1 equally."""
+    best = max(scores) if higher_is_better else min(scores)
+    winners = [i for i, s in enumerate(scores) if s == best]
+    share = 1.0 / len(winners)
+    return [share if i in winners else 0.0 for i in range(len(scores))]
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the state it was applied to."""
+
+
+def illegal(state, action, legal, why: str = "") -> IllegalActionError:
+    """Builds the error for an illegal action; the state is left unchanged."""
+    player = state.current_player()
+    names = ", ".join(f"{a}={state.action_to_string(player, a)}" for a in legal)
+    reason = f" ({why})" if why else ""
+    return IllegalActionError(
+        f"action {action} is not legal for player {player}{reason}; legal: {names}")

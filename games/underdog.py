@@ -1,0 +1,736 @@
+"""Underdog: 13 cards, swap or flip the underdog card, fight or pass.
+
+Implements the rule text ``seeds/000`` with the product rulings of
+``rulings.md``; the rules page is ``docs/rules/underdog.md``.
+
+A round: every player with chips is dealt one card (chance, seat by seat from
+seat 0), then the underdog card is turned up (chance). Draw step, from the
+start player clockwise: ``swap`` (a chance draw, then ``keep v``: the other
+card goes face up in front of the player) or ``new underdog`` (a chance card
+replaces the underdog card). Fight step, from the start player: ``fight``
+(1 chip; in the last round ``last_round_stake`` chips, or all the player has
+if less) or ``pass``. Among two or more fighters the lowest card adds the
+underdog card's value; the highest total wins, ties going to the first in
+turn order from the start player. The winner takes the chips bet and one
+chip from the bank (the whole bank in the last round) and starts the next
+round.
+
+Rulings that are our own (also in the rules page):
+
+* ``last_round_stake`` is both the bank size that makes a round the last
+  round and the fight cost in that round (2 in the text).
+* When the draw pile is empty, the players still to draw skip the step.
+* Nobody fights: no winner, bank unchanged, same start player; the round
+  counts toward ``max_rounds``. A last round in which nobody fights is
+  played again (the bank still holds its chips).
+* If fewer than two players have chips, the one left takes the bank and the
+  game ends. ``max_rounds`` caps the game; when reached the game ends as
+  after the last round.
+* Payoff ``win``: most chips share 1. ``chips``: final chips minus the mean.
+
+Encoding. Player actions: ``0 swap``, ``1 new underdog``, ``2 fight``,
+``3 pass``, ``4 + v - 1 keep v`` for card value ``v`` in ``1..cards``, so
+``num_distinct_actions = 4 + cards``. Chance outcomes: ``v - 1`` is card
+``v`` (named ``card v``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+
+from games import _common
+from games._common import Param
+
+SHORT_NAME = "underdog"
+
+SWAP, NEW_UNDERDOG, FIGHT, PASS = 0, 1, 2, 3
+KEEP_BASE = 4
+
+# Phases of a round.
+DEAL, DRAW, DRAWN, KEEP, FIGHTING, OVER = range(6)
+
+PARAMS = (
+    Param("players", 4, "number of players", "3..6", low=3, high=6),
+    Param("cards", 13, "cards in the deck, valued 1..cards (15 is the variant)",
+          "players+2..15", low=lambda v: v["players"] + 2, high=15),
+    Param("chips", 4, "chips each player starts with", "1..50", low=1, high=50),
+    Param("bank", 8, "chips in the bank at the start", "1..50", low=1, high=50),
+    Param("last_round_stake", 2,
+          "bank size that makes a round the last one, and the fight cost in it",
+          "1..10", low=1, high=10),
+    Param("max_rounds", 30, "cap on the number of rounds", "1..200", low=1, high=200),
+    Param("payoff", "win", "win: most chips share 1; chips: chips minus the mean",
+          "win, chips", choices=("win", "chips")),
+)
+
+SPEC = _common.GameSpec(
+    short_name=SHORT_NAME,
+    long_name="Underdog",
+    summary="13 cards: swap or flip the underdog card, then fight or pass.",
+    params=PARAMS,
+    small="underdog(players=3,cards=5,bank=2)",
+)
+
+_GAME_TYPE = _common.game_type(SHORT_NAME, "Underdog", PARAMS, min_players=3, max_players=6)
+
+
+def card_name(v: int) -> str:
+    return f"card {v}"
+
+
+class UnderdogGame(pyspiel.Game):
+    """Underdog with validated parameters; sizes follow the parameters."""
+
+    def __init__(self, params=None):
+        p = _common.read_params(SHORT_NAME, PARAMS, params)
+        n, cards = p["players"], p["cards"]
+        self.num_seats = n
+        self.num_cards = cards
+        self.start_chips = p["chips"]
+        self.start_bank = p["bank"]
+        self.last_round_stake = p["last_round_stake"]
+        self.max_rounds = p["max_rounds"]
+        self.payoff = p["payoff"]
+        total = n * p["chips"] + p["bank"]
+        if self.payoff == "win":
+            utility = pyspiel.GameType.Utility.CONSTANT_SUM
+            lo, hi, total_u = 0.0, 1.0, 1.0
+        else:
+            utility = pyspiel.GameType.Utility.ZERO_SUM
+            lo, hi, total_u = -total / n, total - total / n, 0.0
+        game_type = _common.game_type(SHORT_NAME, "Underdog", PARAMS,
+                                      min_players=3, max_players=6, utility=utility)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=KEEP_BASE + cards,
+            max_chance_outcomes=cards,
+            num_players=n,
+            min_utility=lo,
+            max_utility=hi,
+            utility_sum=total_u,
+            # per round: n deals + underdog, at most 3 moves each in the
+            # draw step (choice, chance, keep) and one each in the fight step.
+            max_game_length=self.max_rounds * (5 * n + 1),
+        )
+        super().__init__(game_type, info, p)
+
+    def new_initial_state(self):
+        return UnderdogState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        return UnderdogObserver(
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+
+
+class _Core:
+    """All mutable state of a game in one object that copies cheaply.
+
+    pyspiel clones a Python state by deep-copying each attribute; one object
+    with a shallow ``__deepcopy__`` (its lists hold only ints and tuples) is
+    several times faster than a dozen attributes.
+    """
+
+    __slots__ = ("chips", "bank", "rnd", "start", "last", "phase", "order", "deal_order",
+                 "pos", "used", "npile", "hand", "drawn", "laid", "underdog", "fighters",
+                 "stakes", "log", "winner")
+
+    def __deepcopy__(self, memo):
+        c = _Core.__new__(_Core)
+        c.chips = self.chips[:]
+        c.bank, c.rnd, c.start, c.last, c.phase = self.bank, self.rnd, self.start, self.last, self.phase
+        c.order, c.deal_order, c.pos, c.used, c.npile = (
+            self.order, self.deal_order, self.pos, self.used, self.npile)
+        c.hand, c.laid = self.hand[:], self.laid[:]
+        c.drawn, c.underdog, c.winner = self.drawn, self.underdog, self.winner
+        c.fighters, c.stakes, c.log = self.fighters[:], self.stakes[:], self.log[:]
+        return c
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, d):
+        for k, v in d.items():
+            setattr(self, k, v)
+
+
+class UnderdogState(pyspiel.State):
+    """A game of Underdog; rules only (encoding lives in the observer)."""
+
+    def __init__(self, game):
+        super().__init__(game)
+        n = game.num_seats
+        c = _Core()
+        c.chips = [game.start_chips] * n
+        c.bank = game.start_bank
+        c.rnd = 0
+        c.start = 0
+        c.last = False
+        c.log = []
+        c.winner = -1
+        self._c = c
+        self._n = n
+        self._cards = game.num_cards
+        self._new_round()
+
+    # ---------------------------------------------------------------- rules
+    def _new_round(self):
+        c, g = self._c, self.get_game()
+        n = self._n
+        c.rnd += 1
+        c.last = c.bank <= g.last_round_stake
+        c.order = tuple((c.start + i) % n for i in range(n) if c.chips[(c.start + i) % n] > 0)
+        c.deal_order = tuple(sorted(c.order))
+        c.phase = DEAL
+        c.pos = 0
+        c.used = 0
+        c.npile = self._cards
+        c.hand = [0] * n
+        c.laid = [0] * n
+        c.drawn = 0
+        c.underdog = 0
+        c.fighters = []
+        c.stakes = []
+        c.log.append(("round", c.rnd, c.start, c.last, c.bank, tuple(c.chips)))
+
+    def current_player(self):
+        ph = self._c.phase
+        if ph == OVER:
+            return pyspiel.PlayerId.TERMINAL
+        if ph == DEAL or ph == DRAWN:
+            return pyspiel.PlayerId.CHANCE
+        return self._c.order[self._c.pos]
+
+    def _legal_actions(self, player):
+        c = self._c
+        if c.phase == DRAW:
+            return [SWAP, NEW_UNDERDOG]
+        if c.phase == KEEP:
+            a, b = sorted((c.hand[player], c.drawn))
+            return [KEEP_BASE + a - 1, KEEP_BASE + b - 1]
+        if c.phase == FIGHTING:
+            return [FIGHT, PASS]
+        return []
+
+    def chance_outcomes(self):
+        c = self._c
+        p = 1.0 / c.npile
+        used = c.used
+        return [(v - 1, p) for v in range(1, self._cards + 1) if not used >> v & 1]
+
+    def _apply_action(self, action):
+        c = self._c
+        ph = c.phase
+        if ph == DEAL or ph == DRAWN:
+            v = action + 1
+            if not 1 <= v <= self._cards or c.used >> v & 1:
+                raise _common.illegal(self, action, [o for o, _ in self.chance_outcomes()],
+                                      "that card is not in the draw pile")
+            c.used |= 1 << v
+            c.npile -= 1
+            if ph == DEAL:
+                self._deal(v)
+            else:
+                self._drawn(v)
+            return
+        legal = self._legal_actions(c.order[c.pos])
+        if action not in legal:
+            raise _common.illegal(self, action, legal)
+        seat = c.order[c.pos]
+        if ph == DRAW:
+            c.log.append(("swap" if action == SWAP else "new", seat))
+            c.drawn = -1 if action == SWAP else -2  # which draw the chance node serves
+            c.phase = DRAWN
+        elif ph == KEEP:
+            kept = action - KEEP_BASE + 1
+            laid = c.drawn if kept == c.hand[seat] else c.hand[seat]
+            c.hand[seat] = kept
+            c.laid[seat] = laid
+            c.drawn = 0
+            c.log.append(("keep", seat, kept, laid))
+            self._next_drawer()
+        else:
+            if action == FIGHT:
+                stake = min(self.get_game().last_round_stake, c.chips[seat]) if c.last else 1
+                c.chips[seat] -= stake
+                c.fighters.append(seat)
+                c.stakes.append(stake)
+                c.log.append(("fight", seat, stake))
+            else:
+                c.log.append(("pass", seat))
+            c.pos += 1
+            if c.pos == len(c.order):
+                self._showdown()
+
+    def _deal(self, v):
+        c = self._c
+        if c.pos < len(c.deal_order):
+            seat = c.deal_order[c.pos]
+            c.hand[seat] = v
+            c.log.append(("deal", seat, v))
+            c.pos += 1
+        else:
+            c.underdog = v
+            c.log.append(("underdog", v))
+            c.phase = DRAW
+            c.pos = -1
+            self._next_drawer()
+
+    def _drawn(self, v):
+        c = self._c
+        seat = c.order[c.pos]
+        if c.drawn == -1:  # a swap: the player now chooses which card to keep
+            c.drawn = v
+            c.log.append(("draw", seat, v))
+            c.phase = KEEP
+        else:
+            c.drawn = 0
+            c.underdog = v
+            c.log.append(("flip", seat, v))
+            self._next_drawer()
+
+    def _next_drawer(self):
+        """Moves to the next player in the draw step, or to the fight step."""
+        c = self._c
+        c.pos += 1
+        if c.pos < len(c.order) and c.npile == 0:
+            for seat in c.order[c.pos:]:
+                c.log.append(("skip", seat))
+            c.pos = len(c.order)
+        if c.pos < len(c.order):
+            c.phase = DRAW
+        else:
+            c.phase = FIGHTING
+            c.pos = 0
+
+    def _showdown(self):
+        c, g = self._c, self.get_game()
+        fighters = c.fighters
+        winner = -1
+        if len(fighters) == 1:
+            winner = fighters[0]
+        elif fighters:
+            cards = [c.hand[s] for s in fighters]
+            low = min(cards)
+            totals = [v + c.underdog if v == low else v for v in cards]
+            best = max(totals)
+            winner = fighters[totals.index(best)]  # fighters are in turn order
+            c.log.append(("show", tuple(zip(fighters, cards))))
+        if winner >= 0:
+            prize = c.bank if c.last else min(1, c.bank)
+            c.bank -= prize
+            gain = sum(c.stakes) + prize
+            c.chips[winner] += gain
+            c.start = winner
+            c.log.append(("won", winner, gain))
+        else:
+            c.log.append(("nobody",))
+        alive = [s for s in range(self._n) if c.chips[s] > 0]
+        if len(alive) < 2:
+            c.chips[alive[0]] += c.bank
+            c.log.append(("alone", alive[0], c.bank))
+            c.bank = 0
+            c.phase = OVER
+        elif (c.last and winner >= 0) or c.rnd >= g.max_rounds:
+            c.phase = OVER
+        else:
+            self._new_round()
+
+    def is_terminal(self):
+        return self._c.phase == OVER
+
+    def returns(self):
+        c = self._c
+        if c.phase != OVER:
+            return [0.0] * self._n
+        if self.get_game().payoff == "win":
+            return _common.win_shares(c.chips, higher_is_better=True)
+        mean = sum(c.chips) / self._n
+        return [x - mean for x in c.chips]
+
+    # ---------------------------------------------------------- read-only API
+    @property
+    def chips(self):
+        return tuple(self._c.chips)
+
+    @property
+    def bank(self):
+        return self._c.bank
+
+    @property
+    def round(self):
+        return self._c.rnd
+
+    @property
+    def start_player(self):
+        return self._c.start
+
+    @property
+    def underdog(self):
+        return self._c.underdog
+
+    @property
+    def hands(self):
+        return tuple(self._c.hand)
+
+    @property
+    def face_up(self):
+        return tuple(self._c.laid)
+
+    @property
+    def is_last_round(self):
+        return self._c.last
+
+    @property
+    def fighters(self):
+        return tuple(self._c.fighters)
+
+    def log(self):
+        """The game's events as tuples (the information-state strings read it)."""
+        return tuple(self._c.log)
+
+    def _action_to_string(self, player, action):
+        if player == pyspiel.PlayerId.CHANCE:
+            return card_name(action + 1)
+        if action == SWAP:
+            return "swap"
+        if action == NEW_UNDERDOG:
+            return "new underdog"
+        if action == FIGHT:
+            return "fight"
+        if action == PASS:
+            return "pass"
+        return f"keep {action - KEEP_BASE + 1}"
+
+    def __str__(self):
+        c = self._c
+        lines = [f"round {c.rnd}{' (last round)' if c.last else ''}, bank {c.bank}, "
+                 f"start player {c.start}, underdog {c.underdog or '-'}"]
+        fighting = dict(zip(c.fighters, c.stakes))
+        for s in range(self._n):
+            bits = [f"p{s}: chips {c.chips[s]}"]
+            if c.hand[s]:
+                bits.append(f"card {c.hand[s]}")
+            elif c.chips[s] == 0 and s not in fighting:
+                bits.append("out")
+            if c.laid[s]:
+                bits.append(f"face up {c.laid[s]}")
+            if s in fighting:
+                bits.append(f"fights ({fighting[s]})")
+            lines.append(", ".join(bits))
+        if c.phase == OVER:
+            lines.append("game over: returns " + " ".join(f"{r:g}" for r in self.returns()))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ resampling
+    def resample_from_infostate(self, player_id, probability_sampler):
+        """A state drawn from ``player_id``'s information state.
+
+        Other players' unrevealed cards, and which of a swapper's two cards
+        was dealt and which drawn, are drawn uniformly among the assignments
+        consistent with what the player has seen. Every consistent history
+        has the same chance probability, so this is exact with respect to
+        chance (opponents' strategies are not modelled).
+        """
+        log = self._c.log
+        new_log = []
+        start = 0
+        while start < len(log):
+            end = start + 1
+            while end < len(log) and log[end][0] != "round":
+                end += 1
+            new_log.extend(self._resample_round(log[start:end], player_id, probability_sampler))
+            start = end
+        return self._replay(new_log)
+
+    def _resample_round(self, events, me, sampler):
+        def pick(seq):
+            i = min(int(sampler() * len(seq)), len(seq) - 1)
+            return seq[i]
+
+        known = set()
+        dealt, drawn, kept, laid, shown = {}, {}, {}, {}, {}
+        for e in events:
+            kind = e[0]
+            if kind in ("underdog", "flip"):
+                known.add(e[-1])
+            elif kind == "deal":
+                dealt[e[1]] = e[2]
+            elif kind == "draw":
+                drawn[e[1]] = e[2]
+            elif kind == "keep":
+                kept[e[1]], laid[e[1]] = e[2], e[3]
+                known.add(e[3])
+            elif kind == "show":
+                for seat, v in e[1]:
+                    shown[seat] = v
+                    known.add(v)
+        if me in dealt:
+            known.add(dealt[me])
+        if me in drawn:
+            known.add(drawn[me])
+        pool = [v for v in range(1, self._cards + 1) if v not in known]
+        # New values for every other seat's hidden cards.
+        sub_dealt, sub_drawn, sub_kept = {}, {}, {}
+        for seat in dealt:
+            if seat == me:
+                continue
+            if seat in kept:  # swapped and chose: {dealt, drawn} == {kept, laid}
+                k = shown.get(seat)
+                if k is None:
+                    k = pick(pool)
+                    pool.remove(k)
+                sub_kept[seat] = k
+                if pick((0, 1)):
+                    sub_dealt[seat], sub_drawn[seat] = laid[seat], k
+                else:
+                    sub_dealt[seat], sub_drawn[seat] = k, laid[seat]
+            elif seat in drawn:  # swapped, still choosing: both cards hidden
+                d = pick(pool)
+                pool.remove(d)
+                x = pick(pool)
+                pool.remove(x)
+                sub_dealt[seat], sub_drawn[seat] = d, x
+            else:
+                d = shown.get(seat)
+                if d is None:
+                    d = pick(pool)
+                    pool.remove(d)
+                sub_dealt[seat] = d
+        out = []
+        for e in events:
+            kind, seat = e[0], (e[1] if len(e) > 1 else None)
+            if kind == "deal" and seat in sub_dealt:
+                e = ("deal", seat, sub_dealt[seat])
+            elif kind == "draw" and seat in sub_drawn:
+                e = ("draw", seat, sub_drawn[seat])
+            elif kind == "keep" and seat in sub_kept:
+                e = ("keep", seat, sub_kept[seat], laid[seat])
+            out.append(e)
+        return out
+
+    def _replay(self, events):
+        """Replays a log's actions on a new game; each action is checked."""
+        state = self.get_game().new_initial_state()
+        for e in events:
+            kind = e[0]
+            if kind in ("deal", "draw"):
+                state.apply_action(e[2] - 1)
+            elif kind == "underdog":
+                state.apply_action(e[1] - 1)
+            elif kind == "swap":
+                state.apply_action(SWAP)
+            elif kind == "new":
+                state.apply_action(NEW_UNDERDOG)
+            elif kind == "flip":
+                state.apply_action(e[2] - 1)
+            elif kind == "keep":
+                state.apply_action(KEEP_BASE + e[2] - 1)
+            elif kind == "fight":
+                state.apply_action(FIGHT)
+            elif kind == "pass":
+                state.apply_action(PASS)
+        return state
+
+
+def event_text(e, me: int) -> str | None:
+    """One log event as ``me`` sees it, or None if ``me`` sees nothing of it."""
+    kind = e[0]
+    if kind == "round":
+        _, rnd, start, last, bank, chips = e
+        return (f"[round {rnd}{' last' if last else ''} start p{start} bank {bank} "
+                f"chips {' '.join(map(str, chips))}]")
+    if kind == "deal":
+        return f"you are dealt {e[2]}" if e[1] == me else None
+    if kind == "underdog":
+        return f"underdog {e[1]}"
+    if kind == "swap":
+        return f"p{e[1]} swaps"
+    if kind == "draw":
+        return f"you draw {e[2]}" if e[1] == me else None
+    if kind == "keep":
+        return f"you keep {e[2]}, lay {e[3]}" if e[1] == me else f"p{e[1]} lays {e[3]}"
+    if kind == "new":
+        return f"p{e[1]} new underdog"
+    if kind == "flip":
+        return f"underdog {e[2]}"
+    if kind == "skip":
+        return f"p{e[1]} skips (pile empty)"
+    if kind == "fight":
+        return f"p{e[1]} fights ({e[2]})"
+    if kind == "pass":
+        return f"p{e[1]} passes"
+    if kind == "show":
+        return "showdown " + " ".join(f"p{s}:{v}" for s, v in e[1])
+    if kind == "won":
+        return f"p{e[1]} wins {e[2]}"
+    if kind == "nobody":
+        return "nobody fights"
+    if kind == "alone":
+        return f"p{e[1]} alone takes the bank ({e[2]})"
+    raise ValueError(f"unknown event {e!r}")
+
+
+class UnderdogObserver:
+    """Observation and information-state encodings for Underdog.
+
+    Perfect recall (information state), tensor layout, with n players,
+    C cards and R = max_rounds; ``round_block`` repeats R times::
+
+        observer            n     one-hot: whose view this is
+        per round r:
+          start             n     one-hot start player
+          last              1     1 in the last round
+          own_dealt         C     own dealt card
+          own_drawn         C     own drawn card (swap)
+          underdog0         C     the first underdog card
+          per seat s (n times):
+            swap, new, skip 3     draw-step choice (skip: pile empty)
+            laid            C     the card the seat laid face up
+            flipped         C     the new underdog card the seat turned
+            fight, pass     2     fight-step choice
+            shown           C     card shown at a showdown
+          winner            n+1   one-hot winner (last entry: nobody)
+
+    Observation (current round only)::
+
+        observer n | to_move n+1 (last: chance/none) | own_card C |
+        underdog C | laid n*C | chips n | bank 1 | fight n | pass n |
+        shown n*C | last 1 | pile 1 | phase 6
+    """
+
+    def __init__(self, iig_obs_type, game, params):
+        if params:
+            raise ValueError(f"observation parameters not supported; got {params}")
+        self.perfect_recall = iig_obs_type.perfect_recall
+        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        self.public = iig_obs_type.public_info
+        n, C = game.num_seats, game.num_cards
+        self.n, self.C, self.R = n, C, game.max_rounds
+        if self.perfect_recall:
+            seat = 3 + 3 * C + 2
+            self.round_size = n + 1 + 3 * C + n * seat + n + 1
+            pieces = [("observer", n, (n,)),
+                      ("rounds", self.R * self.round_size, (self.R, self.round_size))]
+        else:
+            pieces = [("observer", n, (n,)), ("to_move", n + 1, (n + 1,)),
+                      ("own_card", C, (C,)), ("underdog", C, (C,)), ("laid", n * C, (n, C)),
+                      ("chips", n, (n,)), ("bank", 1, (1,)), ("fight", n, (n,)),
+                      ("pass", n, (n,)), ("shown", n * C, (n, C)), ("last", 1, (1,)),
+                      ("pile", 1, (1,)), ("phase", 6, (6,))]
+        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
+        self.dict = {}
+        i = 0
+        for name, size, shape in pieces:
+            self.dict[name] = self.tensor[i:i + size].reshape(shape)
+            i += size
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        self.dict["observer"][player] = 1
+        if self.perfect_recall:
+            self._set_history(state, player)
+        else:
+            self._set_current(state, player)
+
+    def _set_history(self, state, me):
+        n, C = self.n, self.C
+        rounds = self.dict["rounds"]
+        seat_size = 3 + 3 * C + 2
+        seats0 = n + 1 + 3 * C
+        r = -1
+        row = None
+        for e in state._c.log:
+            kind = e[0]
+            if kind == "round":
+                r += 1
+                row = rounds[r]
+                row[e[2]] = 1
+                row[n] = 1 if e[3] else 0
+                continue
+            s = e[1] if len(e) > 1 and isinstance(e[1], int) else None
+            base = seats0 + (s * seat_size if s is not None else 0)
+            if kind == "deal" and s == me and self.private:
+                row[n + 1 + e[2] - 1] = 1
+            elif kind == "draw" and s == me and self.private:
+                row[n + 1 + C + e[2] - 1] = 1
+            elif kind == "underdog":
+                row[n + 1 + 2 * C + e[1] - 1] = 1
+            elif kind == "swap":
+                row[base] = 1
+            elif kind == "new":
+                row[base + 1] = 1
+            elif kind == "skip":
+                row[base + 2] = 1
+            elif kind == "keep":
+                row[base + 3 + e[3] - 1] = 1
+            elif kind == "flip":
+                row[base + 3 + C + e[2] - 1] = 1
+            elif kind == "fight":
+                row[base + 3 + 2 * C] = 1
+            elif kind == "pass":
+                row[base + 3 + 2 * C + 1] = 1
+            elif kind == "show":
+                for seat, v in e[1]:
+                    row[seats0 + seat * seat_size + 5 + 2 * C + v - 1] = 1
+            elif kind == "won":
+                row[seats0 + n * seat_size + e[1]] = 1
+            elif kind == "nobody":
+                row[seats0 + n * seat_size + n] = 1
+
+    def _set_current(self, state, me):
+        c, d, n = state._c, self.dict, self.n
+        cur = state.current_player()
+        d["to_move"][cur if 0 <= cur < n else n] = 1
+        if self.private and c.hand[me]:
+            d["own_card"][c.hand[me] - 1] = 1
+        if c.underdog:
+            d["underdog"][c.underdog - 1] = 1
+        for s in range(n):
+            if c.laid[s]:
+                d["laid"][s, c.laid[s] - 1] = 1
+        d["chips"][:] = c.chips
+        d["bank"][0] = c.bank
+        for s in c.fighters:
+            d["fight"][s] = 1
+        if c.phase in (FIGHTING, OVER):
+            decided = c.order[:c.pos] if c.phase == FIGHTING else c.order
+            for s in decided:
+                if s not in c.fighters:
+                    d["pass"][s] = 1
+        for e in reversed(c.log):
+            if e[0] == "show":
+                for s, v in e[1]:
+                    d["shown"][s, v - 1] = 1
+            if e[0] in ("show", "round"):
+                break
+        d["last"][0] = 1 if c.last else 0
+        d["pile"][0] = c.npile
+        d["phase"][c.phase] = 1
+
+    def string_from(self, state, player):
+        c = state._c
+        if self.perfect_recall:
+            parts = [f"p{player}"]
+            for e in c.log:
+                if not self.private and e[0] in ("deal", "draw"):
+                    continue
+                t = event_text(e, player if self.private else -1)
+                if t is not None:
+                    parts.append(t)
+            return "\n".join(parts)
+        bits = [f"p{player}", f"round {c.rnd}{' last' if c.last else ''}", f"bank {c.bank}",
+                "chips " + " ".join(map(str, c.chips))]
+        if self.private and c.hand[player]:
+            bits.append(f"card {c.hand[player]}")
+        if self.private and c.phase == KEEP and c.order[c.pos] == player:
+            bits.append(f"drawn {c.drawn}")
+        bits.append(f"underdog {c.underdog or '-'}")
+        laid = [f"p{s}:{v}" for s, v in enumerate(c.laid) if v]
+        if laid:
+            bits.append("face up " + " ".join(laid))
+        if c.fighters:
+            bits.append("fighting " + " ".join(f"p{s}" for s in c.fighters))
+        return " | ".join(bits)
+
+
+_common.register(SPEC, _GAME_TYPE, UnderdogGame)

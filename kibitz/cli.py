@@ -1,0 +1,20 @@
+"""The ``kibitz`` command line."""
+
+from __future__ import annotations
+
+import click
+
+from kibitz.commands import games_cmd, play
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kibitz")
+def main():
+    """kibitz: AI opponents for small bluffing card games, on OpenSpiel.
+
+    GAME arguments are OpenSpiel game strings, e.g. 'underdog(players=3,cards=9)'.
+    """
+
+
+main.add_command(games_cmd.games)
+main.add_command(play.play)
