@@ -1,0 +1,671 @@
+"""A Little Pub Card Game ("pub"): take the face-up card or risk a draw.
+
+Implements the rule text ``seeds/001`` with the product rulings of
+``rulings.md``; the rules page is ``docs/rules/pub.md``.
+
+Set-up (all chance, in this order): ``removed`` cards are set aside face
+down, unseen by everyone; each seat from seat 0 is dealt its whole hand of
+``hand`` cards (seat 0's cards first, then seat 1's, ...); the top card of
+the deck is turned face up. Seat 0 starts; turns go clockwise.
+
+A turn always has a face-up card and at least one card in the deck; when
+there is no face-up card, the top card is revealed first (a chance node).
+The player either ``take``s the face-up card into their collection (public)
+or ``draw``s (a chance node). If the drawn card is of lower rank AND a
+different suit than the face-up card the player chooses ``keep drawn``
+(only the drawn card goes to the collection; the face-up card stays for the
+next player) or ``take both``; otherwise both cards go to the collection
+automatically (no decision node; the event is logged as a forced take).
+
+The game ends the moment the deck is empty: after a draw of the last card
+(a face-up card left on the table is discarded), or when a reveal would take
+the last card (that card is discarded unseen). Hands join collections. For
+each suit, every player holding the largest number of that suit (at least
+one) turns those cards face down: they score 0. A player's score is the sum
+of the remaining ranks; the lowest score wins, ties share.
+
+Rulings that are our own (also in the rules page):
+
+* J, Q, K are worth 11, 12, 13 (A = 1).
+* After a qualifying draw the player chooses; taking both is allowed.
+* The hand is dealt seat by seat, a whole hand at a time, from seat 0.
+* A drawn card that must be taken with the face-up card is taken without a
+  decision node (there is nothing to choose).
+* ``hand=0`` means the text's hand size by player count (3 for 3-4 players,
+  2 for 5-6, 1 for 7-8). The deck must hold ``removed + players*hand + 2``
+  cards or more, so that the first turn has a face-up card and a card to
+  draw.
+* Payoff ``win``: the lowest scores share 1. ``score``: mean score of all
+  players minus own score (zero-sum).
+
+Encoding. Cards: ``card = suit * ranks + rank - 1`` with suits in the order
+S H D C (``suit`` 0..suits-1) and ranks A=1 .. ranks; chance outcome ``c``
+is card ``c``, named ``card QH``. Player actions: ``0 take``, ``1 draw``,
+``2 keep drawn``, ``3 take both``; ``num_distinct_actions = 4``,
+``max_chance_outcomes = suits * ranks``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+
+from games import _common
+from games._common import Param
+
+SHORT_NAME = "pub"
+LONG_NAME = "A Little Pub Card Game"
+
+TAKE, DRAW, KEEP_DRAWN, TAKE_BOTH = 0, 1, 2, 3
+ACTION_NAMES = ("take", "draw", "keep drawn", "take both")
+
+SUIT_LETTERS = "SHDC"
+RANK_NAMES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+
+# Phases.
+SETUP, REVEAL, TURN, DRAWN, CHOOSE, OVER = range(6)
+PHASE_NAMES = ("setup", "reveal", "turn", "drawn", "choose", "over")
+
+# Ways the game ends (the ``end`` event).
+END_FACE_DISCARDED, END_LAST_UNSEEN, END_CLEAN = range(3)
+
+# Event kinds of the information-state tensor (see PubObserver).
+EVENT_KINDS = ("reveal", "take", "draw", "drawn", "keep", "both")
+
+
+def hand_by_players(players: int) -> int:
+    """The text's hand size: 3 for 3-4 players, 2 for 5-6, 1 for 7-8."""
+    return 3 if players <= 4 else 2 if players <= 6 else 1
+
+
+def _max_hand(v):
+    return max(0, (v["suits"] * v["ranks"] - v["removed"] - 2) // v["players"])
+
+
+PARAMS = (
+    Param("players", 4, "number of players", "3..8", low=3, high=8),
+    Param("suits", 4, "suits in the deck, in the order S H D C", "1..4", low=1, high=4),
+    Param("ranks", 13, "ranks per suit, A=1 .. (J=11, Q=12, K=13)", "1..13", low=1, high=13),
+    Param("removed", 10, "cards set aside face down, unseen by all",
+          "0..suits*ranks-players-2", low=0,
+          high=lambda v: v["suits"] * v["ranks"] - v["players"] - 2),
+    Param("hand", 0, "cards dealt to each hand (0 = by player count: 3, 2 or 1)",
+          "0 (by player count) or 1..(suits*ranks-removed-2)/players",
+          low=0, high=_max_hand),
+    Param("payoff", "win", "win: lowest scores share 1; score: mean score minus own score",
+          "win, score", choices=("win", "score")),
+)
+
+SPEC = _common.GameSpec(
+    short_name=SHORT_NAME,
+    long_name=LONG_NAME,
+    summary="Take the face-up card or risk a draw; low cards and suit majorities win.",
+    params=PARAMS,
+    small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
+)
+
+_GAME_TYPE = _common.game_type(SHORT_NAME, LONG_NAME, PARAMS, min_players=3, max_players=8)
+
+
+def card_name(card: int, ranks: int) -> str:
+    """``QH`` for card id ``card`` in a deck with ``ranks`` ranks per suit."""
+    suit, r = divmod(card, ranks)
+    return RANK_NAMES[r] + SUIT_LETTERS[suit]
+
+
+def scores_of(cards_by_seat, suits: int, ranks: int) -> list[int]:
+    """Final scores: suit majorities (ties included) score 0, the rest sum ranks."""
+    n = len(cards_by_seat)
+    counts = [[0] * suits for _ in range(n)]
+    sums = [[0] * suits for _ in range(n)]
+    for s, cards in enumerate(cards_by_seat):
+        for c in cards:
+            suit, r = divmod(c, ranks)
+            counts[s][suit] += 1
+            sums[s][suit] += r + 1
+    scores = [0] * n
+    for suit in range(suits):
+        top = max(counts[s][suit] for s in range(n))
+        for s in range(n):
+            if counts[s][suit] != top or top == 0:
+                scores[s] += sums[s][suit]
+    return scores
+
+
+class PubGame(pyspiel.Game):
+    """The pub game with validated parameters; sizes follow the parameters."""
+
+    def __init__(self, params=None):
+        p = _common.read_params(SHORT_NAME, PARAMS, params)
+        n, suits, ranks = p["players"], p["suits"], p["ranks"]
+        hand = p["hand"] or hand_by_players(n)
+        deck = suits * ranks
+        if p["removed"] + n * hand + 2 > deck:
+            raise ValueError(
+                f"{SHORT_NAME}: parameter hand={p['hand']} ({hand} cards for {n} players) "
+                f"does not fit: the deck of {deck} cards (suits*ranks) minus removed="
+                f"{p['removed']} must leave players*hand + 2 cards; allowed: "
+                f"hand 1..{_max_hand(p)} here (or fewer removed cards, or a larger deck)")
+        self.num_seats = n
+        self.num_suits = suits
+        self.num_ranks = ranks
+        self.num_cards = deck
+        self.num_removed = p["removed"]
+        self.hand_size = hand
+        self.setup_length = p["removed"] + n * hand
+        self.deck_after_deal = deck - self.setup_length
+        self.payoff = p["payoff"]
+        self.card_names = tuple(card_name(c, ranks) for c in range(deck))
+        self.card_rank = tuple(c % ranks + 1 for c in range(deck))
+        self.card_suit = tuple(c // ranks for c in range(deck))
+        total = suits * ranks * (ranks + 1) // 2  # every rank in the deck
+        if self.payoff == "win":
+            utility = pyspiel.GameType.Utility.CONSTANT_SUM
+            lo, hi, total_u = 0.0, 1.0, 1.0
+        else:
+            utility = pyspiel.GameType.Utility.ZERO_SUM
+            lo, hi, total_u = -total * (n - 1) / n, total / n, 0.0
+        game_type = _common.game_type(SHORT_NAME, LONG_NAME, PARAMS, min_players=3,
+                                      max_players=8, utility=utility)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=4,
+            max_chance_outcomes=deck,
+            num_players=n,
+            min_utility=lo,
+            max_utility=hi,
+            utility_sum=total_u,
+            # set-up chance moves, then per card left in the deck at most
+            # three moves: a revealed card is a reveal and a take; a drawn
+            # card is a draw, the chance draw and a keep/take-both choice.
+            max_game_length=self.setup_length + 3 * self.deck_after_deal,
+        )
+        super().__init__(game_type, info, p)
+
+    def new_initial_state(self):
+        return PubState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        return PubObserver(
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+
+
+class _Core:
+    """All mutable state of a game in one object that copies cheaply.
+
+    pyspiel clones a Python state by deep-copying each attribute; one object
+    with a shallow ``__deepcopy__`` (its lists hold only ints and tuples) is
+    much faster than a dozen attributes.
+    """
+
+    __slots__ = ("phase", "pos", "deck", "removed", "hands", "coll", "face", "drawn",
+                 "player", "log", "scores")
+
+    def __deepcopy__(self, memo):
+        c = _Core.__new__(_Core)
+        c.phase, c.pos, c.face, c.drawn, c.player = (
+            self.phase, self.pos, self.face, self.drawn, self.player)
+        c.deck = self.deck[:]
+        c.removed = self.removed
+        c.hands = self.hands[:]
+        c.coll = self.coll[:]
+        c.log = self.log[:]
+        c.scores = self.scores
+        return c
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, d):
+        for k, v in d.items():
+            setattr(self, k, v)
+
+
+class PubState(pyspiel.State):
+    """A game of pub; rules only (encoding lives in the observer)."""
+
+    def __init__(self, game):
+        super().__init__(game)
+        n = game.num_seats
+        c = _Core()
+        c.phase = SETUP
+        c.pos = 0  # set-up chance moves done
+        c.deck = list(range(game.num_cards))  # cards not yet seen on the table, ascending
+        c.removed = ()
+        c.hands = [()] * n
+        c.coll = [()] * n
+        c.face = -1
+        c.drawn = -1
+        c.player = 0
+        c.log = []
+        c.scores = None
+        self._c = c
+        self._n = n
+        self._ranks = game.num_ranks
+        self._suits = game.num_suits
+        self._removed = game.num_removed
+        self._hand = game.hand_size
+        self._setup = game.setup_length
+
+    # ---------------------------------------------------------------- rules
+    def current_player(self):
+        ph = self._c.phase
+        if ph == TURN or ph == CHOOSE:
+            return self._c.player
+        if ph == OVER:
+            return pyspiel.PlayerId.TERMINAL
+        return pyspiel.PlayerId.CHANCE
+
+    def _legal_actions(self, player):
+        ph = self._c.phase
+        if ph == TURN:
+            return [TAKE, DRAW]
+        if ph == CHOOSE:
+            return [KEEP_DRAWN, TAKE_BOTH]
+        return []
+
+    def chance_outcomes(self):
+        deck = self._c.deck
+        if self._c.phase in (TURN, CHOOSE, OVER):
+            return []
+        p = 1.0 / len(deck)
+        return [(card, p) for card in deck]
+
+    def _apply_action(self, action):
+        c = self._c
+        ph = c.phase
+        if ph == SETUP or ph == REVEAL or ph == DRAWN:
+            if action not in c.deck:
+                raise _common.illegal(self, action, list(c.deck), "that card is not in the deck")
+            c.deck.remove(action)
+            if ph == SETUP:
+                self._setup_card(action)
+            elif ph == REVEAL:
+                c.face = action
+                c.log.append(("reveal", c.player, action))
+                c.phase = TURN
+            else:
+                self._drawn(action)
+            return
+        if ph == TURN:
+            if action == TAKE:
+                seat = c.player
+                c.coll[seat] = c.coll[seat] + (c.face,)
+                c.log.append(("take", seat, c.face))
+                c.face = -1
+                self._next_turn()
+            elif action == DRAW:
+                c.log.append(("draw", c.player))
+                c.phase = DRAWN
+            else:
+                raise _common.illegal(self, action, [TAKE, DRAW])
+            return
+        if ph == CHOOSE:
+            seat = c.player
+            if action == KEEP_DRAWN:
+                c.coll[seat] = c.coll[seat] + (c.drawn,)
+                c.log.append(("keep", seat, c.drawn, c.face))
+                c.drawn = -1
+                self._next_turn()
+            elif action == TAKE_BOTH:
+                self._take_both(False)
+            else:
+                raise _common.illegal(self, action, [KEEP_DRAWN, TAKE_BOTH])
+            return
+        raise _common.illegal(self, action, [], "the game is over")
+
+    def _setup_card(self, card):
+        c = self._c
+        pos = c.pos
+        if pos < self._removed:
+            c.removed = c.removed + (card,)
+            c.log.append(("removed", card))
+        else:
+            seat = (pos - self._removed) // self._hand
+            c.hands[seat] = c.hands[seat] + (card,)
+            c.log.append(("deal", seat, card))
+        pos += 1
+        c.pos = pos
+        if pos == self._setup:
+            c.phase = REVEAL
+
+    def _drawn(self, card):
+        c = self._c
+        seat = c.player
+        c.drawn = card
+        c.log.append(("drawn", seat, card))
+        r = self._ranks
+        face = c.face
+        if card % r < face % r and card // r != face // r:
+            c.phase = CHOOSE
+        else:
+            self._take_both(True)
+
+    def _take_both(self, forced):
+        c = self._c
+        seat = c.player
+        c.coll[seat] = c.coll[seat] + (c.face, c.drawn)
+        c.log.append(("both", seat, c.face, c.drawn, forced))
+        c.face = -1
+        c.drawn = -1
+        self._next_turn()
+
+    def _next_turn(self):
+        """Ends a turn: the next player's turn, a reveal, or the end."""
+        c = self._c
+        left = len(c.deck)
+        if left == 0:
+            self._end(END_FACE_DISCARDED if c.face >= 0 else END_CLEAN)
+            return
+        if c.face < 0 and left == 1:
+            self._end(END_LAST_UNSEEN)
+            return
+        c.player = (c.player + 1) % self._n
+        c.phase = TURN if c.face >= 0 else REVEAL
+
+    def _end(self, how):
+        c = self._c
+        c.log.append(("end", how, c.face))
+        c.log.append(("hands", tuple(c.hands)))
+        c.scores = tuple(scores_of([c.coll[s] + c.hands[s] for s in range(self._n)],
+                                   self._suits, self._ranks))
+        c.log.append(("scores", c.scores))
+        c.phase = OVER
+
+    def is_terminal(self):
+        return self._c.phase == OVER
+
+    def returns(self):
+        c = self._c
+        if c.phase != OVER:
+            return [0.0] * self._n
+        if self.get_game().payoff == "win":
+            return _common.win_shares(c.scores, higher_is_better=False)
+        mean = sum(c.scores) / self._n
+        return [mean - x for x in c.scores]
+
+    # ---------------------------------------------------------- read-only API
+    @property
+    def phase(self):
+        return PHASE_NAMES[self._c.phase]
+
+    @property
+    def face_up(self):
+        """The face-up card's id, or -1."""
+        return self._c.face
+
+    @property
+    def drawn_card(self):
+        """The card just drawn while its player chooses, or -1."""
+        return self._c.drawn
+
+    @property
+    def deck_size(self):
+        """Cards left in the deck (after the set-up: the draw pile)."""
+        return len(self._c.deck)
+
+    @property
+    def hands(self):
+        """Every hand (private: an agent reads only its own)."""
+        return tuple(self._c.hands)
+
+    @property
+    def collections(self):
+        return tuple(self._c.coll)
+
+    @property
+    def removed_cards(self):
+        return self._c.removed
+
+    @property
+    def scores(self):
+        """Final scores (lower is better), or None before the end."""
+        return self._c.scores
+
+    def log(self):
+        """The game's events as tuples (the information-state strings read it)."""
+        return tuple(self._c.log)
+
+    def _action_to_string(self, player, action):
+        if player == pyspiel.PlayerId.CHANCE:
+            return "card " + self.get_game().card_names[action]
+        return ACTION_NAMES[action]
+
+    def __str__(self):
+        c = self._c
+        names = self.get_game().card_names
+
+        def cards(seq):
+            return " ".join(names[x] for x in seq) or "-"
+
+        if c.phase == SETUP:
+            head = f"set-up ({c.pos} of {self._setup} cards dealt)"
+        elif c.phase == OVER:
+            head = "game over"
+        else:
+            head = f"p{c.player} to move"
+        lines = [f"{head}, deck {len(c.deck)}, face up {names[c.face] if c.face >= 0 else '-'}"
+                 + (f", drawn {names[c.drawn]}" if c.drawn >= 0 else "")]
+        lines.append(f"set aside: {cards(c.removed)}")
+        for s in range(self._n):
+            line = f"p{s}: hand {cards(c.hands[s])} | collection {cards(c.coll[s])}"
+            if c.scores is not None:
+                line += f" | score {c.scores[s]}"
+            lines.append(line)
+        if c.phase == OVER:
+            lines.append("returns " + " ".join(f"{r:g}" for r in self.returns()))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ resampling
+    def resample_from_infostate(self, player_id, probability_sampler):
+        """A state drawn from ``player_id``'s information state.
+
+        Hidden are the removed cards and the other players' hands (until the
+        end, when hands are shown). They are redrawn uniformly, without
+        replacement, from the cards ``player_id`` has not seen, and the
+        actions are replayed. Every consistent history has the same chance
+        probability, so this is exact with respect to chance (opponents'
+        strategies are not modelled).
+        """
+        game = self.get_game()
+        hist = self.history()
+        setup = hist[:self._setup]
+        rest = hist[self._setup:]
+        R, h = self._removed, self._hand
+        terminal = self._c.phase == OVER
+        hidden = [i for i in range(len(setup))
+                  if i < R or (not terminal and (i - R) // h != player_id)]
+        hidden_set = set(hidden)
+        known = set(rest)
+        known.update(a for i, a in enumerate(setup) if i not in hidden_set)
+        pool = [x for x in range(game.num_cards) if x not in known]
+        new_setup = list(setup)
+        for i in hidden:
+            j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
+            new_setup[i] = pool.pop(j)
+        state = game.new_initial_state()
+        for a in new_setup + list(rest):
+            state.apply_action(a)
+        return state
+
+
+def event_text(e, me: int, names) -> str | None:
+    """One log event as ``me`` sees it (None: ``me`` sees nothing of it).
+
+    ``me = -1`` is the public view (no private cards).
+    """
+    kind = e[0]
+    if kind == "removed":
+        return None
+    if kind == "deal":
+        return f"you are dealt {names[e[2]]}" if e[1] == me else None
+    if kind == "reveal":
+        return f"face up {names[e[2]]}"
+    if kind == "take":
+        return f"p{e[1]} takes {names[e[2]]}"
+    if kind == "draw":
+        return f"p{e[1]} draws"
+    if kind == "drawn":
+        return f"p{e[1]} drew {names[e[2]]}"
+    if kind == "keep":
+        return f"p{e[1]} keeps drawn {names[e[2]]}, {names[e[3]]} stays face up"
+    if kind == "both":
+        return f"p{e[1]} {'must take' if e[4] else 'takes'} both {names[e[2]]} {names[e[3]]}"
+    if kind == "end":
+        if e[1] == END_FACE_DISCARDED:
+            return f"deck empty: face up {names[e[2]]} discarded"
+        if e[1] == END_LAST_UNSEEN:
+            return "deck empty: last card discarded unseen"
+        return "deck empty"
+    if kind == "hands":
+        return "\n".join(f"p{s} shows {' '.join(names[x] for x in hand) or '-'}"
+                         for s, hand in enumerate(e[1]))
+    if kind == "scores":
+        return "scores " + " ".join(map(str, e[1]))
+    raise ValueError(f"unknown event {e!r}")
+
+
+class PubObserver:
+    """Observation and information-state encodings for pub.
+
+    With n players, N = suits*ranks cards and L = 3 * (cards left after the
+    deal) event slots, the perfect-recall (information state) tensor is::
+
+        observer       n       one-hot: whose view this is
+        own_hand       N       own dealt cards (private)
+        events         L*(6+n+N)  one slot per public event after the deal, in order:
+                                  kind one-hot (reveal, take, draw, drawn,
+                                  keep, both), seat one-hot (the player whose
+                                  turn it is), cards: the revealed / taken /
+                                  drawn / kept card; both: the two cards
+        end            3       how the game ended: face-up card discarded,
+                               last card discarded unseen, nothing left
+        shown          n*N     every hand, shown at the end
+
+    Observation (current view only)::
+
+        observer n | to_move n+1 (last: chance / nobody) | own_hand N |
+        face_up N | drawn N | collections n*N | deck 1 | shown n*N |
+        phase 6
+
+    The strings: the information state is one line per event, first line
+    ``p{player}`` (see ``docs/rules/pub.md``); the observation is one line
+    of `` | ``-separated fields.
+    """
+
+    def __init__(self, iig_obs_type, game, params):
+        if params:
+            raise ValueError(f"observation parameters not supported; got {params}")
+        self.perfect_recall = iig_obs_type.perfect_recall
+        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        self.public = iig_obs_type.public_info
+        n, N = game.num_seats, game.num_cards
+        self.n, self.N = n, N
+        self.names = game.card_names
+        self.slot = len(EVENT_KINDS) + n + N
+        self.L = 3 * game.deck_after_deal
+        if self.perfect_recall:
+            pieces = [("observer", n, (n,)), ("own_hand", N, (N,)),
+                      ("events", self.L * self.slot, (self.L, self.slot)),
+                      ("end", 3, (3,)), ("shown", n * N, (n, N))]
+        else:
+            pieces = [("observer", n, (n,)), ("to_move", n + 1, (n + 1,)),
+                      ("own_hand", N, (N,)), ("face_up", N, (N,)), ("drawn", N, (N,)),
+                      ("collections", n * N, (n, N)), ("deck", 1, (1,)),
+                      ("shown", n * N, (n, N)), ("phase", 6, (6,))]
+        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
+        self.dict = {}
+        i = 0
+        for name, size, shape in pieces:
+            self.dict[name] = self.tensor[i:i + size].reshape(shape)
+            i += size
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        self.dict["observer"][player] = 1
+        if self.private:
+            for x in state._c.hands[player]:
+                self.dict["own_hand"][x] = 1
+        if self.perfect_recall:
+            self._set_history(state)
+        else:
+            self._set_current(state)
+
+    def _set_history(self, state):
+        d = self.dict
+        events = d["events"]
+        k0 = len(EVENT_KINDS)
+        card0 = k0 + self.n
+        i = 0
+        for e in state._c.log:
+            kind = e[0]
+            if kind in ("removed", "deal", "scores"):
+                continue
+            if kind == "end":
+                d["end"][e[1]] = 1
+                continue
+            if kind == "hands":
+                for s, hand in enumerate(e[1]):
+                    for x in hand:
+                        d["shown"][s, x] = 1
+                continue
+            row = events[i]
+            i += 1
+            row[EVENT_KINDS.index(kind)] = 1
+            row[k0 + e[1]] = 1
+            if kind == "both":
+                row[card0 + e[2]] = 1
+                row[card0 + e[3]] = 1
+            elif kind != "draw":
+                row[card0 + e[2]] = 1
+
+    def _set_current(self, state):
+        c, d, n = state._c, self.dict, self.n
+        cur = state.current_player()
+        d["to_move"][cur if 0 <= cur < n else n] = 1
+        if c.face >= 0:
+            d["face_up"][c.face] = 1
+        if c.drawn >= 0:
+            d["drawn"][c.drawn] = 1
+        for s in range(n):
+            for x in c.coll[s]:
+                d["collections"][s, x] = 1
+        d["deck"][0] = len(c.deck)
+        if c.phase == OVER:
+            for s in range(n):
+                for x in c.hands[s]:
+                    d["shown"][s, x] = 1
+        d["phase"][c.phase] = 1
+
+    def string_from(self, state, player):
+        c = state._c
+        names = self.names
+        if self.perfect_recall:
+            me = player if self.private else -1
+            parts = [f"p{player}"]
+            for e in c.log:
+                t = event_text(e, me, names)
+                if t is not None:
+                    parts.append(t)
+            return "\n".join(parts)
+
+        def cards(seq):
+            return " ".join(names[x] for x in seq) or "-"
+
+        bits = [f"p{player}"]
+        if self.private:
+            bits.append(f"hand {cards(c.hands[player])}")
+        bits.append(f"face up {names[c.face] if c.face >= 0 else '-'}")
+        if c.drawn >= 0:
+            bits.append(f"drawn {names[c.drawn]}")
+        bits.append(f"deck {len(c.deck)}")
+        bits.append("collections " + " ".join(f"p{s}:{cards(c.coll[s]).replace(' ', ',')}"
+                                              for s in range(self.n)))
+        if c.phase == OVER:
+            bits.append("scores " + " ".join(map(str, c.scores)))
+        else:
+            cur = state.current_player()
+            bits.append(f"to move p{cur}" if cur >= 0 else "to move chance")
+        return " | ".join(bits)
+
+
+_common.register(SPEC, _GAME_TYPE, PubGame)
