@@ -1,0 +1,698 @@
+"""Over/Under: predict whether the next card is over or under a stack's top.
+
+Implements the rule text ``seeds/002`` with the product rulings of
+``rulings.md``; the rules page is ``docs/rules/over_under.md``.
+
+A round: ``stacks`` cards are dealt face up, one per stack (chance, stack 0
+first). From the player left of the dealer, clockwise, each player names a
+stack still on the table and "over" or "under"; the next card of the deck is
+flipped (chance) and goes on top of that stack. Correct (or a tie in the
+classic version): safe. Wrong: the player claims the stack, flipped card
+included, and it leaves the table. Cut-throat: on a tie the player chooses
+another player, who claims the stack. Jokers: the $2 joker is always safe and
+makes the top $2 (it counts $2); a Pyramid or Eagle makes the player choose
+another player, who claims the stack (the joker counts 0; alone, the player
+claims it). The round ends when every stack is claimed or the deck is empty;
+unclaimed stacks are not scored. A new round deals a fresh deck; the deal
+passes left. Lowest total over all rounds wins. The solo Donor version
+(``players=1``) is one round whose payoff is the money left on the table.
+
+Every card is face up; the only hidden information is the order of the deck,
+which is chance. A flip is one chance outcome per card value still in the
+deck, with probability count/remaining (suits of a standard deck never
+matter), so the whole history is public and an information state is the
+public history.
+
+Rulings that are our own (also in the rules page):
+
+* ``copies=0`` (default) means 8 of each bill for the cash deck (48 cards)
+  and 4 of each rank for the standard deck (52 cards).
+* The jokers are not dealt into the grid: the stacks are dealt from the
+  bills, then the three jokers are shuffled into the dealer pile.
+* The dealer predicts too, last in the round's turn order; round 1's dealer
+  is the last seat, so seat 0 starts.
+* After a give (cut-throat tie, Pyramid, Eagle) the turn passes on from the
+  player who gave, as after any other flip.
+* ``players=1`` is one round (``rounds`` 0 or 1); in both payoff modes its
+  payoff is the money left in unclaimed stacks. Donor ranks: $1..$99 Lucky,
+  $100..$499 Big, $500..$999 Wealthy, $1000 and up Mega (the text's ranges
+  overlap at $500 and skip $99).
+* ``stacks`` must leave at least one bill in the deck to flip.
+* Default ``players`` is 4 (the text allows 2..8).
+
+Encoding. Player actions: ``2*s`` is ``stack s over``, ``2*s + 1`` is
+``stack s under`` (stacks numbered from 0 as dealt), ``2*stacks + p`` is
+``give to p``; ``num_distinct_actions = 2*stacks + players``. Chance outcomes:
+``k`` is the k-th card value of the deck (cash: $1 $5 $10 $20 $50 $100;
+standard: A 2 .. 10 J Q K), then with jokers ``K`` the $2 joker, ``K + 1``
+Pyramid, ``K + 2`` Eagle, where K is the number of values (6 or 13).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+
+from games import _common
+from games._common import Param
+
+SHORT_NAME = "over_under"
+
+CASH_VALUES = (1, 5, 10, 20, 50, 100)
+CASH_NAMES = tuple(f"${v}" for v in CASH_VALUES)
+STANDARD_VALUES = tuple(range(1, 14))
+STANDARD_NAMES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+JOKER_NAMES = ("$2 joker", "pyramid", "eagle")
+MAX_COPIES = {"cash": 16, "standard": 4}
+DEFAULT_COPIES = {"cash": 8, "standard": 4}
+MAX_STACKS = 20
+MAX_ROUNDS = 16
+
+# Phases.
+DEAL, PREDICT, FLIP, GIVE, OVER = range(5)
+PHASE_NAMES = ("deal", "predict", "flip", "give", "over")
+
+# Donor ranks of the solo version: (lowest amount, name).
+DONOR_RANKS = ((1000, "Mega Donor"), (500, "Wealthy Donor"), (100, "Big Donor"),
+               (1, "Lucky Donor"))
+
+
+def _copies(v):
+    return v["copies"] or DEFAULT_COPIES.get(v["deck"], 8)
+
+
+def _bills(v):
+    return _copies(v) * (6 if v["deck"] == "cash" else 13)
+
+
+PARAMS = (
+    Param("players", 4, "number of players (1 = the solo Donor version)", "1..8", low=1, high=8),
+    Param("deck", "cash", "cash: $1 $5 $10 $20 $50 $100; standard: A=1 .. K=13",
+          "cash, standard", choices=("cash", "standard")),
+    Param("copies", 0, "cards of each value (0 = 8 for cash, 4 for standard)",
+          "0, or 1..16 (cash), 1..4 (standard)", low=0,
+          high=lambda v: MAX_COPIES.get(v["deck"], 16)),
+    Param("stacks", 9, "stacks dealt face up at the start of a round",
+          f"1..{MAX_STACKS}, fewer than the cards in the deck", low=1,
+          high=lambda v: min(MAX_STACKS, _bills(v) - 1)),
+    Param("rounds", 0, "rounds (0 = one per player: each player deals once)",
+          f"0..{MAX_ROUNDS} (0 or 1 with players=1)", low=0,
+          high=lambda v: 1 if v["players"] == 1 else MAX_ROUNDS),
+    Param("variant", "classic", "classic: a tie is safe; cutthroat: a tie hands the stack on",
+          "classic, cutthroat", choices=("classic", "cutthroat")),
+    Param("jokers", False, "shuffle in a $2 joker, a Pyramid and an Eagle", "true, false",
+          choices=(True, False)),
+    Param("payoff", "win", "win: lowest total shares 1; score: mean total minus own total",
+          "win, score", choices=("win", "score")),
+)
+
+SPEC = _common.GameSpec(
+    short_name=SHORT_NAME,
+    long_name="Over/Under",
+    summary="Predict over or under a stack's top card; wrong guesses take the stack.",
+    params=PARAMS,
+    small="over_under(players=2,copies=1,stacks=2,rounds=1)",
+)
+
+_GAME_TYPE = _common.game_type(SHORT_NAME, "Over/Under", PARAMS, min_players=1, max_players=8)
+
+
+def donor_rank(amount: int) -> str:
+    """The solo version's rank for the money left on the table."""
+    for low, name in DONOR_RANKS:
+        if amount >= low:
+            return name
+    return "no donation"
+
+
+class _Rules:
+    """The game's constants, shared by every state (never copied)."""
+
+    def __init__(self, p):
+        n = p["players"]
+        self.n = n
+        self.deck = p["deck"]
+        self.copies = _copies(p)
+        base_vals = CASH_VALUES if self.deck == "cash" else STANDARD_VALUES
+        base_names = CASH_NAMES if self.deck == "cash" else STANDARD_NAMES
+        self.K = len(base_vals)
+        self.jokers = p["jokers"]
+        self.KC = self.K + (3 if self.jokers else 0)
+        # value (and money) of each card kind; the $2 joker is worth 2, the
+        # Pyramid and Eagle 0.
+        self.vals = base_vals + (2, 0, 0)
+        self.names = base_names + JOKER_NAMES
+        self.S = p["stacks"]
+        self.bills = self.copies * self.K
+        self.D = self.bills + (3 if self.jokers else 0)
+        self.rounds = p["rounds"] or n
+        self.cut = p["variant"] == "cutthroat"
+        self.payoff = p["payoff"]
+        self.give_base = 2 * self.S
+        self.all_predictions = tuple(range(2 * self.S))
+        self.total_money = self.copies * sum(base_vals) + (2 if self.jokers else 0)
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class OverUnderGame(pyspiel.Game):
+    """Over/Under with validated parameters; sizes follow the parameters."""
+
+    def __init__(self, params=None):
+        p = _common.read_params(SHORT_NAME, PARAMS, params)
+        if p["variant"] == "cutthroat" and p["players"] < 2:
+            raise ValueError(
+                f"{SHORT_NAME}: parameter variant='cutthroat' needs players >= 2 "
+                f"(here players={p['players']}); allowed with players=1: classic")
+        r = _Rules(p)
+        self.rules = r
+        self.num_seats = r.n
+        self.payoff = r.payoff
+        if r.n == 1:
+            utility = pyspiel.GameType.Utility.GENERAL_SUM
+            lo, hi, total_u = 0.0, float(r.total_money), None
+        elif r.payoff == "win":
+            utility = pyspiel.GameType.Utility.CONSTANT_SUM
+            lo, hi, total_u = 0.0, 1.0, 1.0
+        else:
+            utility = pyspiel.GameType.Utility.ZERO_SUM
+            most = r.rounds * r.total_money
+            lo, hi, total_u = -most * (r.n - 1) / r.n, most / r.n, 0.0
+        game_type = _common.game_type(SHORT_NAME, "Over/Under", PARAMS,
+                                      min_players=1, max_players=8, utility=utility)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=2 * r.S + r.n,
+            max_chance_outcomes=r.KC,
+            num_players=r.n,
+            min_utility=lo,
+            max_utility=hi,
+            utility_sum=total_u,
+            # per round: `stacks` deals, then at most D - stacks flips of two
+            # moves each (prediction, card), plus at most one give per stack.
+            max_game_length=r.rounds * 2 * r.D,
+        )
+        super().__init__(game_type, info, p)
+
+    def new_initial_state(self):
+        return OverUnderState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        return OverUnderObserver(
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+
+
+class _Core:
+    """All mutable state in one object that copies cheaply (lists of ints)."""
+
+    __slots__ = ("tally", "rnd", "dealer", "turn", "phase", "counts", "rem", "ndealt",
+                 "top", "money", "owner", "open", "legal", "pstack", "pover", "log",
+                 "donated")
+
+    def __deepcopy__(self, memo):
+        c = _Core.__new__(_Core)
+        c.tally = self.tally[:]
+        c.rnd, c.dealer, c.turn, c.phase = self.rnd, self.dealer, self.turn, self.phase
+        c.counts = self.counts[:]
+        c.rem, c.ndealt, c.open = self.rem, self.ndealt, self.open
+        c.top, c.money, c.owner = self.top[:], self.money[:], self.owner[:]
+        c.legal = self.legal[:]
+        c.pstack, c.pover, c.donated = self.pstack, self.pover, self.donated
+        c.log = self.log[:]
+        return c
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, d):
+        for k, v in d.items():
+            setattr(self, k, v)
+
+
+class OverUnderState(pyspiel.State):
+    """A game of Over/Under; rules only (encoding lives in the observer)."""
+
+    def __init__(self, game):
+        super().__init__(game)
+        r = game.rules
+        self._r = r
+        c = _Core()
+        c.tally = [0] * r.n
+        c.rnd = 0
+        c.log = []
+        c.donated = -1
+        self._c = c
+        self._new_round()
+
+    # ---------------------------------------------------------------- rules
+    def _new_round(self):
+        c, r = self._c, self._r
+        c.rnd += 1
+        c.dealer = (c.rnd - 2) % r.n
+        c.turn = (c.rnd - 1) % r.n
+        c.phase = DEAL
+        c.counts = [r.copies] * r.K + [0] * (r.KC - r.K)
+        c.rem = r.bills
+        c.ndealt = 0
+        c.top = [-1] * r.S
+        c.money = [0] * r.S
+        c.owner = [-1] * r.S
+        c.open = 0
+        c.legal = []
+        c.pstack = -1
+        c.pover = True
+        c.log.append(("round", c.rnd, c.dealer, c.turn, tuple(c.tally)))
+
+    def current_player(self):
+        ph = self._c.phase
+        if ph == PREDICT or ph == GIVE:
+            return self._c.turn
+        if ph == OVER:
+            return pyspiel.PlayerId.TERMINAL
+        return pyspiel.PlayerId.CHANCE
+
+    def _legal_actions(self, player):
+        c = self._c
+        if c.phase == PREDICT:
+            return c.legal[:]
+        if c.phase == GIVE:
+            base = self._r.give_base
+            return [base + p for p in range(self._r.n) if p != c.turn]
+        return []
+
+    def chance_outcomes(self):
+        c = self._c
+        rem = c.rem
+        return [(k, n / rem) for k, n in enumerate(c.counts) if n]
+
+    def _apply_action(self, action):
+        c, r = self._c, self._r
+        ph = c.phase
+        if ph == FLIP or ph == DEAL:
+            if not (0 <= action < r.KC and c.counts[action]):
+                raise _common.illegal(self, action, [o for o, _ in self.chance_outcomes()],
+                                      "no such card left in the deck")
+            c.counts[action] -= 1
+            c.rem -= 1
+            if ph == DEAL:
+                self._deal(action)
+            else:
+                self._flip(action)
+        elif ph == PREDICT:
+            if not (0 <= action < r.give_base and c.top[action >> 1] >= 0
+                    and c.owner[action >> 1] < 0):
+                raise _common.illegal(self, action, self._legal_actions(c.turn),
+                                      "name a stack still on the table, over or under")
+            c.pstack = action >> 1
+            c.pover = not action & 1
+            c.phase = FLIP
+            c.log.append(("predict", c.turn, c.pstack, c.pover))
+        elif ph == GIVE:
+            to = action - r.give_base
+            if not (0 <= to < r.n and to != c.turn):
+                raise _common.illegal(self, action, self._legal_actions(c.turn),
+                                      "give the stack to another player")
+            c.log.append(("give", c.turn, to))
+            self._claim(to)
+            self._advance()
+        else:
+            raise _common.illegal(self, action, [], "the game is over")
+
+    def _deal(self, k):
+        c, r = self._c, self._r
+        s = c.ndealt
+        c.top[s] = k
+        c.money[s] = r.vals[k]
+        c.ndealt = s + 1
+        c.log.append(("deal", s, k))
+        if c.ndealt == r.S:
+            if r.jokers:
+                c.counts[r.K] = c.counts[r.K + 1] = c.counts[r.K + 2] = 1
+                c.rem += 3
+            c.open = r.S
+            c.legal = list(r.all_predictions)
+            c.phase = PREDICT
+
+    def _flip(self, k):
+        c, r = self._c, self._r
+        s = c.pstack
+        vals = r.vals
+        if k < r.K:
+            v = vals[k]
+            t = vals[c.top[s]]
+            c.money[s] += v
+            c.top[s] = k
+            if v == t:
+                outcome = "tie"
+            elif (v > t) == c.pover:
+                outcome = "safe"
+            else:
+                outcome = "bust"
+        elif k == r.K:
+            c.money[s] += 2
+            c.top[s] = k
+            outcome = "safe"
+        else:
+            outcome = "joker"
+        if outcome == "safe" or (outcome == "tie" and not r.cut):
+            c.log.append(("flip", k, s, outcome))
+            self._advance()
+        elif outcome == "bust" or r.n == 1:
+            c.log.append(("flip", k, s, outcome))
+            self._claim(c.turn)
+            self._advance()
+        else:
+            c.log.append(("flip", k, s, outcome))
+            c.phase = GIVE
+
+    def _claim(self, seat):
+        c = self._c
+        s = c.pstack
+        c.owner[s] = seat
+        c.tally[seat] += c.money[s]
+        c.open -= 1
+        c.legal.remove(2 * s)
+        c.legal.remove(2 * s + 1)
+        c.log.append(("claim", seat, s, c.money[s]))
+
+    def _advance(self):
+        c, r = self._c, self._r
+        if c.open and c.rem:
+            c.turn = (c.turn + 1) % r.n
+            c.phase = PREDICT
+            return
+        left = sum(m for m, o in zip(c.money, c.owner) if o < 0)
+        c.log.append(("end", c.rnd, "claimed" if not c.open else "empty", left, tuple(c.tally)))
+        if c.rnd < r.rounds:
+            self._new_round()
+            return
+        c.phase = OVER
+        if r.n == 1:
+            c.donated = left
+            c.log.append(("donor", left))
+        else:
+            best = min(c.tally)
+            c.log.append(("winners", tuple(i for i, t in enumerate(c.tally) if t == best)))
+
+    def is_terminal(self):
+        return self._c.phase == OVER
+
+    def returns(self):
+        c, r = self._c, self._r
+        if c.phase != OVER:
+            return [0.0] * r.n
+        if r.n == 1:
+            return [float(c.donated)]
+        if r.payoff == "win":
+            return _common.win_shares(c.tally, higher_is_better=False)
+        mean = sum(c.tally) / r.n
+        return [mean - t for t in c.tally]
+
+    # ---------------------------------------------------------- read-only API
+    @property
+    def tally(self):
+        """Each player's money claimed so far, all rounds."""
+        return tuple(self._c.tally)
+
+    @property
+    def round(self):
+        return self._c.rnd
+
+    @property
+    def dealer(self):
+        return self._c.dealer
+
+    @property
+    def phase(self):
+        return PHASE_NAMES[self._c.phase]
+
+    def stacks(self):
+        """Per stack: (top card kind or -1, money in it, claimer or -1)."""
+        c = self._c
+        return tuple(zip(c.top, c.money, c.owner))
+
+    def on_table(self):
+        """Stacks dealt and not claimed, ascending."""
+        c = self._c
+        return tuple(s for s in range(self._r.S) if c.top[s] >= 0 and c.owner[s] < 0)
+
+    def top_value(self, s):
+        """The value a prediction on stack ``s`` compares with."""
+        return self._r.vals[self._c.top[s]]
+
+    @property
+    def deck_counts(self):
+        """Cards of each kind still in the deck (chance outcome order)."""
+        return tuple(self._c.counts)
+
+    @property
+    def pending_stack(self):
+        """The stack named by the prediction being resolved (-1 if none)."""
+        return self._c.pstack if self._c.phase in (FLIP, GIVE) else -1
+
+    @property
+    def donated(self):
+        """Solo version: money left on the table at the end (-1 before)."""
+        return self._c.donated
+
+    def log(self):
+        """The game's events as tuples (the information-state strings read it)."""
+        return tuple(self._c.log)
+
+    def card_name(self, k):
+        return self._r.names[k]
+
+    def _action_to_string(self, player, action):
+        r = self._r
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"card {r.names[action]}" if 0 <= action < r.KC else f"card ?{action}"
+        if 0 <= action < r.give_base:
+            return f"stack {action >> 1} {'under' if action & 1 else 'over'}"
+        return f"give to {action - r.give_base}"
+
+    def __str__(self):
+        c, r = self._c, self._r
+        names = r.names
+        head = f"round {c.rnd} of {r.rounds}, dealer p{c.dealer}"
+        if c.phase == PREDICT:
+            head += f", p{c.turn} to predict"
+        elif c.phase == FLIP:
+            head += f", p{c.turn} said stack {c.pstack} {'over' if c.pover else 'under'}"
+        elif c.phase == GIVE:
+            head += f", p{c.turn} gives stack {c.pstack} away"
+        lines = [head]
+        for s in range(r.S):
+            if c.top[s] < 0:
+                lines.append(f"stack {s}: not dealt")
+            elif c.owner[s] >= 0:
+                lines.append(f"stack {s}: claimed by p{c.owner[s]} (${c.money[s]})")
+            else:
+                lines.append(f"stack {s}: top {names[c.top[s]]}, ${c.money[s]} in it")
+        deck = " ".join(f"{names[k]}x{n}" for k, n in enumerate(c.counts) if n)
+        lines.append(f"deck {c.rem}: {deck or 'empty'}")
+        lines.append("tally " + " ".join(f"p{i} ${t}" for i, t in enumerate(c.tally)))
+        if c.phase == OVER:
+            if r.n == 1:
+                lines.append(donor_text(c.donated))
+            lines.append("game over: returns " + " ".join(f"{x:g}" for x in self.returns()))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ resampling
+    def resample_from_infostate(self, player_id, probability_sampler):
+        """A state drawn from ``player_id``'s information state.
+
+        Every card is face up and each chance outcome is a card value, so the
+        information state determines the history: the only consistent state
+        is this one. The deck order, the only hidden thing, is not part of a
+        state (it is drawn at the chance nodes still to come), so a copy is an
+        exact sample; ``probability_sampler`` is not needed.
+        """
+        return self.clone()
+
+
+def donor_text(amount: int) -> str:
+    if amount <= 0:
+        return "every stack claimed: nothing donated"
+    return f"donated ${amount}: {donor_rank(amount)}"
+
+
+def event_text(e, names, rounds) -> str:
+    """One log event as one line of the information-state string."""
+    kind = e[0]
+    if kind == "round":
+        _, rnd, dealer, starter, tally = e
+        return (f"round {rnd} of {rounds}: dealer p{dealer}, p{starter} starts, "
+                f"tally {' '.join(map(str, tally))}")
+    if kind == "deal":
+        return f"stack {e[1]}: card {names[e[2]]}"
+    if kind == "predict":
+        return f"p{e[1]}: stack {e[2]} {'over' if e[3] else 'under'}"
+    if kind == "flip":
+        _, k, s, outcome = e
+        what = {"safe": "safe", "bust": "bust", "tie": "tie", "joker": "joker"}[outcome]
+        return f"card {names[k]} on stack {s}: {what}"
+    if kind == "give":
+        return f"p{e[1]}: give to {e[2]}"
+    if kind == "claim":
+        return f"p{e[1]} claims stack {e[2]} (${e[3]})"
+    if kind == "end":
+        _, rnd, why, left, tally = e
+        why = "all stacks claimed" if why == "claimed" else "deck empty"
+        return (f"round {rnd} over ({why}): ${left} unclaimed, "
+                f"tally {' '.join(map(str, tally))}")
+    if kind == "donor":
+        return donor_text(e[1])
+    if kind == "winners":
+        return "game over: lowest tally " + " ".join(f"p{s}" for s in e[1])
+    raise ValueError(f"unknown event {e!r}")
+
+
+class OverUnderObserver:
+    """Observation and information-state encodings for Over/Under.
+
+    With n players, S stacks, K card values, KC = K (+3 with jokers) card
+    kinds, D cards in the deck, F = D - S flips at most per round and
+    R rounds.
+
+    Information state (perfect recall; every event is public), tensor::
+
+        observer            n     one-hot: whose view this is
+        per round r (R times):
+          dealt             S*K   one-hot value dealt to each stack
+          per flip f (F times, in order):
+            seat            n     one-hot: who predicted
+            stack           S     one-hot: the stack named
+            over, under     2     the direction
+            card            KC    one-hot: the card flipped
+            give            n     one-hot: who was handed the stack
+
+    Observation (current view), tensor::
+
+        observer n | to_move n+1 (last: chance/terminal) | round R | dealer n |
+        tally n (money) | top S*(K+1) (last: the $2 joker) | on_table S |
+        claimed_by S*n | money S | deck KC (cards left of each kind) |
+        pending S (stack being resolved) | direction 2 | phase 5
+
+    Strings: the information-state string is ``p{player}`` then one line
+    per event (see ``event_text`` and the rules page); the observation
+    string is one line of ``|``-separated fields.
+    """
+
+    def __init__(self, iig_obs_type, game, params):
+        if params:
+            raise ValueError(f"observation parameters not supported; got {params}")
+        self.perfect_recall = iig_obs_type.perfect_recall
+        r = game.rules
+        self.r = r
+        n, S, K, KC, R = r.n, r.S, r.K, r.KC, r.rounds
+        F = r.D - S
+        self.F = F
+        if self.perfect_recall:
+            self.flip_size = 2 * n + S + 2 + KC
+            self.round_size = S * K + F * self.flip_size
+            pieces = [("observer", n, (n,)),
+                      ("rounds", R * self.round_size, (R, self.round_size))]
+        else:
+            pieces = [("observer", n, (n,)), ("to_move", n + 1, (n + 1,)),
+                      ("round", R, (R,)), ("dealer", n, (n,)), ("tally", n, (n,)),
+                      ("top", S * (K + 1), (S, K + 1)), ("on_table", S, (S,)),
+                      ("claimed_by", S * n, (S, n)), ("money", S, (S,)),
+                      ("deck", KC, (KC,)), ("pending", S, (S,)), ("direction", 2, (2,)),
+                      ("phase", 5, (5,))]
+        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
+        self.dict = {}
+        i = 0
+        for name, size, shape in pieces:
+            self.dict[name] = self.tensor[i:i + size].reshape(shape)
+            i += size
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        self.dict["observer"][player] = 1
+        if self.perfect_recall:
+            self._set_history(state)
+        else:
+            self._set_current(state)
+
+    def _set_history(self, state):
+        r = self.r
+        n, S, K = r.n, r.S, r.K
+        rounds = self.dict["rounds"]
+        fs = self.flip_size
+        row = None
+        base = 0
+        f = -1
+        for e in state._c.log:
+            kind = e[0]
+            if kind == "round":
+                row = rounds[e[1] - 1]
+                f = -1
+            elif kind == "deal":
+                row[e[1] * K + e[2]] = 1
+            elif kind == "predict":
+                f += 1
+                base = S * K + f * fs
+                row[base + e[1]] = 1
+                row[base + n + e[2]] = 1
+                row[base + n + S + (0 if e[3] else 1)] = 1
+            elif kind == "flip":
+                row[base + n + S + 2 + e[1]] = 1
+            elif kind == "give":
+                row[base + n + S + 2 + r.KC + e[2]] = 1
+
+    def _set_current(self, state):
+        c, r, d = state._c, self.r, self.dict
+        n, K = r.n, r.K
+        cur = state.current_player()
+        d["to_move"][cur if 0 <= cur < n else n] = 1
+        d["round"][c.rnd - 1] = 1
+        d["dealer"][c.dealer] = 1
+        d["tally"][:] = c.tally
+        for s in range(r.S):
+            k = c.top[s]
+            if k < 0:
+                continue
+            if c.owner[s] >= 0:
+                d["claimed_by"][s, c.owner[s]] = 1
+            else:
+                d["on_table"][s] = 1
+                d["top"][s, min(k, K)] = 1
+            d["money"][s] = c.money[s]
+        d["deck"][:] = c.counts
+        if c.phase in (FLIP, GIVE):
+            d["pending"][c.pstack] = 1
+            d["direction"][0 if c.pover else 1] = 1
+        d["phase"][c.phase] = 1
+
+    def string_from(self, state, player):
+        c, r = state._c, self.r
+        if self.perfect_recall:
+            names, rounds = r.names, r.rounds
+            return "\n".join([f"p{player}"] + [event_text(e, names, rounds) for e in c.log])
+        names = r.names
+        bits = [f"p{player}", f"round {c.rnd} of {r.rounds}", f"dealer p{c.dealer}",
+                "tally " + " ".join(map(str, c.tally))]
+        table = []
+        for s in range(r.S):
+            k = c.top[s]
+            if k < 0:
+                continue
+            if c.owner[s] >= 0:
+                table.append(f"{s}:p{c.owner[s]}")
+            else:
+                table.append(f"{s}:{names[k]}/${c.money[s]}")
+        bits.append("stacks " + (" ".join(table) if table else "-"))
+        bits.append("deck " + (" ".join(f"{names[k]}x{m}" for k, m in enumerate(c.counts) if m)
+                               or "empty"))
+        if c.phase == PREDICT:
+            bits.append(f"p{c.turn} predicts")
+        elif c.phase == FLIP:
+            bits.append(f"p{c.turn}: stack {c.pstack} {'over' if c.pover else 'under'}")
+        elif c.phase == GIVE:
+            bits.append(f"p{c.turn} gives stack {c.pstack}")
+        elif c.phase == OVER:
+            bits.append("game over")
+        return " | ".join(bits)
+
+
+_common.register(SPEC, _GAME_TYPE, OverUnderGame)
