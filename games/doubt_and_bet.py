@@ -1,0 +1,1127 @@
+"""Doubt and Bet: hidden coloured cards, claims with stakes, doubts and showdowns.
+
+Implements the rule text ``seeds/003`` with the product rulings of
+``rulings.md``; the rules page is ``docs/rules/doubt_and_bet.md``.
+
+A round: upkeep (rounds ``upkeep_start``, ``+upkeep_every``, ...), a seating
+shuffle (a chance event, rounds ``1 + k * shuffle_every``), the exchange
+phase (each player in turn order from the round's first player: ``keep``,
+``buy slot`` or ``sell slot``), the deal (chance, one card per slot, seat by
+seat from seat 0), then claims. The first player must claim; each next
+player in turn order raises (a strictly higher quantity, any colour, a new
+stake) or doubts. A doubt starts a showdown between the doubter and the
+bettor (the last claimant, whose claim stake is its opening stake): the
+doubter first, then alternately, each player calls (a stake of exactly the
+opponent's value), raises (a higher value it can afford), goes ``all in``
+(only when it cannot afford a call; the opponent's excess is returned, slot
+chips first) or folds (loses its most recent stake; not the doubter's first
+action). A call or an all-in reveals every hand: the claim is true when the
+count of the claimed colour plus rainbows (rainbows only, for a rainbow
+claim) reaches the quantity, and then the bettor wins. The loser loses its
+stake (chips, and one slot per slot chip); the winner gains chips equal to
+the stake's value. A player at 0 chips with 1 slot is out; the loser starts
+the next round, or the player before it in the seating when it is out.
+
+Rulings that are our own (also in the rules page):
+
+* A player whose only exchange choice would be ``keep`` (only possible with
+  ``slots=1``) is not asked.
+* Upkeep: a player who loses a slot and is left with 0 chips and 1 slot is
+  out at once; players eliminated at the same upkeep share their place.
+  If the round's first player is eliminated at upkeep, the player before
+  them in the seating starts.
+* After a seating shuffle the designated first player (the last loser)
+  still starts; turn order follows the new seating from them.
+* The shuffle is uniform over all orders of the remaining players
+  (``k!`` chance outcomes, ordered lexicographically by the new order).
+* ``max_rounds`` (default 100) caps the game: after that round's bet the
+  game ends; ``win`` is shared by the remaining players with the most
+  chips + slots. If an upkeep eliminates every remaining player, those
+  players share the win.
+* ``payoff=rank``: each player scores the number of players it outlasted
+  (out later; among the remaining players at the cap, more chips + slots),
+  minus the mean score.
+* ``single_bet=true`` ends the game after the first settled bet; returns
+  are the chips won or lost (the stake's value; others 0), zero-sum, so it
+  needs ``payoff=win`` (the default); ``payoff=rank`` with it is an error.
+* The stake's chip part is bounded by ``Cmax = players * (chips + slots)``
+  (no player can ever hold more chips), which fixes the action count.
+
+Encoding (S = ``slots``, K1 = ``colours + 1``, Q = ``players * slots``;
+a stake pair is ``p = c * S + s`` for c chips in 0..Cmax and s slot chips in
+0..S-1, so P = (Cmax + 1) * S pairs)::
+
+    0 keep | 1 buy slot | 2 sell slot | 3 doubt | 4 all in | 5 fold
+    6 + p                      call c+s
+    6 + P + p                  raise c+s
+    6 + 2P + p * Q * K1 + i    claim: i = (q - 1) * K1 + k, quantity q,
+                               colour k (0 red .. K1-2, K1-1 rainbow)
+
+Claims are stake-major so that the legal claims for one stake are one
+contiguous run of codes (they are built as ranges).
+
+``num_distinct_actions = 6 + 2P + Q * K1 * P``. Chance outcomes: in a deal,
+``k`` is a card of colour ``k`` (``card red``); in a seating shuffle,
+outcome ``i`` is the i-th order (lexicographic) of the remaining players
+(``seating 2 0 1 3``). ``max_chance_outcomes = max(K1, players!)`` when a
+shuffle can happen, else K1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyspiel
+
+from games import _common
+from games._common import Param
+
+SHORT_NAME = "doubt_and_bet"
+COLOUR_NAMES = ("red", "yellow", "green", "blue", "purple")
+
+KEEP, BUY, SELL, DOUBT, ALL_IN, FOLD = range(6)
+CALL_BASE = 6
+
+# Phases.
+SHUFFLE, EXCHANGE, DEAL, CLAIM, SHOWDOWN, OVER = range(6)
+PHASE_NAMES = ("shuffle", "exchange", "deal", "claim", "showdown", "over")
+
+# Upkeep effects (in the log and the tensors).
+UP_CHIP, UP_SLOT, UP_OUT, UP_SLOT_OUT = 1, 2, 3, 4
+# Exchange choices and showdown moves in the log.
+EXCHANGE_WORDS = ("keep", "buy slot", "sell slot")
+SD_CALL, SD_RAISE, SD_ALL_IN, SD_FOLD = 1, 2, 3, 4
+
+
+def _copies_low(v):
+    need = v["players"] * v["slots"]
+    if 2 * v["players"] * (v["colours"] + 1) >= need:
+        return 0
+    return -(-need // (v["colours"] + 1))
+
+
+PARAMS = (
+    Param("players", 4, "number of players", "2..5", low=2, high=5),
+    Param("chips", 7, "chips each player starts with", "0..30 (0 needs slots >= 2)",
+          low=0, high=30),
+    Param("slots", 5, "card slots each player starts with, also the maximum",
+          "1..8 (2..8 when chips=0)", low=lambda v: 2 if v["chips"] == 0 else 1, high=8),
+    Param("colours", 5, "colours besides rainbow (red yellow green blue purple, in that order)",
+          "1..5", low=1, high=5),
+    Param("copies", 0, "cards of each colour (0 = 2*players)",
+          "0 (=2*players) or 1..30, with (colours+1)*copies >= players*slots",
+          low=_copies_low, high=30),
+    Param("upkeep_start", 15, "first upkeep round (0 = no upkeep)", "0..1000", low=0, high=1000),
+    Param("upkeep_every", 5, "rounds between upkeeps", "1..100", low=1, high=100),
+    Param("shuffle_every", 10, "seating shuffle at rounds 1+k*shuffle_every (0 = never)",
+          "0..1000", low=0, high=1000),
+    Param("max_rounds", 100, "cap on the number of rounds", "1..1000", low=1, high=1000),
+    Param("single_bet", False, "end the game after the first settled bet (payoff: chips won or lost)",
+          "true, false", choices=(True, False)),
+    Param("payoff", "win", "win: last player (or most chips+slots at the cap) gets 1; "
+          "rank: players outlasted minus the mean", "win, rank", choices=("win", "rank")),
+)
+
+SPEC = _common.GameSpec(
+    short_name=SHORT_NAME,
+    long_name="Doubt and Bet",
+    summary="Hidden coloured cards: claim how many of a colour exist, raise or doubt, bet chips and slots.",
+    params=PARAMS,
+    small="doubt_and_bet(players=2,chips=2,slots=2,colours=1,copies=2,single_bet=true)",
+)
+
+_GAME_TYPE = _common.game_type(SHORT_NAME, "Doubt and Bet", PARAMS, min_players=2, max_players=5)
+
+_PERMS: dict = {}
+_PAIR_CACHE: dict = {}
+
+
+def _perms(alive: tuple) -> list:
+    p = _PERMS.get(alive)
+    if p is None:
+        p = _PERMS[alive] = list(itertools.permutations(alive))
+    return p
+
+
+def colour_name(k: int, k1: int) -> str:
+    return "rainbow" if k == k1 - 1 else COLOUR_NAMES[k]
+
+
+class DoubtAndBetGame(pyspiel.Game):
+    """Doubt and Bet with validated parameters; sizes follow the parameters."""
+
+    def __init__(self, params=None):
+        p = _common.read_params(SHORT_NAME, PARAMS, params)
+        if p["single_bet"] and p["payoff"] == "rank":
+            raise ValueError(
+                f"{SHORT_NAME}: parameter payoff='rank' is not allowed with single_bet=true "
+                "(a single bet pays the chips won or lost); allowed: payoff=win")
+        n = p["players"]
+        self.num_seats = n
+        self.colours = p["colours"]
+        self.k1 = p["colours"] + 1
+        self.copies = p["copies"] or 2 * n
+        self.start_chips = p["chips"]
+        self.max_slots = p["slots"]
+        self.upkeep_start = p["upkeep_start"]
+        self.upkeep_every = p["upkeep_every"]
+        self.shuffle_every = p["shuffle_every"]
+        self.max_rounds = p["max_rounds"]
+        self.single_bet = p["single_bet"]
+        self.payoff = p["payoff"]
+        S = self.max_slots
+        total = n * (p["chips"] + S)
+        self.cmax = total
+        self.pairs = (total + 1) * S
+        self.qmax = n * S
+        self.raise_base = CALL_BASE + self.pairs
+        self.claim_base = CALL_BASE + 2 * self.pairs
+        rounds = 1 if self.single_bet else self.max_rounds
+        shuffles = self.shuffle_every > 0 and rounds >= 1 + self.shuffle_every
+        if self.single_bet:
+            utility = pyspiel.GameType.Utility.ZERO_SUM
+            v = p["chips"] + S - 1
+            lo, hi, total_u = -float(v), float(v), 0.0
+        elif self.payoff == "win":
+            utility = pyspiel.GameType.Utility.CONSTANT_SUM
+            lo, hi, total_u = 0.0, 1.0, 1.0
+        else:
+            utility = pyspiel.GameType.Utility.ZERO_SUM
+            lo, hi, total_u = -(n - 1) / 2, (n - 1) ** 2 / n, 0.0
+        game_type = _common.game_type(SHORT_NAME, "Doubt and Bet", PARAMS,
+                                      min_players=2, max_players=5, utility=utility)
+        # Per round: a shuffle, n exchange choices, n*S cards, at most Q claims
+        # and a doubt, and a showdown of at most Cmax + S raises and a close.
+        per_round = 1 + n + 2 * self.qmax + 1 + total + 2
+        info = pyspiel.GameInfo(
+            num_distinct_actions=self.claim_base + self.qmax * self.k1 * self.pairs,
+            max_chance_outcomes=max(self.k1, math.factorial(n) if shuffles else 0),
+            num_players=n,
+            min_utility=lo,
+            max_utility=hi,
+            utility_sum=total_u,
+            max_game_length=rounds * per_round,
+        )
+        super().__init__(game_type, info, p)
+
+    def new_initial_state(self):
+        return DoubtAndBetState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        return DoubtAndBetObserver(
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+
+
+class _Core:
+    """All mutable state of a game in one object that copies cheaply.
+
+    Lists hold ints or tuples only, so a shallow copy of each is a deep copy.
+    """
+
+    __slots__ = ("chips", "slots", "out", "nout", "rnd", "first", "seating", "order",
+                 "phase", "pos", "deal_seats", "deck", "ndeck", "hand", "claim", "turn",
+                 "bettor", "doubter", "bstake", "dstake", "sd_turn", "sd_moves", "bet",
+                 "log")
+
+    def __deepcopy__(self, memo):
+        c = _Core.__new__(_Core)
+        c.chips, c.slots, c.out = self.chips[:], self.slots[:], self.out[:]
+        c.nout, c.rnd, c.first, c.seating, c.order = (
+            self.nout, self.rnd, self.first, self.seating, self.order)
+        c.phase, c.pos, c.deal_seats = self.phase, self.pos, self.deal_seats
+        c.deck, c.ndeck, c.hand = self.deck[:], self.ndeck, self.hand[:]
+        c.claim, c.turn, c.bettor, c.doubter = self.claim, self.turn, self.bettor, self.doubter
+        c.bstake, c.dstake, c.sd_turn, c.sd_moves, c.bet = (
+            self.bstake, self.dstake, self.sd_turn, self.sd_moves, self.bet)
+        c.log = self.log[:]
+        return c
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, d):
+        for k, v in d.items():
+            setattr(self, k, v)
+
+
+class DoubtAndBetState(pyspiel.State):
+    """A game of Doubt and Bet; rules only (encoding lives in the observer)."""
+
+    def __init__(self, game):
+        super().__init__(game)
+        n = game.num_seats
+        self._n = n
+        self._k1 = game.k1
+        self._S = game.max_slots
+        self._P = game.pairs
+        self._raise_base = game.raise_base
+        self._claim_base = game.claim_base
+        self._qk = game.qmax * game.k1
+        c = _Core()
+        c.chips = [game.start_chips] * n
+        c.slots = [game.max_slots] * n
+        c.out = [-1] * n
+        c.nout = 0
+        c.rnd = 0
+        c.first = 0
+        c.seating = tuple(range(n))
+        c.order = c.seating
+        c.phase = SHUFFLE
+        c.pos = 0
+        c.deal_seats = ()
+        c.hand = [0] * (n * game.k1)
+        c.deck = [game.copies] * game.k1
+        c.ndeck = game.copies * game.k1
+        c.claim = None
+        c.turn = -1
+        c.bettor = c.doubter = -1
+        c.bstake = c.dstake = None
+        c.sd_turn = -1
+        c.sd_moves = 0
+        c.bet = None
+        c.log = []
+        self._c = c
+        self._start_round()
+
+    # ---------------------------------------------------------------- rounds
+    def _start_round(self):
+        c, g = self._c, self.get_game()
+        c.rnd += 1
+        c.log.append(("round", c.rnd))
+        r = c.rnd
+        if g.upkeep_start and r >= g.upkeep_start and (r - g.upkeep_start) % g.upkeep_every == 0:
+            self._upkeep()
+            if c.phase == OVER:
+                return
+        if g.shuffle_every and r > 1 and (r - 1) % g.shuffle_every == 0:
+            c.phase = SHUFFLE
+        else:
+            self._begin_exchange()
+
+    def _upkeep(self):
+        c = self._c
+        effects = []
+        gone = []
+        for s in range(self._n):
+            if c.out[s] >= 0:
+                continue
+            if c.chips[s] >= 2:
+                c.chips[s] -= 1
+                effects.append((s, UP_CHIP))
+            elif c.slots[s] >= 2:
+                c.slots[s] -= 1
+                if c.chips[s] == 0 and c.slots[s] == 1:
+                    effects.append((s, UP_SLOT_OUT))
+                    gone.append(s)
+                else:
+                    effects.append((s, UP_SLOT))
+            else:
+                effects.append((s, UP_OUT))
+                gone.append(s)
+        c.log.append(("upkeep", tuple(effects)))
+        if gone:
+            for s in gone:
+                c.out[s] = c.nout
+            c.nout += 1
+            c.first = self._starter(c.first)
+            c.seating = tuple(s for s in c.seating if c.out[s] < 0)
+            if len(c.seating) <= 1:
+                self._end("last" if c.seating else "none")
+
+    def _starter(self, seat):
+        """``seat`` if still in, else the nearest player before it in the seating."""
+        c = self._c
+        if c.out[seat] < 0:
+            return seat
+        seating = c.seating
+        i = seating.index(seat)
+        for k in range(1, len(seating)):
+            s = seating[i - k]
+            if c.out[s] < 0:
+                return s
+        return seat
+
+    def _begin_exchange(self):
+        c = self._c
+        i = c.seating.index(c.first)
+        c.order = c.seating[i:] + c.seating[:i]
+        c.log.append(("start", c.first, c.order, tuple(c.chips), tuple(c.slots)))
+        c.phase = EXCHANGE
+        c.pos = -1
+        self._next_exchanger()
+
+    def _exchange_options(self, s):
+        c = self._c
+        opts = [KEEP]
+        if c.chips[s] >= 1 and c.slots[s] < self._S:
+            opts.append(BUY)
+        if c.slots[s] >= 2:
+            opts.append(SELL)
+        return opts
+
+    def _next_exchanger(self):
+        c = self._c
+        c.pos += 1
+        S = self._S
+        while c.pos < len(c.order):
+            s = c.order[c.pos]
+            if (c.chips[s] >= 1 and c.slots[s] < S) or c.slots[s] >= 2:
+                return
+            c.pos += 1
+        self._begin_deal()
+
+    def _begin_deal(self):
+        c, g = self._c, self.get_game()
+        seats = []
+        for s in range(self._n):
+            if c.out[s] < 0:
+                seats.extend([s] * c.slots[s])
+        c.deal_seats = tuple(seats)
+        c.deck = [g.copies] * self._k1
+        c.ndeck = g.copies * self._k1
+        c.hand = [0] * (self._n * self._k1)
+        c.pos = 0
+        c.phase = DEAL
+
+    # ------------------------------------------------------------- pyspiel API
+    def current_player(self):
+        c = self._c
+        ph = c.phase
+        if ph == CLAIM:
+            return c.turn
+        if ph == SHOWDOWN:
+            return c.sd_turn
+        if ph == EXCHANGE:
+            return c.order[c.pos]
+        if ph == OVER:
+            return pyspiel.PlayerId.TERMINAL
+        return pyspiel.PlayerId.CHANCE
+
+    def chance_outcomes(self):
+        c = self._c
+        if c.phase == DEAL:
+            nd = c.ndeck
+            return [(k, x / nd) for k, x in enumerate(c.deck) if x]
+        if c.phase == SHUFFLE:
+            m = math.factorial(len(c.seating))
+            return [(i, 1.0 / m) for i in range(m)]
+        return []
+
+    def _legal_actions(self, player):
+        c = self._c
+        ph = c.phase
+        if ph == CLAIM:
+            return self._claim_actions(player)
+        if ph == SHOWDOWN:
+            return self._showdown_actions(player)
+        if ph == EXCHANGE:
+            return self._exchange_options(player)
+        return []
+
+    def _claim_actions(self, player):
+        c = self._c
+        k1 = self._k1
+        # a raise needs a strictly higher quantity: claim index q * K1 is the
+        # first colour of quantity q + 1
+        if c.claim is None:
+            acts = []
+            start = 0
+        else:
+            acts = [DOUBT]
+            start = c.claim[1] * k1
+        end = len(c.deal_seats) * k1
+        if start < end:
+            qk = self._qk
+            base = self._claim_base
+            ext = acts.extend
+            for o in self._stake_pairs(c.chips[player], c.slots[player], 1, None):
+                b = base + o * qk
+                ext(range(b + start, b + end))
+        return acts
+
+    def _stake_pairs(self, chips, slots, lo, hi):
+        """Pair indices c*S+s of affordable stakes with lo <= value <= hi."""
+        key = (self._S, chips, slots, lo, hi)
+        out = _PAIR_CACHE.get(key)
+        if out is None:
+            S = self._S
+            out = [ch * S + s for ch in range(chips + 1) for s in range(slots)
+                   if ch + s >= lo and (hi is None or ch + s <= hi)]
+            if len(_PAIR_CACHE) >= 4096:
+                _PAIR_CACHE.clear()
+            _PAIR_CACHE[key] = out
+        return out
+
+    def _showdown_actions(self, player):
+        c = self._c
+        mine, opp = (c.bstake, c.dstake) if player == c.bettor else (c.dstake, c.bstake)
+        v = opp[0] + opp[1]
+        chips, slots = c.chips[player], c.slots[player]
+        if chips + slots - 1 < v:
+            return [ALL_IN] if mine is None else [ALL_IN, FOLD]
+        acts = [FOLD] if mine is not None else []
+        acts += [CALL_BASE + o for o in self._stake_pairs(chips, slots, v, v)]
+        rb = self._raise_base
+        acts += [rb + o for o in self._stake_pairs(chips, slots, v + 1, None)]
+        return acts
+
+    def _apply_action(self, action):
+        c = self._c
+        ph = c.phase
+        if ph == DEAL:
+            if not (0 <= action < self._k1) or c.deck[action] == 0:
+                raise _common.illegal(self, action, [o for o, _ in self.chance_outcomes()],
+                                      "no card of that colour is left in the deck")
+            self._deal(action)
+        elif ph == SHUFFLE:
+            perms = _perms(tuple(sorted(c.seating)))
+            if not (0 <= action < len(perms)):
+                raise _common.illegal(self, action, list(range(len(perms))),
+                                      "not a seating order of the remaining players")
+            c.seating = perms[action]
+            c.log.append(("seating", c.seating))
+            self._begin_exchange()
+        elif ph == CLAIM:
+            self._apply_claim(action)
+        elif ph == SHOWDOWN:
+            self._apply_showdown(action)
+        elif ph == EXCHANGE:
+            s = c.order[c.pos]
+            legal = self._exchange_options(s)
+            if action not in legal:
+                raise _common.illegal(self, action, legal)
+            if action == BUY:
+                c.chips[s] -= 1
+                c.slots[s] += 1
+            elif action == SELL:
+                c.chips[s] += 1
+                c.slots[s] -= 1
+            c.log.append(("exchange", s, action))
+            self._next_exchanger()
+        else:
+            raise _common.IllegalActionError(f"action {action}: the game is over")
+
+    def _deal(self, k):
+        c = self._c
+        s = c.deal_seats[c.pos]
+        c.deck[k] -= 1
+        c.ndeck -= 1
+        c.hand[s * self._k1 + k] += 1
+        c.log.append(("deal", s, k))
+        c.pos += 1
+        if c.pos == len(c.deal_seats):
+            c.phase = CLAIM
+            c.claim = None
+            c.turn = c.order[0]
+            c.bettor = c.doubter = -1
+            c.bstake = c.dstake = None
+
+    def _decode_pair(self, p):
+        return divmod(p, self._S)
+
+    def _apply_claim(self, action):
+        c = self._c
+        me = c.turn
+        k1 = self._k1
+        if action == DOUBT and c.claim is not None:
+            c.doubter = me
+            c.bettor = c.claim[0]
+            c.bstake = (c.claim[3], c.claim[4])
+            c.dstake = None
+            c.sd_turn = me
+            c.sd_moves = 0
+            c.phase = SHOWDOWN
+            c.log.append(("doubt", me))
+            return
+        rel = action - self._claim_base
+        why = ""
+        if rel < 0:
+            why = "the opener must claim" if c.claim is None else "claim or doubt"
+        else:
+            p, i = divmod(rel, self._qk)
+            q, k = divmod(i, k1)
+            q += 1
+            ch, s = self._decode_pair(p)
+            if q > len(c.deal_seats):
+                why = f"the quantity is at most the {len(c.deal_seats)} cards dealt"
+            elif c.claim is not None and q <= c.claim[1]:
+                why = f"a raise needs a quantity above {c.claim[1]}"
+            elif ch + s < 1:
+                why = "a stake is at least 1"
+            elif ch > c.chips[me] or s > c.slots[me] - 1:
+                why = f"the stake {ch}+{s} is not affordable ({c.chips[me]} chips, {c.slots[me] - 1} slot chips)"
+            else:
+                c.claim = (me, q, k, ch, s)
+                c.log.append(("claim", me, q, k, ch, s))
+                order = c.order
+                c.turn = order[(order.index(me) + 1) % len(order)]
+                return
+        raise self._illegal(action, why)
+
+    def _illegal(self, action, why):
+        legal = self.legal_actions()
+        if len(legal) <= 60:
+            return _common.illegal(self, action, legal, why)
+        player = self.current_player()
+        return _common.IllegalActionError(
+            f"action {action} is not legal for player {player} ({why}); "
+            f"{len(legal)} legal actions, from {legal[0]}={self.action_to_string(player, legal[0])} "
+            f"to {legal[-1]}={self.action_to_string(player, legal[-1])}")
+
+    def _apply_showdown(self, action):
+        c = self._c
+        me = c.sd_turn
+        is_bettor = me == c.bettor
+        mine, opp = (c.bstake, c.dstake) if is_bettor else (c.dstake, c.bstake)
+        v = opp[0] + opp[1]
+        chips, slots = c.chips[me], c.slots[me]
+        can = chips + slots - 1
+        why = ""
+        if action == ALL_IN:
+            if can >= v:
+                why = f"all in only when a call of {v} is unaffordable"
+            else:
+                own = (chips, slots - 1)
+                excess = v - can
+                back_s = min(excess, opp[1])
+                new_opp = (opp[0] - (excess - back_s), opp[1] - back_s)
+                c.log.append(("allin", me, own[0], own[1], new_opp[0], new_opp[1]))
+                if is_bettor:
+                    c.bstake, c.dstake = own, new_opp
+                else:
+                    c.dstake, c.bstake = own, new_opp
+                self._reveal()
+                return
+        elif action == FOLD:
+            if mine is None:
+                why = "the doubter cannot fold on its first action"
+            else:
+                c.log.append(("fold", me))
+                self._settle(c.doubter if is_bettor else c.bettor, me, mine)
+                return
+        elif CALL_BASE <= action < self._claim_base:
+            is_raise = action >= self._raise_base
+            ch, s = self._decode_pair(action - (self._raise_base if is_raise else CALL_BASE))
+            val = ch + s
+            if ch > chips or s > slots - 1:
+                why = f"the stake {ch}+{s} is not affordable ({chips} chips, {slots - 1} slot chips)"
+            elif not is_raise and val != v:
+                why = f"a call matches the opponent's stake of {v}"
+            elif is_raise and val <= v:
+                why = f"a raise must exceed the opponent's stake of {v}"
+            else:
+                c.sd_moves += 1
+                if is_bettor:
+                    c.bstake = (ch, s)
+                else:
+                    c.dstake = (ch, s)
+                if is_raise:
+                    c.log.append(("raise", me, ch, s))
+                    c.sd_turn = c.doubter if is_bettor else c.bettor
+                else:
+                    c.log.append(("call", me, ch, s))
+                    self._reveal()
+                return
+        else:
+            why = "not a showdown move"
+        raise self._illegal(action, why)
+
+    def _reveal(self):
+        c = self._c
+        k1 = self._k1
+        hands = tuple((s, tuple(c.hand[s * k1:(s + 1) * k1])) for s in range(self._n)
+                      if c.out[s] < 0)
+        _, q, k, _, _ = c.claim
+        rb = k1 - 1
+        count = sum(h[k] + (h[rb] if k != rb else 0) for _, h in hands)
+        c.log.append(("reveal", hands, count))
+        if count >= q:
+            self._settle(c.bettor, c.doubter, c.dstake)
+        else:
+            self._settle(c.doubter, c.bettor, c.bstake)
+
+    def _settle(self, winner, loser, stake):
+        c, g = self._c, self.get_game()
+        ch, s = stake
+        c.chips[loser] -= ch
+        c.slots[loser] -= s
+        c.chips[winner] += ch + s
+        c.bet = (winner, loser, ch + s)
+        c.log.append(("settle", winner, loser, ch, s))
+        c.claim = None
+        c.bettor = c.doubter = -1
+        c.bstake = c.dstake = None
+        if c.chips[loser] == 0 and c.slots[loser] == 1:
+            c.out[loser] = c.nout
+            c.nout += 1
+            c.log.append(("out", loser))
+        c.first = self._starter(loser)
+        c.seating = tuple(x for x in c.seating if c.out[x] < 0)
+        if g.single_bet:
+            self._end("single_bet")
+        elif len(c.seating) <= 1:
+            self._end("last")
+        elif c.rnd >= g.max_rounds:
+            self._end("max_rounds")
+        else:
+            self._start_round()
+
+    def _end(self, reason):
+        c = self._c
+        c.phase = OVER
+        c.log.append(("end", reason))
+
+    def is_terminal(self):
+        return self._c.phase == OVER
+
+    def _place_keys(self):
+        """Per player a sortable key: later out is better; at the cap, chips + slots."""
+        c = self._c
+        big = 1 << 30
+        return [(c.out[s], 0) if c.out[s] >= 0 else (big, c.chips[s] + c.slots[s])
+                for s in range(self._n)]
+
+    def returns(self):
+        c, g = self._c, self.get_game()
+        n = self._n
+        if c.phase != OVER:
+            return [0.0] * n
+        if g.single_bet:
+            out = [0.0] * n
+            if c.bet is not None:
+                w, l, v = c.bet
+                out[w], out[l] = float(v), -float(v)
+            return out
+        keys = self._place_keys()
+        if g.payoff == "win":
+            best = max(keys)
+            winners = [s for s in range(n) if keys[s] == best]
+            return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
+        scores = [sum(1 for j in range(n) if keys[j] < keys[s]) for s in range(n)]
+        mean = sum(scores) / n
+        return [x - mean for x in scores]
+
+    # ---------------------------------------------------------- read-only API
+    @property
+    def chips(self):
+        return tuple(self._c.chips)
+
+    @property
+    def slots(self):
+        return tuple(self._c.slots)
+
+    @property
+    def alive(self):
+        return tuple(o < 0 for o in self._c.out)
+
+    @property
+    def round(self):
+        return self._c.rnd
+
+    @property
+    def first_player(self):
+        return self._c.first
+
+    @property
+    def seating(self):
+        return self._c.seating
+
+    @property
+    def turn_order(self):
+        return self._c.order
+
+    @property
+    def phase(self):
+        return PHASE_NAMES[self._c.phase]
+
+    @property
+    def claim(self):
+        """(claimant, quantity, colour index, chips, slot chips) or None."""
+        return self._c.claim
+
+    @property
+    def cards_dealt(self):
+        return len(self._c.deal_seats) if self._c.phase in (CLAIM, SHOWDOWN) else 0
+
+    @property
+    def showdown(self):
+        """(bettor, doubter, bettor's stake, doubter's stake or None) or None."""
+        c = self._c
+        if c.phase != SHOWDOWN:
+            return None
+        return (c.bettor, c.doubter, c.bstake, c.dstake)
+
+    def hand(self, player):
+        """Counts per colour (rainbow last) of ``player``'s cards this round."""
+        k1 = self._k1
+        return tuple(self._c.hand[player * k1:(player + 1) * k1])
+
+    def log(self):
+        """The game's events as tuples (the information-state strings read it)."""
+        return tuple(self._c.log)
+
+    def _action_to_string(self, player, action):
+        k1 = self._k1
+        if player == pyspiel.PlayerId.CHANCE:
+            if self._c.phase == SHUFFLE:
+                perms = _perms(tuple(sorted(self._c.seating)))
+                if 0 <= action < len(perms):
+                    return "seating " + " ".join(map(str, perms[action]))
+                return f"seating #{action}"
+            return f"card {colour_name(action, k1)}" if 0 <= action < k1 else f"card #{action}"
+        if action < CALL_BASE:
+            return ("keep", "buy slot", "sell slot", "doubt", "all in", "fold")[action]
+        if action < self._raise_base:
+            ch, s = self._decode_pair(action - CALL_BASE)
+            return f"call {ch}+{s}"
+        if action < self._claim_base:
+            ch, s = self._decode_pair(action - self._raise_base)
+            return f"raise {ch}+{s}"
+        p, i = divmod(action - self._claim_base, self._qk)
+        q, k = divmod(i, k1)
+        ch, s = self._decode_pair(p)
+        return f"claim {q + 1} {colour_name(k, k1)} stake {ch}+{s}"
+
+    def __str__(self):
+        c = self._c
+        k1 = self._k1
+        lines = [f"round {c.rnd}, {PHASE_NAMES[c.phase]}, first player p{c.first}, "
+                 f"seating {' '.join(map(str, c.seating))}"]
+        for s in range(self._n):
+            bits = [f"p{s}: chips {c.chips[s]}, slots {c.slots[s]}"]
+            if c.out[s] >= 0:
+                bits.append("out")
+            elif c.phase in (DEAL, CLAIM, SHOWDOWN):
+                bits.append("hand " + (_hand_text(c.hand[s * k1:(s + 1) * k1], k1) or "-"))
+            lines.append(", ".join(bits))
+        if c.claim is not None:
+            w, q, k, ch, s = c.claim
+            lines.append(f"claim: p{w} {q} {colour_name(k, k1)} stake {ch}+{s}")
+        if c.phase == SHOWDOWN:
+            d = "-" if c.dstake is None else f"{c.dstake[0]}+{c.dstake[1]}"
+            lines.append(f"showdown: bettor p{c.bettor} {c.bstake[0]}+{c.bstake[1]}, "
+                         f"doubter p{c.doubter} {d}, p{c.sd_turn} to act")
+        if c.phase == OVER:
+            lines.append("game over: returns " + " ".join(f"{r:g}" for r in self.returns()))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ resampling
+    def resample_from_infostate(self, player_id, probability_sampler):
+        """A state drawn from ``player_id``'s information state.
+
+        In every round whose cards were not revealed, the other players'
+        cards are dealt again from the deck without ``player_id``'s own
+        cards, card by card with each colour's chance proportional to the
+        copies left, which is the exact conditional distribution of the deal
+        given what the player saw (opponents' strategies are not modelled).
+        The game is then replayed with those cards; every action is checked.
+        """
+        g = self.get_game()
+        k1 = self._k1
+        log = self._c.log
+        rounds = []  # per round: [deals (seat, colour)], revealed
+        for e in log:
+            if e[0] == "round":
+                rounds.append([[], False])
+            elif e[0] == "deal":
+                rounds[-1][0].append((e[1], e[2]))
+            elif e[0] == "reveal":
+                rounds[-1][1] = True
+        new_cards = []
+        for deals, revealed in rounds:
+            if revealed:
+                new_cards.extend(k for _, k in deals)
+                continue
+            left = [g.copies] * k1
+            for s, k in deals:
+                if s == player_id:
+                    left[k] -= 1
+            total = sum(left)
+            for s, k in deals:
+                if s == player_id:
+                    new_cards.append(k)
+                    continue
+                x = probability_sampler() * total
+                j = 0
+                while j < k1 - 1 and (left[j] == 0 or x >= left[j]):
+                    x -= left[j]
+                    j += 1
+                while left[j] == 0:  # guards float rounding at the top end
+                    j -= 1
+                left[j] -= 1
+                total -= 1
+                new_cards.append(j)
+        state = g.new_initial_state()
+        cards = iter(new_cards)
+        for a in self.history():
+            if state._c.phase == DEAL:
+                state.apply_action(next(cards))
+            else:
+                state.apply_action(a)
+        return state
+
+
+def _hand_text(counts, k1):
+    return " ".join(" ".join([colour_name(k, k1)] * x) for k, x in enumerate(counts) if x)
+
+
+def _stake_text(ch, s):
+    return f"{ch}+{s}"
+
+
+def event_text(e, me: int, k1: int) -> str | None:
+    """One log event as ``me`` sees it (``me=-1``: public only), or None."""
+    kind = e[0]
+    if kind == "round":
+        return f"round {e[1]}"
+    if kind == "upkeep":
+        words = {UP_CHIP: "pays a chip", UP_SLOT: "loses a slot", UP_OUT: "is out",
+                 UP_SLOT_OUT: "loses a slot and is out"}
+        return "upkeep: " + ", ".join(f"p{s} {words[x]}" for s, x in e[1])
+    if kind == "seating":
+        return "seating " + " ".join(map(str, e[1]))
+    if kind == "start":
+        _, first, order, chips, slots = e
+        n = len(chips)
+        ch = " ".join(str(chips[s]) if s in order else "-" for s in range(n))
+        sl = " ".join(str(slots[s]) if s in order else "-" for s in range(n))
+        return f"p{first} starts, order {' '.join(map(str, order))}, chips {ch}, slots {sl}"
+    if kind == "exchange":
+        return f"p{e[1]} {EXCHANGE_WORDS[e[2]]}"
+    if kind == "deal":
+        return f"you are dealt {colour_name(e[2], k1)}" if e[1] == me else None
+    if kind == "claim":
+        _, s, q, k, ch, sl = e
+        return f"p{s} claim {q} {colour_name(k, k1)} stake {ch}+{sl}"
+    if kind == "doubt":
+        return f"p{e[1]} doubt"
+    if kind == "call":
+        return f"p{e[1]} call {e[2]}+{e[3]}"
+    if kind == "raise":
+        return f"p{e[1]} raise {e[2]}+{e[3]}"
+    if kind == "allin":
+        return f"p{e[1]} all in {e[2]}+{e[3]}, opponent's stake now {e[4]}+{e[5]}"
+    if kind == "fold":
+        return f"p{e[1]} fold"
+    if kind == "reveal":
+        hands = " | ".join(f"p{s}: {_hand_text(h, k1) or '-'}" for s, h in e[1])
+        return f"reveal {hands} | count {e[2]}"
+    if kind == "settle":
+        _, w, l, ch, s = e
+        return f"p{w} wins {ch + s}, p{l} loses {ch}+{s}"
+    if kind == "out":
+        return f"p{e[1]} is out"
+    if kind == "end":
+        return {"last": "game over: one player left", "none": "game over: nobody left",
+                "max_rounds": "game over: max rounds reached",
+                "single_bet": "game over: the single bet is settled"}[e[1]]
+    raise ValueError(f"unknown event {e!r}")
+
+
+class DoubtAndBetObserver:
+    """Observation and information-state encodings for Doubt and Bet.
+
+    n players, K1 colours (rainbow last), S = slots, Q = n*S, R = max_rounds
+    (1 with single_bet), L = Cmax + S + 2 showdown moves. Numbers are stored
+    as they are (counts, chips), seats and colours as index+1 where a slot
+    may be empty (0).
+
+    Perfect recall (information state)::
+
+        observer              n      one-hot: whose view this is
+        per round (R times, ``round_size`` each):
+          present             1      1 once the round has started
+          upkeep              n      per seat: 0 none, 1 pays a chip, 2 loses a
+                                     slot, 3 out, 4 loses a slot and is out
+          seating             n      new order (seat+1 per position) if shuffled
+          first               n      one-hot first player
+          chips, slots        2n     at the start of the exchange
+          exchange            n      per seat: 1 keep, 2 buy, 3 sell (0 not asked)
+          own_hand            K1     own cards (private)
+          claims              Q*5    per claim: claimant+1, quantity, colour+1,
+                                     stake chips, stake slot chips
+          doubter             n      one-hot
+          showdown            L*4    per move: player+1, kind (1 call, 2 raise,
+                                     3 all in, 4 fold), chips, slot chips
+          revealed            1+n*K1 1 if revealed, then every hand (counts)
+          result              2n+2   one-hot winner, one-hot loser, chips, slot chips
+          out                 n      1 for a player out after this bet
+
+    Observation (current round only)::
+
+        observer n | to_move n+1 (last: chance/none) | phase 6 | round 1 |
+        chips n | slots n | out n | first n | own_hand K1 | dealt 1 |
+        claimant n | quantity 1 | colour K1 | claim_stake 2 | doubter n |
+        bettor_stake 2 | doubter_stake 2 | doubter_staked 1 |
+        revealed n*K1 (the last reveal of this round)
+    """
+
+    def __init__(self, iig_obs_type, game, params):
+        if params:
+            raise ValueError(f"observation parameters not supported; got {params}")
+        self.perfect_recall = iig_obs_type.perfect_recall
+        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        n, k1 = game.num_seats, game.k1
+        self.n, self.k1 = n, k1
+        self.Q = game.qmax
+        self.L = game.cmax + game.max_slots + 2
+        self.R = 1 if game.single_bet else game.max_rounds
+        if self.perfect_recall:
+            sizes = [("present", 1), ("upkeep", n), ("seating", n), ("first", n),
+                     ("chips", n), ("slots", n), ("exchange", n), ("own_hand", k1),
+                     ("claims", self.Q * 5), ("doubter", n), ("showdown", self.L * 4),
+                     ("revealed", 1 + n * k1), ("result", 2 * n + 2), ("out", n)]
+            self.offsets = {}
+            i = 0
+            for name, size in sizes:
+                self.offsets[name] = i
+                i += size
+            self.round_size = i
+            pieces = [("observer", n, (n,)),
+                      ("rounds", self.R * self.round_size, (self.R, self.round_size))]
+        else:
+            pieces = [("observer", n, (n,)), ("to_move", n + 1, (n + 1,)), ("phase", 6, (6,)),
+                      ("round", 1, (1,)), ("chips", n, (n,)), ("slots", n, (n,)),
+                      ("out", n, (n,)), ("first", n, (n,)), ("own_hand", k1, (k1,)),
+                      ("dealt", 1, (1,)), ("claimant", n, (n,)), ("quantity", 1, (1,)),
+                      ("colour", k1, (k1,)), ("claim_stake", 2, (2,)), ("doubter", n, (n,)),
+                      ("bettor_stake", 2, (2,)), ("doubter_stake", 2, (2,)),
+                      ("doubter_staked", 1, (1,)), ("revealed", n * k1, (n, k1))]
+        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
+        self.dict = {}
+        i = 0
+        for name, size, shape in pieces:
+            self.dict[name] = self.tensor[i:i + size].reshape(shape)
+            i += size
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        self.dict["observer"][player] = 1
+        if self.perfect_recall:
+            self._set_history(state, player)
+        else:
+            self._set_current(state, player)
+
+    def _set_history(self, state, me):
+        n, k1, off = self.n, self.k1, self.offsets
+        rounds = self.dict["rounds"]
+        row = None
+        r = -1
+        nclaims = nsd = 0
+        for e in state._c.log:
+            kind = e[0]
+            if kind == "round":
+                r += 1
+                row = rounds[r]
+                row[off["present"]] = 1
+                nclaims = nsd = 0
+            elif kind == "upkeep":
+                for s, x in e[1]:
+                    row[off["upkeep"] + s] = x
+            elif kind == "seating":
+                for i, s in enumerate(e[1]):
+                    row[off["seating"] + i] = s + 1
+            elif kind == "start":
+                row[off["first"] + e[1]] = 1
+                row[off["chips"]:off["chips"] + n] = e[3]
+                row[off["slots"]:off["slots"] + n] = e[4]
+            elif kind == "exchange":
+                row[off["exchange"] + e[1]] = e[2] + 1
+            elif kind == "deal":
+                if e[1] == me and self.private:
+                    row[off["own_hand"] + e[2]] += 1
+            elif kind == "claim":
+                b = off["claims"] + 5 * nclaims
+                row[b:b + 5] = (e[1] + 1, e[2], e[3] + 1, e[4], e[5])
+                nclaims += 1
+            elif kind == "doubt":
+                row[off["doubter"] + e[1]] = 1
+            elif kind in ("call", "raise", "allin", "fold"):
+                b = off["showdown"] + 4 * nsd
+                code = {"call": SD_CALL, "raise": SD_RAISE, "allin": SD_ALL_IN, "fold": SD_FOLD}[kind]
+                row[b] = e[1] + 1
+                row[b + 1] = code
+                if kind != "fold":
+                    row[b + 2], row[b + 3] = e[2], e[3]
+                nsd += 1
+            elif kind == "reveal":
+                b = off["revealed"]
+                row[b] = 1
+                for s, h in e[1]:
+                    row[b + 1 + s * k1:b + 1 + (s + 1) * k1] = h
+            elif kind == "settle":
+                b = off["result"]
+                row[b + e[1]] = 1
+                row[b + n + e[2]] = 1
+                row[b + 2 * n] = e[3]
+                row[b + 2 * n + 1] = e[4]
+            elif kind == "out":
+                row[off["out"] + e[1]] = 1
+
+    def _set_current(self, state, me):
+        c, d, n, k1 = state._c, self.dict, self.n, self.k1
+        cur = state.current_player()
+        d["to_move"][cur if 0 <= cur < n else n] = 1
+        d["phase"][c.phase] = 1
+        d["round"][0] = c.rnd
+        d["chips"][:] = c.chips
+        d["slots"][:] = c.slots
+        d["out"][:] = [1 if o >= 0 else 0 for o in c.out]
+        d["first"][c.first] = 1
+        in_round = c.phase in (CLAIM, SHOWDOWN) or (c.phase == DEAL)
+        if self.private and in_round:
+            d["own_hand"][:] = c.hand[me * k1:(me + 1) * k1]
+        if c.phase in (CLAIM, SHOWDOWN):
+            d["dealt"][0] = len(c.deal_seats)
+        if c.claim is not None:
+            w, q, k, ch, s = c.claim
+            d["claimant"][w] = 1
+            d["quantity"][0] = q
+            d["colour"][k] = 1
+            d["claim_stake"][:] = (ch, s)
+        if c.phase == SHOWDOWN:
+            d["doubter"][c.doubter] = 1
+            d["bettor_stake"][:] = c.bstake
+            if c.dstake is not None:
+                d["doubter_stake"][:] = c.dstake
+                d["doubter_staked"][0] = 1
+        for e in reversed(c.log):
+            if e[0] == "reveal":
+                for s, h in e[1]:
+                    d["revealed"][s, :] = h
+            if e[0] in ("reveal", "round"):
+                break
+
+    def string_from(self, state, player):
+        c = state._c
+        k1 = self.k1
+        if self.perfect_recall:
+            who = player if self.private else -1
+            parts = [f"p{player}"]
+            for e in c.log:
+                t = event_text(e, who, k1)
+                if t is not None:
+                    parts.append(t)
+            return "\n".join(parts)
+        n = self.n
+        bits = [f"p{player}", f"round {c.rnd}", PHASE_NAMES[c.phase],
+                "chips " + " ".join(str(c.chips[s]) if c.out[s] < 0 else "-" for s in range(n)),
+                "slots " + " ".join(str(c.slots[s]) if c.out[s] < 0 else "-" for s in range(n)),
+                "order " + " ".join(map(str, c.order))]
+        if self.private and c.phase in (DEAL, CLAIM, SHOWDOWN):
+            bits.append("hand " + (_hand_text(c.hand[player * k1:(player + 1) * k1], k1) or "-"))
+        if c.phase in (CLAIM, SHOWDOWN):
+            bits.append(f"dealt {len(c.deal_seats)}")
+        if c.claim is not None:
+            w, q, k, ch, s = c.claim
+            bits.append(f"claim p{w} {q} {colour_name(k, k1)} stake {ch}+{s}")
+        if c.phase == SHOWDOWN:
+            d = "-" if c.dstake is None else _stake_text(*c.dstake)
+            bits.append(f"showdown bettor p{c.bettor} {_stake_text(*c.bstake)} "
+                        f"doubter p{c.doubter} {d}")
+        return " | ".join(bits)
+
+
+_common.register(SPEC, _GAME_TYPE, DoubtAndBetGame)
