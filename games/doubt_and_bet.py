@@ -409,6 +409,21 @@ class DoubtAndBetState(pyspiel.State):
             return [(i, 1.0 / m) for i in range(m)]
         return []
 
+    def legal_actions(self, player=None):
+        """Same result as pyspiel's ``State.legal_actions``, computed in Python.
+
+        Claim decisions have thousands of legal actions at the defaults;
+        answering Python callers here skips pyspiel's two list conversions
+        (Python to C++ and back). C++ callers (solvers, random_sim_test) use
+        ``_legal_actions`` through pyspiel as usual; a test checks both agree.
+        """
+        cur = self.current_player()
+        if cur == pyspiel.PlayerId.CHANCE:  # pyspiel answers so for any player
+            return [o for o, _ in self.chance_outcomes()]
+        if cur < 0 or (player is not None and player != cur):
+            return []
+        return self._legal_actions(cur)
+
     def _legal_actions(self, player):
         c = self._c
         ph = c.phase
