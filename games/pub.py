@@ -85,12 +85,14 @@ def _max_hand(v):
 PARAMS = (
     Param("players", 4, "number of players", "3..8", low=3, high=8),
     Param("suits", 4, "suits in the deck, in the order S H D C", "1..4", low=1, high=4),
-    Param("ranks", 13, "ranks per suit, A=1 .. (J=11, Q=12, K=13)", "1..13", low=1, high=13),
+    Param("ranks", 13, "ranks per suit, A=1 .. (J=11, Q=12, K=13)",
+          "1..13, and suits*ranks >= players+2", low=lambda v: -(-(v["players"] + 2) // v["suits"]),
+          high=13),
     Param("removed", 10, "cards set aside face down, unseen by all",
           "0..suits*ranks-players-2", low=0,
           high=lambda v: v["suits"] * v["ranks"] - v["players"] - 2),
     Param("hand", 0, "cards dealt to each hand (0 = by player count: 3, 2 or 1)",
-          "0 (by player count) or 1..(suits*ranks-removed-2)/players",
+          "0, or 1..(suits*ranks-removed-2)/players",
           low=0, high=_max_hand),
     Param("payoff", "win", "win: lowest scores share 1; score: mean score minus own score",
           "win, score", choices=("win", "score")),
@@ -154,6 +156,14 @@ class PubGame(pyspiel.Game):
         self.hand_size = hand
         self.setup_length = p["removed"] + n * hand
         self.deck_after_deal = deck - self.setup_length
+        # After the deal each card of the deck costs at most three moves: a
+        # drawn card is a draw, the chance draw and a keep/take-both choice;
+        # a revealed card is a reveal and a take. The game ends either on a
+        # reveal that would take the last card (that card costs nothing) or
+        # on a draw, and then the face-up card of that turn was revealed but
+        # not taken directly (one move). Hence at most 3 * deck - 2 moves,
+        # each logged as one public event.
+        self.max_events = 3 * self.deck_after_deal - 2
         self.payoff = p["payoff"]
         self.card_names = tuple(card_name(c, ranks) for c in range(deck))
         self.card_rank = tuple(c % ranks + 1 for c in range(deck))
@@ -174,10 +184,7 @@ class PubGame(pyspiel.Game):
             min_utility=lo,
             max_utility=hi,
             utility_sum=total_u,
-            # set-up chance moves, then per card left in the deck at most
-            # three moves: a revealed card is a reveal and a take; a drawn
-            # card is a draw, the chance draw and a keep/take-both choice.
-            max_game_length=self.setup_length + 3 * self.deck_after_deal,
+            max_game_length=self.setup_length + self.max_events,
         )
         super().__init__(game_type, info, p)
 
@@ -474,10 +481,8 @@ class PubState(pyspiel.State):
         terminal = self._c.phase == OVER
         hidden = [i for i in range(len(setup))
                   if i < R or (not terminal and (i - R) // h != player_id)]
-        hidden_set = set(hidden)
-        known = set(rest)
-        known.update(a for i, a in enumerate(setup) if i not in hidden_set)
-        pool = [x for x in range(game.num_cards) if x not in known]
+        # unseen by player_id: the deck, the removed cards and the hidden hands
+        pool = sorted(self._c.deck + [setup[i] for i in hidden])
         new_setup = list(setup)
         for i in hidden:
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
@@ -528,7 +533,7 @@ class PubObserver:
     """Observation and information-state encodings for pub.
 
     With n players, N = suits*ranks cards and L = 3 * (cards left after the
-    deal) event slots, the perfect-recall (information state) tensor is::
+    deal) - 2 event slots (the most moves after the deal), the perfect-recall (information state) tensor is::
 
         observer       n       one-hot: whose view this is
         own_hand       N       own dealt cards (private)
@@ -562,7 +567,7 @@ class PubObserver:
         self.n, self.N = n, N
         self.names = game.card_names
         self.slot = len(EVENT_KINDS) + n + N
-        self.L = 3 * game.deck_after_deal
+        self.L = game.max_events
         if self.perfect_recall:
             pieces = [("observer", n, (n,)), ("own_hand", N, (N,)),
                       ("events", self.L * self.slot, (self.L, self.slot)),
