@@ -95,13 +95,6 @@ EXCHANGE_WORDS = ("keep", "buy slot", "sell slot")
 SD_CALL, SD_RAISE, SD_ALL_IN, SD_FOLD = 1, 2, 3, 4
 
 
-def _copies_low(v):
-    need = v["players"] * v["slots"]
-    if 2 * v["players"] * (v["colours"] + 1) >= need:
-        return 0
-    return -(-need // (v["colours"] + 1))
-
-
 PARAMS = (
     Param("players", 4, "number of players", "2..5", low=2, high=5),
     Param("chips", 7, "chips each player starts with", "0..30 (0 needs slots >= 2)",
@@ -112,7 +105,7 @@ PARAMS = (
           "1..5", low=1, high=5),
     Param("copies", 0, "cards of each colour (0 = 2*players)",
           "0 (=2*players) or 1..30, with (colours+1)*copies >= players*slots",
-          low=_copies_low, high=30),
+          low=0, high=30),
     Param("upkeep_start", 15, "first upkeep round (0 = no upkeep)", "0..1000", low=0, high=1000),
     Param("upkeep_every", 5, "rounds between upkeeps", "1..100", low=1, high=100),
     Param("shuffle_every", 10, "seating shuffle at rounds 1+k*shuffle_every (0 = never)",
@@ -129,7 +122,7 @@ SPEC = _common.GameSpec(
     long_name="Doubt and Bet",
     summary="Hidden coloured cards: claim how many of a colour exist, raise or doubt, bet chips and slots.",
     params=PARAMS,
-    small="doubt_and_bet(players=2,chips=2,slots=2,colours=1,copies=2,single_bet=true)",
+    small="doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)",
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Doubt and Bet", PARAMS, min_players=2, max_players=5)
@@ -159,6 +152,14 @@ class DoubtAndBetGame(pyspiel.Game):
                 f"{SHORT_NAME}: parameter payoff='rank' is not allowed with single_bet=true "
                 "(a single bet pays the chips won or lost); allowed: payoff=win")
         n = p["players"]
+        copies = p["copies"] or 2 * n
+        if (p["colours"] + 1) * copies < n * p["slots"]:
+            need = -(-n * p["slots"] // (p["colours"] + 1))
+            raise ValueError(
+                f"{SHORT_NAME}: parameter copies={p['copies']} gives a deck of "
+                f"{(p['colours'] + 1) * copies} cards, too small to deal {n}*{p['slots']}; "
+                f"allowed: 0 (=2*players) or 1..30, with (colours+1)*copies >= players*slots "
+                f"(here copies >= {need})")
         self.num_seats = n
         self.colours = p["colours"]
         self.k1 = p["colours"] + 1
@@ -831,6 +832,8 @@ class DoubtAndBetState(pyspiel.State):
         cards, card by card with each colour's chance proportional to the
         copies left, which is the exact conditional distribution of the deal
         given what the player saw (opponents' strategies are not modelled).
+        In revealed rounds only the order in which each other player's known
+        cards were dealt is drawn again (uniformly).
         The game is then replayed with those cards; every action is checked.
         """
         g = self.get_game()
@@ -846,8 +849,17 @@ class DoubtAndBetState(pyspiel.State):
                 rounds[-1][1] = True
         new_cards = []
         for deals, revealed in rounds:
-            if revealed:
-                new_cards.extend(k for _, k in deals)
+            if revealed:  # the hands are known, not the order each was dealt in
+                by_seat = {}
+                for s, k in deals:
+                    by_seat.setdefault(s, []).append(k)
+                for s, cards in by_seat.items():
+                    if s != player_id:
+                        for i in range(len(cards) - 1, 0, -1):
+                            j = min(int(probability_sampler() * (i + 1)), i)
+                            cards[i], cards[j] = cards[j], cards[i]
+                taken = {s: iter(cards) for s, cards in by_seat.items()}
+                new_cards.extend(next(taken[s]) for s, _ in deals)
                 continue
             left = [g.copies] * k1
             for s, k in deals:

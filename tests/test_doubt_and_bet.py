@@ -553,6 +553,9 @@ def test_python_legal_actions_match_pyspiel():
     ({"slots": 0}, ["slots", "1..8"]),
     ({"chips": 0, "slots": 1}, ["slots", "chips=0"]),
     ({"players": 5, "colours": 1, "copies": 5}, ["copies", "players*slots"]),
+    ({"copies": 1}, ["copies", "players*slots", "copies >= 4"]),
+    ({"colours": 1}, ["copies=0", "players*slots"]),  # 2*players*2 = 16 < 20 cards
+    ({"copies": 31}, ["copies", "1..30"]),
     ({"max_rounds": 0}, ["max_rounds", "1..1000"]),
     ({"upkeep_every": 0}, ["upkeep_every", "1..100"]),
     ({"payoff": "chips"}, ["payoff", "win, rank"]),
@@ -702,6 +705,29 @@ def test_resample_keeps_the_information_state_and_redraws_hidden_cards():
                   tuple(e for e in other.log() if e[0] == "deal")))
     assert len(seen) > 5
     assert any(h[0] != state.hand((me + 1) % 3) for h in seen)
+
+
+def test_resample_keeps_revealed_hands():
+    game = load(players=2, chips=3, slots=2, colours=2)
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["red", "yellow"], ["rainbow", "red"]])
+    act(state, "claim 2 yellow stake 1+0")
+    act(state, "doubt")
+    act(state, "call 1+0")  # revealed: p1 holds rainbow and red
+    keep_all(state)
+    deal(state, [["red", "red"], ["yellow", "yellow"]])
+    sampler_rng = np.random.default_rng(3)
+    orders, hands = set(), set()
+    for _ in range(20):
+        other = state.resample_from_infostate(0, lambda: float(sampler_rng.random()))
+        assert other.information_state_string(0) == state.information_state_string(0)
+        deals = [e for e in other.log() if e[0] == "deal" and e[1] == 1]
+        assert sorted(k for _, _, k in deals[:2]) == [0, 2]  # round 1: red, rainbow
+        orders.add(tuple(k for _, _, k in deals[:2]))
+        hands.add(other.hand(1))
+    assert orders == {(0, 2), (2, 0)}
+    assert len(hands) > 2
 
 
 # ----------------------------------------------------------------- agents
