@@ -434,8 +434,9 @@ class PubState(pyspiel.State):
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
-            return "card " + self.get_game().card_names[action]
-        return ACTION_NAMES[action]
+            names = self.get_game().card_names
+            return f"card {names[action]}" if 0 <= action < len(names) else f"no card {action}"
+        return ACTION_NAMES[action] if 0 <= action < 4 else f"no move {action}"
 
     def __str__(self):
         c = self._c
