@@ -465,7 +465,8 @@ def test_tensor_sizes_and_views():
     state = random_playout(game.new_initial_state(), np.random.default_rng(2))
     obs.set_from(state, 3)
     assert obs.dict["observer"][3] == 1 and obs.dict["shown"].sum() == 10
-    assert obs.dict["collections"].sum() + 10 + 10 <= 52
+    assert obs.dict["collections"].sum() == sum(len(c) for c in state.collections)
+    assert obs.dict["phase"][pub.OVER] == 1 and obs.dict["to_move"][n] == 1
     assert np.shares_memory(obs.dict["collections"], obs.tensor)
 
 
@@ -539,9 +540,7 @@ def _play(game, agents, seed):
 
 
 def test_heuristic_registered_and_reads_its_view():
-    game = pyspiel.load_game("pub")
     assert "pub" in HEURISTICS
-    agent = make_agent("heuristic", game, 0, seed=1)
     state = do(pyspiel.load_game(OPEN).new_initial_state(), "card 2C", "card 3C", "card 4C",
                "card AS")
     agent = make_agent("heuristic", pyspiel.load_game(OPEN), 0, seed=1)
@@ -591,3 +590,17 @@ def test_determinism_under_a_seed():
     r1 = mid.resample_from_infostate(me, np.random.default_rng(3).random)
     r2 = mid.resample_from_infostate(me, np.random.default_rng(3).random)
     assert r1.history() == r2.history()
+
+
+def test_listed_and_playable_through_kibitz():
+    from games import REGISTRY
+    from kibitz.commands.play import build_seats, play_game
+    assert REGISTRY["pub"].small == TINY
+    game = pyspiel.load_game("pub(players=5)")
+    lines = []
+    agents = build_seats(game, ["heuristic", "random", "heuristic", "random", "random"], seed=9)
+    state = play_game(game, agents, seed=9, write=lines.append)
+    assert state.is_terminal()
+    assert lines[0].startswith("chance: card ")
+    assert any(line.startswith("p0 (heuristic): ") for line in lines)
+    assert lines[-1].startswith("returns: p0 ")
