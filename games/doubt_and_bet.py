@@ -256,7 +256,6 @@ class DoubtAndBetState(pyspiel.State):
         self._n = n
         self._k1 = game.k1
         self._S = game.max_slots
-        self._P = game.pairs
         self._raise_base = game.raise_base
         self._claim_base = game.claim_base
         self._qk = game.qmax * game.k1

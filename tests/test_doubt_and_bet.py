@@ -170,9 +170,9 @@ def test_raise_then_fold_loses_the_most_recent_stake_unrevealed():
     act(state, "fold")  # the bettor's most recent stake is its claim stake 1+0
     assert state.chips == (2, 4)
     assert not events(state, "reveal")
-    assert "yellow" not in state.information_state_string(0)
-    assert "red" not in state.information_state_string(1).split("you are dealt rainbow")[0] \
-        .replace("claim 2 red", "")
+    for p in range(2):
+        assert "reveal" not in state.information_state_string(p)
+    assert "yellow" not in state.information_state_string(0)  # p1 holds yellow, rainbow
 
 
 def test_folding_after_own_raise_loses_that_raise():
@@ -369,6 +369,19 @@ def test_upkeep_effects():
     # round 4 upkeep: p1 pays a chip; p2 (0 chips) loses a slot and is then out
     assert events(state, "upkeep")[2] == ("upkeep", ((1, db.UP_CHIP), (2, db.UP_SLOT_OUT)))
     assert state.is_terminal() and state.returns() == [0.0, 1.0, 0.0]
+
+
+def test_upkeep_one_chip_and_two_slots_loses_a_slot():
+    game = load(players=3, chips=2, slots=2, colours=1, upkeep_start=2, upkeep_every=1)
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["red", "red"], ["red", "red"], ["red", "red"]])
+    act(state, "claim 5 rainbow stake 1+0")  # false: p0 loses 1 chip
+    act(state, "doubt")
+    act(state, "call 1+0")
+    assert events(state, "upkeep")[0] == ("upkeep", ((0, db.UP_SLOT), (1, db.UP_CHIP), (2, db.UP_CHIP)))
+    assert state.chips == (1, 2, 1) and state.slots == (1, 2, 2)
+    assert state.alive == (True, True, True) and state.first_player == 0
 
 
 def test_exchange_buy_and_sell_limits():
