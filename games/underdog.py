@@ -21,8 +21,8 @@ Rulings that are our own (also in the rules page):
   round and the fight cost in that round (2 in the text).
 * When the draw pile is empty, the players still to draw skip the step.
 * Nobody fights: no winner, bank unchanged, same start player; the round
-  counts toward ``max_rounds``. A last round in which nobody fights is
-  played again (the bank still holds its chips).
+  counts toward ``max_rounds``. The game ends after the last round even if
+  nobody fights in it (the bank keeps its chips).
 * If fewer than two players have chips, the one left takes the bank and the
   game ends. ``max_rounds`` caps the game; when reached the game ends as
   after the last round.
@@ -330,7 +330,7 @@ class UnderdogState(pyspiel.State):
             c.log.append(("alone", alive[0], c.bank))
             c.bank = 0
             c.phase = OVER
-        elif (c.last and winner >= 0) or c.rnd >= g.max_rounds:
+        elif c.last or c.rnd >= g.max_rounds:
             c.phase = OVER
         else:
             self._new_round()

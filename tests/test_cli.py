@@ -1,0 +1,84 @@
+"""The kibitz command line: help, games, play (people and bots), demo."""
+
+import pytest
+from click.testing import CliRunner
+
+from kibitz.cli import main
+
+
+def run(args, input=None):
+    return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+
+
+def test_help_lists_every_command_with_a_line():
+    out = run(["--help"]).output
+    for command in ("games", "play", "demo"):
+        assert command in out
+    assert "Show this message" in out
+
+
+def test_games_lists_parameters_defaults_and_allowed_values():
+    out = run(["games"]).output
+    assert "underdog" in out
+    for text in ("players", "3..6", "last_round_stake", "win, chips", "max_rounds"):
+        assert text in out
+
+
+def test_games_unknown_name():
+    result = CliRunner().invoke(main, ["games", "poker"])
+    assert result.exit_code == 2 and "unknown game 'poker'" in result.output
+
+
+def test_bot_game_is_reproducible_and_shows_moves():
+    args = ["play", "underdog(players=3)", "--seats", "heuristic,random,random", "--seed", "4"]
+    first, second = run(args).output, run(args).output
+    assert first == second
+    assert "p0 (heuristic):" in first and "chance: card" in first and "returns:" in first
+    other = run(["play", "underdog(players=3)", "--seats", "heuristic,random,random",
+                 "--seed", "5"]).output
+    assert other != first
+
+
+def test_human_sees_only_own_view_and_bad_input_is_asked_again():
+    # The human (seat 0) types junk first, then always the first listed move.
+    answers = "\n".join(["nonsense", "99"] + ["1"] * 200) + "\n"
+    result = run(["play", "underdog(players=3,bank=2)", "--seats", "human,random,random",
+                  "--seed", "2"], input=answers)
+    out = result.output
+    assert "'nonsense' is not a legal move here" in out
+    assert "'99' is not a legal move here" in out
+    assert "you are dealt" in out
+    # Bot moves are not narrated: a swapping bot's kept card ("keep 9") is private.
+    assert "(random): keep" not in out and "chance: card" not in out
+    assert "returns:" in out
+
+
+def test_human_can_answer_by_move_name():
+    answers = "\n".join(["new underdog", "pass"] * 50) + "\n"
+    out = run(["play", "underdog(players=3,bank=2)", "--seats", "human,random,random",
+               "--seed", "3"], input=answers).output
+    assert "p0 new underdog" in out and "p0 passes" in out
+
+
+def test_end_of_input_abandons_cleanly():
+    out = run(["play", "underdog(players=3)", "--seats", "human,random,random"], input="").output
+    assert "game abandoned" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["play", "underdog(players=9)", "--seats", "random"], "players=9 is out of range"),
+    (["play", "underdog(cardz=3)"], "cardz"),
+    (["play", "nogame"], "unknown game 'nogame'"),
+    (["play", "underdog(players=3)", "--seats", "random,random"], "has 3 players but 2 seats"),
+    (["play", "underdog(players=3)", "--seats", "random,random,wizard"], "unknown agent 'wizard'"),
+    (["play", "underdog(players=3)", "--seats", "random,random,random(x=1)"], "takes no options"),
+])
+def test_bad_input_is_a_clear_error(args, message):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_demo_runs():
+    out = run(["demo", "--seed", "1"]).output
+    assert "kibitz demo" in out and "returns:" in out

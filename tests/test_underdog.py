@@ -1,0 +1,377 @@
+"""Underdog: conformance, scenarios from the rule text, known values, determinism."""
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
+
+import games  # noqa: F401
+from agents import make_agent
+from games import underdog as ud
+
+SWAP, NEW, FIGHT, PASS = ud.SWAP, ud.NEW_UNDERDOG, ud.FIGHT, ud.PASS
+
+
+def card(v):
+    return v - 1
+
+
+def keep(v):
+    return ud.KEEP_BASE + v - 1
+
+
+def play(game_string, actions):
+    game = pyspiel.load_game(game_string)
+    state = game.new_initial_state()
+    for a in actions:
+        state.apply_action(a)
+    return state
+
+
+# ---------------------------------------------------------------- scenarios
+def test_worked_example_anna_ben_carla_dan():
+    # Anna 9, Ben 3, Carla J, Dan 6; underdog 4.
+    state = play("underdog", [card(9), card(3), card(11), card(6), card(4)])
+    assert state.current_player() == 0 and state.underdog == 4
+    state.apply_action(SWAP)
+    state.apply_action(card(2))          # Anna draws the 2
+    assert state.legal_actions() == [keep(2), keep(9)]
+    state.apply_action(keep(9))          # ... keeps the 9, lays the 2
+    state.apply_action(NEW)
+    state.apply_action(card(10))         # Ben turns the 10: new underdog
+    state.apply_action(SWAP)
+    state.apply_action(card(12))         # Carla draws the Q
+    state.apply_action(keep(12))
+    state.apply_action(SWAP)
+    state.apply_action(card(5))          # Dan draws the 5
+    state.apply_action(keep(6))
+    assert state.face_up == (2, 0, 11, 5) and state.underdog == 10
+    for a in (FIGHT, FIGHT, FIGHT, PASS):
+        state.apply_action(a)
+    # Ben: 3 + 10 = 13 beats Carla's 12 and Anna's 9; he takes the 3 chips
+    # bet and 1 from the bank, and starts the next round.
+    assert state.chips == (3, 4 - 1 + 3 + 1, 3, 4)
+    assert state.bank == 7
+    assert state.round == 2 and state.start_player == 1
+    assert ("show", ((0, 9), (1, 3), (2, 12))) in state.log()
+    assert ("won", 1, 4) in state.log()
+    assert state.is_chance_node()  # the next deal
+
+
+def test_lone_fighter_wins_without_showing():
+    state = play("underdog(players=3)", [card(7), card(2), card(12), card(5),
+                                          SWAP, card(1), keep(7), SWAP, card(3), keep(3),
+                                          SWAP, card(4), keep(12), PASS, FIGHT, PASS])
+    assert state.chips == (4, 4 - 1 + 1 + 1, 4)
+    assert state.start_player == 1
+    assert not any(e[0] == "show" for e in state.log())
+    # p1 kept the 3: the others never see it.
+    for other in (0, 2):
+        info = state.information_state_string(other)
+        assert "p1 wins 2" in info and "3" not in info.split("p1 lays 2")[1].split("wins")[0]
+        assert "showdown" not in info
+
+
+def test_nobody_fights_keeps_bank_and_start_player():
+    state = play("underdog(players=3)", [card(7), card(2), card(12), card(5),
+                                          NEW, card(9), NEW, card(10), NEW, card(11),
+                                          PASS, PASS, PASS])
+    assert state.bank == 8 and state.chips == (4, 4, 4)
+    assert state.start_player == 0 and state.round == 2
+    assert ("nobody",) in state.log()
+
+
+def test_tie_goes_to_first_in_turn_order_from_start_player():
+    # Round 1: p1 fights alone and wins, so p1 starts round 2 (order 1, 2, 0).
+    r1 = [card(7), card(2), card(12), card(5), NEW, card(1), NEW, card(3), NEW, card(4),
+          PASS, FIGHT, PASS]
+    state = play("underdog(players=3)", r1)
+    assert state.start_player == 1
+    # Round 2: p0 holds 3, p1 holds 10, p2 holds 13; underdog 7: 3 + 7 = 10 ties 10.
+    state = play("underdog(players=3)", r1 + [card(3), card(10), card(13), card(7)])
+    assert state.current_player() == 1
+    for a in [SWAP, card(1), keep(10), SWAP, card(2), keep(13), SWAP, card(4), keep(3)]:
+        state.apply_action(a)
+    assert state.underdog == 7
+    for a in (FIGHT, PASS, FIGHT):      # p1 fights with 10, p2 passes, p0 fights with 3
+        state.apply_action(a)
+    # Totals 10 (p1) and 3 + 7 = 10 (p0): p1 comes first from start player 1.
+    assert ("won", 1, 3) in state.log()
+    assert state.start_player == 1
+
+
+def test_last_round_stake_and_bank():
+    # bank=3: round 1 is normal (bank -> 2), round 2 is the last round.
+    r1 = [card(9), card(2), card(5), card(1), NEW, card(3), NEW, card(4), NEW, card(6),
+          FIGHT, FIGHT, PASS]                # p0 9 vs p1 2 + 6 = 8: p0 wins
+    state = play("underdog(players=3,chips=2,bank=3)", r1)
+    assert state.chips == (4, 1, 2) and state.bank == 2
+    assert state.is_last_round and state.start_player == 0
+    r2 = [card(2), card(9), card(5), card(1), NEW, card(3), NEW, card(4), NEW, card(6)]
+    for a in r2:
+        state.apply_action(a)
+    for a in (FIGHT, FIGHT, FIGHT):
+        state.apply_action(a)
+    log = state.log()
+    # Stakes: 2, 1 (all p1 has), 2.
+    assert ("fight", 0, 2) in log and ("fight", 1, 1) in log and ("fight", 2, 2) in log
+    # p0 2 + 6 = 8, p1 9, p2 5: p1 wins 2 + 1 + 2 bet and both bank chips.
+    assert state.chips == (2, 0 + 5 + 2, 0)
+    assert state.bank == 0
+    assert state.is_terminal()
+    assert state.returns() == [0.0, 1.0, 0.0]
+
+
+def test_player_without_chips_is_out():
+    # chips=1: p1 loses its only chip in round 1 and is dealt nothing after.
+    r1 = [card(9), card(2), card(5), card(1), NEW, card(3), NEW, card(4), NEW, card(6),
+          FIGHT, FIGHT, PASS]
+    state = play("underdog(players=3,chips=1,bank=5)", r1)
+    assert state.chips == (3, 0, 1)
+    # Round 2 deals only to seats 0 and 2, then the underdog card.
+    for a in [card(4), card(8), card(1)]:
+        state.apply_action(a)
+    assert state.hands == (4, 0, 8)
+    seen = []
+    while not state.is_chance_node():
+        seen.append(state.current_player())
+        state.apply_action(NEW if state.legal_actions() == [SWAP, NEW] else PASS)
+        if state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[0][0])
+    assert 1 not in seen and seen[:2] == [0, 2]
+
+
+def test_last_player_with_chips_takes_the_bank():
+    r1 = [card(9), card(2), card(5), card(1), NEW, card(3), NEW, card(4), NEW, card(6),
+          FIGHT, FIGHT, FIGHT]               # p0 9, p1 2+6=8, p2 5: p0 wins
+    state = play("underdog(players=3,chips=1,bank=5)", r1)
+    assert state.is_terminal()
+    assert state.chips == (0 + 3 + 1 + 4, 0, 0) and state.bank == 0
+    assert ("alone", 0, 4) in state.log()
+    assert state.returns() == [1.0, 0.0, 0.0]
+
+
+def test_small_deck_players_still_to_draw_skip():
+    # 5 cards, 3 players: 3 dealt + underdog leave one card in the pile.
+    state = play("underdog(players=3,cards=5,bank=2)", [card(1), card(2), card(3), card(4)])
+    state.apply_action(SWAP)
+    state.apply_action(card(5))
+    state.apply_action(keep(5))
+    assert state.legal_actions() == [FIGHT, PASS] and state.current_player() == 0
+    assert ("skip", 1) in state.log() and ("skip", 2) in state.log()
+
+
+def test_max_rounds_cap_and_both_payoffs():
+    r1 = [card(9), card(2), card(5), card(1), NEW, card(3), NEW, card(4), NEW, card(6),
+          FIGHT, PASS, PASS]
+    for payoff, expected in (("win", [1.0, 0.0, 0.0]), ("chips", [5 - 13 / 3, 4 - 13 / 3, 4 - 13 / 3])):
+        state = play(f"underdog(players=3,max_rounds=1,payoff={payoff})", r1)
+        assert state.is_terminal() and state.chips == (5, 4, 4)
+        assert state.returns() == pytest.approx(expected)
+        assert sum(state.returns()) == pytest.approx(1.0 if payoff == "win" else 0.0)
+
+
+def test_win_ties_share():
+    r1 = [card(9), card(2), card(5), card(1), NEW, card(3), NEW, card(4), NEW, card(6),
+          PASS, PASS, PASS]
+    state = play("underdog(players=3,max_rounds=1)", r1)
+    assert state.returns() == pytest.approx([1 / 3] * 3)
+
+
+# ----------------------------------------------------------- conformance
+MATRIX = [
+    "underdog",
+    "underdog(players=3)",
+    "underdog(players=5,cards=15)",
+    "underdog(players=6)",
+    "underdog(players=6,cards=15,payoff=chips)",
+    "underdog(players=3,cards=5)",
+    "underdog(players=6,cards=8)",
+    "underdog(players=4,bank=2)",
+    "underdog(players=3,cards=5,bank=2,last_round_stake=2)",
+    "underdog(players=4,chips=1,bank=6,max_rounds=3)",
+]
+
+
+@pytest.mark.parametrize("game_string", MATRIX)
+def test_random_sim_with_serialization(game_string):
+    game = pyspiel.load_game(game_string)
+    pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
+
+
+@pytest.mark.parametrize("players,cards,chips,bank,rounds", [
+    (3, 5, 1, 1, 1), (4, 13, 4, 8, 30), (6, 15, 7, 9, 12), (5, 7, 2, 3, 2)])
+def test_game_info_follows_parameters(players, cards, chips, bank, rounds):
+    for payoff in ("win", "chips"):
+        game = pyspiel.load_game(f"underdog(players={players},cards={cards},chips={chips},"
+                                 f"bank={bank},max_rounds={rounds},payoff={payoff})")
+        assert game.num_players() == players
+        assert game.num_distinct_actions() == 4 + cards
+        assert game.max_chance_outcomes() == cards
+        assert game.max_game_length() == rounds * (5 * players + 1)
+        if payoff == "win":
+            assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (0, 1, 1)
+        else:
+            total = players * chips + bank
+            assert game.min_utility() == pytest.approx(-total / players)
+            assert game.utility_sum() == 0
+        lengths = []
+        rng = np.random.default_rng(players)
+        for _ in range(20):
+            state = game.new_initial_state()
+            n = 0
+            while not state.is_terminal():
+                outcomes = state.chance_outcomes() if state.is_chance_node() else None
+                if outcomes:
+                    assert abs(sum(p for _, p in outcomes) - 1) < 1e-12
+                    assert [o for o, _ in outcomes] == sorted(o for o, _ in outcomes)
+                    a = outcomes[rng.integers(len(outcomes))][0]
+                else:
+                    legal = state.legal_actions()
+                    assert all(0 <= x < game.num_distinct_actions() for x in legal)
+                    a = legal[rng.integers(len(legal))]
+                state.apply_action(a)
+                n += 1
+            lengths.append(n)
+            r = state.returns()
+            assert game.min_utility() - 1e-9 <= min(r) and max(r) <= game.max_utility() + 1e-9
+        assert max(lengths) <= game.max_game_length()
+
+
+def test_tensors_have_declared_sizes_and_differ_by_player():
+    game = pyspiel.load_game("underdog(players=3)")
+    state = play("underdog(players=3)", [card(7), card(2), card(12), card(5)])
+    t0, t1 = state.information_state_tensor(0), state.information_state_tensor(1)
+    assert len(t0) == game.information_state_tensor_size()
+    assert t0 != t1
+    assert len(state.observation_tensor(0)) == game.observation_tensor_size()
+    assert "card 7" in state.observation_string(0) and "card 2" in state.observation_string(1)
+
+
+def test_action_names():
+    state = play("underdog(players=3)", [])
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, card(9)) == "card 9"
+    names = [state.action_to_string(0, a) for a in (SWAP, NEW, FIGHT, PASS, keep(9))]
+    assert names == ["swap", "new underdog", "fight", "pass", "keep 9"]
+
+
+# ------------------------------------------------------------ bad input
+@pytest.mark.parametrize("game_string,words", [
+    ("underdog(players=7)", ["players", "3..6"]),
+    ("underdog(players=2)", ["players", "3..6"]),
+    ("underdog(players=5,cards=6)", ["cards", "players+2"]),
+    ("underdog(cards=16)", ["cards", "15"]),
+    ("underdog(payoff=score)", ["payoff", "win, chips"]),
+    ("underdog(chips=0)", ["chips"]),
+])
+def test_bad_parameters_name_the_problem(game_string, words):
+    with pytest.raises(ValueError) as err:
+        pyspiel.load_game(game_string)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_unknown_parameter_rejected():
+    with pytest.raises(pyspiel.SpielError, match="cardz"):
+        pyspiel.load_game("underdog(cardz=9)")
+
+
+@pytest.mark.parametrize("prefix,bad", [
+    ([], 13),                                          # chance: no card 14
+    ([card(5)], card(5)),                              # chance: card already dealt
+    ([card(1), card(2), card(3), card(4), card(5)], FIGHT),  # draw step: fight illegal
+    ([card(1), card(2), card(3), card(4), card(5), SWAP, card(6)], keep(7)),  # keep a card not held
+])
+def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
+    state = play("underdog", prefix)
+    before, history = str(state), state.history()
+    info = state.information_state_string(0)
+    with pytest.raises(ValueError, match="not legal"):
+        state.apply_action(bad)
+    assert str(state) == before and state.history() == history
+    assert state.information_state_string(0) == info
+
+
+# ----------------------------------------------- OpenSpiel's own algorithms
+def test_openspiel_cfr_and_nash_conv_on_small_configuration():
+    game = pyspiel.load_game("underdog(players=3,cards=5,bank=2)")
+    solver = pyspiel.CFRSolver(game)
+    uniform_nc = pyspiel.nash_conv(game, solver.average_policy())
+    for _ in range(2):
+        solver.evaluate_and_update_policy()
+    nc = pyspiel.nash_conv(game, solver.average_policy())
+    assert 0 <= nc < uniform_nc
+
+
+def test_openspiel_ismcts_bot_plays_complete_games():
+    game = pyspiel.load_game("underdog(players=3,cards=7,bank=3)")
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(1))
+    bots = [ismcts.ISMCTSBot(game, evaluator, uct_c=2.0, max_simulations=20,
+                             random_state=np.random.RandomState(i)) for i in range(3)]
+    rng = np.random.default_rng(7)
+    for _ in range(2):  # ISMCTSBot has no restart_at, so evaluate_bots cannot drive it
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            else:
+                action = bots[state.current_player()].step(state)
+                assert action in state.legal_actions()
+                state.apply_action(action)
+        assert sum(state.returns()) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------ resampling
+def test_resample_keeps_the_information_state_and_varies_hidden_cards():
+    game = pyspiel.load_game("underdog")
+    rng = np.random.default_rng(3)
+    state = game.new_initial_state()
+    # Play into the fight step of the second round with random moves.
+    while state.round < 2 or state.legal_actions() != [FIGHT, PASS]:
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+        assert not state.is_terminal()
+    me = state.current_player()
+    info = state.information_state_string(me)
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    others = set()
+    for _ in range(30):
+        sample = state.resample_from_infostate(me, sampler)
+        assert sample.information_state_string(me) == info
+        assert sample.information_state_tensor(me) == state.information_state_tensor(me)
+        assert sample.hands[me] == state.hands[me]
+        others.add(tuple(h for s, h in enumerate(sample.hands) if s != me))
+    assert len(others) > 1
+
+
+# ------------------------------------------------------------ agents, seeds
+def test_heuristic_beats_random_with_rotated_seats():
+    game = pyspiel.load_game("underdog")
+    rng = np.random.default_rng(0)
+    heuristic, rand = [], []
+    for g in range(60):
+        seat = g % 4
+        bots = [make_agent("heuristic" if s == seat else "random", game, s, seed=g * 10 + s)
+                for s in range(4)]
+        r = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rng)
+        heuristic.append(r[seat])
+        rand.extend(r[s] for s in range(4) if s != seat)
+    assert np.mean(heuristic) > np.mean(rand) + 0.2
+
+
+def test_same_seed_same_game():
+    from kibitz.commands.play import build_seats, play_game
+    game = pyspiel.load_game("underdog(players=3)")
+
+    def run(seed):
+        lines = []
+        agents = build_seats(game, ["heuristic", "random", "heuristic"], seed, write=lines.append)
+        state = play_game(game, agents, seed, write=lines.append)
+        return state.history(), lines
+    assert run(5) == run(5)
+    assert run(5)[0] != run(6)[0]
