@@ -35,6 +35,10 @@ Rulings that are our own (also in the rules page):
   2 for 5-6, 1 for 7-8). The deck must hold ``removed + players*hand + 2``
   cards or more, so that the first turn has a face-up card and a card to
   draw.
+* Seat 0 (the "player to the left of the dealer") takes the first turn.
+* The end, made exact: the game ends the moment the deck is empty, after a
+  draw of the last card (a face-up card left is discarded) or when a reveal
+  would take the last card (discarded unseen).
 * Payoff ``win``: the lowest scores share 1. ``score``: mean score of all
   players minus own score (zero-sum).
 
@@ -42,7 +46,29 @@ Encoding. Cards: ``card = suit * ranks + rank - 1`` with suits in the order
 S H D C (``suit`` 0..suits-1) and ranks A=1 .. ranks; chance outcome ``c``
 is card ``c``, named ``card QH``. Player actions: ``0 take``, ``1 draw``,
 ``2 keep drawn``, ``3 take both``; ``num_distinct_actions = 4``,
-``max_chance_outcomes = suits * ranks``.
+``max_chance_outcomes = suits * ranks``; ``max_game_length = removed +
+players*hand + 3*D - 2`` with ``D`` the deck left after the deal.
+
+Information state: one event per line, first line ``p{player}`` (the line
+formats are listed in the rules page). Tensors, with n players, N =
+suits*ranks cards and L = 3*D - 2 event slots (the most moves after the
+deal); information state (perfect recall)::
+
+    observer       n          one-hot: whose view this is
+    own_hand       N          own dealt cards (private)
+    events         L*(6+n+N)  one slot per public event after the deal, in
+                              order: kind one-hot (reveal, take, draw,
+                              drawn, keep, both), seat one-hot (the player
+                              whose turn it is), cards: the revealed /
+                              taken / drawn / kept card; both: the two cards
+    end            3          how the game ended: face-up card discarded,
+                              last card discarded unseen, nothing left
+    shown          n*N        every hand, shown at the end
+
+Observation (current view only)::
+
+    observer n | to_move n+1 (last: chance / nobody) | own_hand N |
+    face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6
 """
 
 from __future__ import annotations
@@ -533,29 +559,11 @@ def event_text(e, me: int, names) -> str | None:
 class PubObserver:
     """Observation and information-state encodings for pub.
 
-    With n players, N = suits*ranks cards and L = 3 * (cards left after the
-    deal) - 2 event slots (the most moves after the deal), the perfect-recall (information state) tensor is::
-
-        observer       n       one-hot: whose view this is
-        own_hand       N       own dealt cards (private)
-        events         L*(6+n+N)  one slot per public event after the deal, in order:
-                                  kind one-hot (reveal, take, draw, drawn,
-                                  keep, both), seat one-hot (the player whose
-                                  turn it is), cards: the revealed / taken /
-                                  drawn / kept card; both: the two cards
-        end            3       how the game ended: face-up card discarded,
-                               last card discarded unseen, nothing left
-        shown          n*N     every hand, shown at the end
-
-    Observation (current view only)::
-
-        observer n | to_move n+1 (last: chance / nobody) | own_hand N |
-        face_up N | drawn N | collections n*N | deck 1 | shown n*N |
-        phase 6
-
-    The strings: the information state is one line per event, first line
-    ``p{player}`` (see ``docs/rules/pub.md``); the observation is one line
-    of `` | ``-separated fields.
+    The tensor layouts are the index tables in the module docstring; every
+    piece is a named view (``self.dict``) into the one flat ``self.tensor``.
+    The information-state string is one line per event, first line
+    ``p{player}``; the observation string is one line of `` | ``-separated
+    fields (both formats are in ``docs/rules/pub.md``).
     """
 
     def __init__(self, iig_obs_type, game, params):

@@ -349,8 +349,8 @@ def test_cfr_and_nash_conv_on_tiny_configuration():
     assert set(probs) == {pub.TAKE, pub.DRAW} and sum(probs.values()) == pytest.approx(1)
 
 
-@pytest.mark.parametrize("game_string,sims", [(TINY, 20), ("pub(players=3,suits=2,ranks=6,removed=2,hand=1)", 15),
-                                              ("pub", 4)])
+@pytest.mark.parametrize("game_string,sims", [
+    (TINY, 20), ("pub(players=3,suits=2,ranks=6,removed=2,hand=1)", 15), ("pub", 4)])
 def test_ismcts_bot_plays_complete_games(game_string, sims):
     game = pyspiel.load_game(game_string)
     rng = np.random.default_rng(3)
