@@ -44,8 +44,7 @@ class HumanAgent(Agent):
         self._write(f"You are player {me}. {state.observation_string(me)}")
         legal = state.legal_actions()
         names = [state.action_to_string(me, a) for a in legal]
-        for i, n in enumerate(names, 1):
-            self._write(f"  {i}) {n}")
+        self._list(names)
         while True:
             try:
                 text = self._read("Your move (number or name): ").strip()
@@ -53,10 +52,28 @@ class HumanAgent(Agent):
                 raise Quit() from None
             if text.lower() in ("quit", "exit"):
                 raise Quit()
+            if text.lower() == "list":
+                self._list(names, everything=True)
+                continue
             if text.isdigit() and 1 <= int(text) <= len(legal):
                 return legal[int(text) - 1]
             matches = [a for a, n in zip(legal, names) if n.lower() == text.lower()]
             if matches:
                 return matches[0]
+            shown = names if len(names) <= self.MAX_LISTED else names[:5] + ["..."] + names[-3:]
             self._write(f"  '{text}' is not a legal move here; type 1..{len(legal)} or one of: "
-                        + ", ".join(names))
+                        + ", ".join(shown))
+
+    #: longer move lists are abbreviated; 'list' prints them all
+    MAX_LISTED = 40
+
+    def _list(self, names, everything=False):
+        if everything or len(names) <= self.MAX_LISTED:
+            for i, n in enumerate(names, 1):
+                self._write(f"  {i}) {n}")
+            return
+        for i in list(range(5)) + list(range(len(names) - 3, len(names))):
+            self._write(f"  {i + 1}) {names[i]}")
+            if i == 4:
+                self._write(f"  ... {len(names) - 8} more: type a move by name "
+                            "(e.g. 'claim 3 red stake 1+0'), a number, or 'list' to see them all")

@@ -1,26 +1,68 @@
 """Agent specs: one syntax for every command that takes an agent.
 
 A spec is a name with optional keyword options in parentheses, e.g.
-``random``, ``heuristic``, ``ismcts(sims=1000,uct_c=2)``. Values are parsed
-as int, float, true/false, or left as strings.
+``random``, ``heuristic``, ``ismcts(sims=1000,uct_c=2)``,
+``policy(path/to/file.json.gz)``. A bare value in the parentheses is the
+agent's positional option (``policy`` takes its file that way). Values are
+parsed as int, float, true/false, or left as strings.
+
+Agent kinds register themselves with :func:`register_agent`; every module in
+the ``agents`` package is imported when this registry is first used, so a
+new kind is a new module.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import pkgutil
 import re
+from typing import Callable
 
 import games  # noqa: F401  (registers the games)
-from agents.base import RandomAgent
-from agents.heuristics import HEURISTICS
 
-#: name -> one-line help (with its options); ``kibitz agents`` prints it.
-AGENT_HELP = {
-    "random": "uniformly random legal moves",
-    "heuristic": "the game's rule-based player (games: {})".format(", ".join(sorted(HEURISTICS))),
-    "human": "a person at the terminal (kibitz play only)",
-}
 
-_SPEC = re.compile(r"^\s*([a-z_][a-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.I)
+@dataclasses.dataclass(frozen=True)
+class AgentKind:
+    name: str
+    help: str
+    #: option name -> (default, one-line help)
+    options: dict
+    #: factory(game, player_id, seed, **options) -> Agent
+    factory: Callable
+    #: name of the option a bare value in the parentheses sets
+    positional: str | None = None
+
+
+AGENTS: dict[str, AgentKind] = {}
+_loaded = False
+
+
+def register_agent(name: str, help: str, options: dict | None = None, positional: str | None = None):
+    """Decorator for an agent factory (a class or function)."""
+    def decorate(factory):
+        AGENTS[name] = AgentKind(name, help, dict(options or {}), factory, positional)
+        return factory
+    return decorate
+
+
+def _load_all():
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import agents
+    for info in pkgutil.iter_modules(agents.__path__):
+        if info.name not in ("registry",):
+            importlib.import_module(f"agents.{info.name}")
+
+
+def agent_kinds() -> dict[str, AgentKind]:
+    _load_all()
+    return AGENTS
+
+
+_SPEC = re.compile(r"^\s*([a-z_][a-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.I | re.S)
 
 
 def _value(text: str):
@@ -36,16 +78,19 @@ def _value(text: str):
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
-    """``"ismcts(sims=10)"`` -> ``("ismcts", {"sims": 10})``."""
+    """``"ismcts(sims=10)"`` -> ``("ismcts", {"sims": 10})``; a bare value -> ``{None: value}``."""
     m = _SPEC.match(spec)
     if not m:
         raise ValueError(f"bad agent spec {spec!r}; expected NAME or NAME(key=value,...)")
     name, body = m.group(1).lower(), m.group(2)
     options = {}
     if body and body.strip():
-        for part in body.split(","):
+        for part in split_specs(body):
             if "=" not in part:
-                raise ValueError(f"bad option {part.strip()!r} in agent spec {spec!r}; expected key=value")
+                if None in options:
+                    raise ValueError(f"bad option {part!r} in agent spec {spec!r}; expected key=value")
+                options[None] = part.strip()
+                continue
             key, val = part.split("=", 1)
             options[key.strip()] = _value(val)
     return name, options
@@ -54,24 +99,20 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 def make_agent(spec: str, game, player_id: int, seed: int | None = None):
     """Builds the agent that ``spec`` names for seat ``player_id`` of ``game``."""
     name, options = parse_spec(spec)
-    if name == "random":
-        _no_options(name, options)
-        return RandomAgent(game, player_id, seed)
-    if name == "heuristic":
-        _no_options(name, options)
-        short = game.get_type().short_name
-        if short not in HEURISTICS:
-            raise ValueError(f"no heuristic agent for game {short!r}; "
-                             f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
-        return HEURISTICS[short](game, player_id, seed)
-    if name == "human":
-        raise ValueError("the human agent is only available in `kibitz play`")
-    raise ValueError(f"unknown agent {name!r}; agents are: {', '.join(sorted(AGENT_HELP))}")
-
-
-def _no_options(name, options):
-    if options:
-        raise ValueError(f"agent {name!r} takes no options; got {', '.join(options)}")
+    kinds = agent_kinds()
+    if name not in kinds:
+        raise ValueError(f"unknown agent {name!r}; agents are: {', '.join(sorted(kinds))}")
+    kind = kinds[name]
+    if None in options:
+        if kind.positional is None:
+            raise ValueError(f"agent {name!r} takes only key=value options; got {options[None]!r}")
+        options[kind.positional] = options.pop(None)
+    unknown = sorted(set(options) - set(kind.options))
+    if unknown:
+        allowed = ", ".join(sorted(kind.options)) or "none"
+        raise ValueError(f"agent {name!r} has no option {unknown[0]!r}; its options: {allowed}"
+                         if kind.options else f"agent {name!r} takes no options; got {', '.join(unknown)}")
+    return kind.factory(game, player_id, seed, **options)
 
 
 def split_specs(text: str) -> list[str]:

@@ -1,0 +1,66 @@
+"""Agent specs, the registry and the built-in agents."""
+
+import numpy as np
+import pyspiel
+import pytest
+from click.testing import CliRunner
+
+import games  # noqa: F401
+from agents import make_agent, parse_spec, split_specs
+from agents.base import Agent
+from kibitz.cli import main
+
+
+def test_parse_and_split_specs():
+    assert parse_spec("random") == ("random", {})
+    assert parse_spec("ismcts(sims=10, uct_c=1.5, rollout=heuristic)") == (
+        "ismcts", {"sims": 10, "uct_c": 1.5, "rollout": "heuristic"})
+    assert parse_spec("policy(runs/a.json.gz)") == ("policy", {None: "runs/a.json.gz"})
+    assert split_specs("a,ismcts(sims=5,uct_c=2),b") == ["a", "ismcts(sims=5,uct_c=2)", "b"]
+    with pytest.raises(ValueError, match="empty agent spec"):
+        split_specs("a,,b")
+    with pytest.raises(ValueError, match="bad agent spec"):
+        parse_spec("9lives")
+
+
+def test_agents_are_pyspiel_bots_and_seeded():
+    game = pyspiel.load_game("underdog(players=3)")
+    state = game.new_initial_state()
+    for a in [6, 1, 11, 3]:
+        state.apply_action(a)
+    for spec in ("random", "heuristic"):
+        a1, a2 = make_agent(spec, game, 0, seed=3), make_agent(spec, game, 0, seed=3)
+        assert isinstance(a1, pyspiel.Bot) and isinstance(a1, Agent)
+        moves1 = [a1.step(state) for _ in range(10)]
+        assert moves1 == [a2.step(state) for _ in range(10)]
+        policy, action = a1.step_with_policy(state)
+        assert sum(p for _, p in policy) == pytest.approx(1.0)
+        assert action in state.legal_actions()
+
+
+def test_random_agent_is_uniform():
+    game = pyspiel.load_game("underdog(players=3)")
+    state = game.new_initial_state()
+    for a in [6, 1, 11, 3]:
+        state.apply_action(a)
+    agent = make_agent("random", game, 0, seed=1)
+    counts = np.bincount([agent.step(state) for _ in range(2000)], minlength=2)
+    assert abs(counts[0] - counts[1]) < 200
+
+
+def test_unknown_agents_and_options_are_clear_errors():
+    game = pyspiel.load_game("underdog(players=3)")
+    with pytest.raises(ValueError, match="unknown agent 'wizard'; agents are: .*random"):
+        make_agent("wizard", game, 0)
+    with pytest.raises(ValueError, match="takes no options"):
+        make_agent("random(depth=2)", game, 0)
+    with pytest.raises(ValueError, match="only key=value"):
+        make_agent("heuristic(7)", game, 0)
+    with pytest.raises(ValueError, match="no heuristic agent for game 'kuhn_poker'"):
+        make_agent("heuristic", pyspiel.load_game("kuhn_poker"), 0)
+
+
+def test_agents_command_lists_kinds():
+    out = CliRunner().invoke(main, ["agents"]).output
+    for name in ("random", "heuristic", "human"):
+        assert f"{name}:" in out
