@@ -111,7 +111,7 @@ SPEC = _common.GameSpec(
     long_name="Over/Under",
     summary="Predict over or under a stack's top card; wrong guesses take the stack.",
     params=PARAMS,
-    small="over_under(players=2,copies=1,stacks=2,rounds=1)",
+    small="over_under(players=2,copies=1,stacks=1,rounds=1)",
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Over/Under", PARAMS, min_players=1, max_players=8)
