@@ -46,6 +46,14 @@ Encoding. Player actions: ``2*s`` is ``stack s over``, ``2*s + 1`` is
 ``k`` is the k-th card value of the deck (cash: $1 $5 $10 $20 $50 $100;
 standard: A 2 .. 10 J Q K), then with jokers ``K`` the $2 joker, ``K + 1``
 Pyramid, ``K + 2`` Eagle, where K is the number of values (6 or 13).
+
+Tensors (index tables in :class:`OverUnderObserver`). The information-state
+tensor is ``observer n`` then, for each of R rounds, ``dealt S*K`` (the value
+dealt to each stack) and, for each of at most ``D - S`` flips in order,
+``seat n | stack S | over, under 2 | card KC | give n``. The observation
+tensor is the current table: ``observer n | to_move n+1 | round R |
+dealer n | tally n | top S*(K+1) | on_table S | claimed_by S*n | money S |
+deck KC | pending S | direction 2 | phase 5``.
 """
 
 from __future__ import annotations
@@ -528,9 +536,8 @@ def event_text(e, names, rounds) -> str:
     if kind == "predict":
         return f"p{e[1]}: stack {e[2]} {'over' if e[3] else 'under'}"
     if kind == "flip":
-        _, k, s, outcome = e
-        what = {"safe": "safe", "bust": "bust", "tie": "tie", "joker": "joker"}[outcome]
-        return f"card {names[k]} on stack {s}: {what}"
+        _, k, s, outcome = e  # outcome: safe, bust, tie or joker
+        return f"card {names[k]} on stack {s}: {outcome}"
     if kind == "give":
         return f"p{e[1]}: give to {e[2]}"
     if kind == "claim":

@@ -277,6 +277,7 @@ MATRIX = [
     "over_under(players=5,copies=1,stacks=3,jokers=true)",
     "over_under(players=8,rounds=2,jokers=true,payoff=score)",
     "over_under(players=8,copies=1,stacks=3,variant=cutthroat)",
+    "over_under(players=5,copies=1,stacks=2,variant=cutthroat,jokers=true)",
     "over_under(players=2,copies=1,stacks=2,deck=standard,variant=cutthroat,jokers=true)",
     "over_under(players=1,copies=1,stacks=3)",
     "over_under(players=2,copies=1,stacks=1,rounds=1)",
