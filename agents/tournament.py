@@ -1,0 +1,465 @@
+"""Bot tournaments: seat rotation, duplicate deals, statistics, ratings.
+
+A tournament plays a list of agent specs against each other on one game.
+
+Arrangements (which agent sits in which seat), see :func:`arrangements`:
+
+* as many agents as seats: the cyclic rotations, so every agent plays every
+  seat once per deal;
+* more agents than seats: every combination of agents, each in all its
+  cyclic rotations;
+* fewer agents than seats: every arrangement in which each agent holds at
+  least one seat.
+
+Duplicate deals (see :class:`DealChance`): every arrangement of a deal is
+played with the same chance stream, so luck cancels between agents. Game
+number ``g`` is deal ``g // A``, arrangement ``g % A`` (``A`` arrangements),
+so the results of game ``g`` depend only on the tournament seed, the specs
+and ``g``: any number of worker processes gives the same records.
+
+Per agent the tournament reports the games it played, its mean payoff with a
+95% confidence interval (Student t over its games; an agent in several seats
+of one game counts the mean of those seats as one sample), its win rate
+(the winners of a game, the seats with the highest return, share one win),
+an OpenSkill Plackett-Luce rating updated game by game in game order, and a
+per-seat breakdown. Every game is recorded (deal seed, seats, agent seeds,
+every action with chance included, returns) so that it can be replayed
+exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import signal
+from typing import Callable, Iterable
+
+import numpy as np
+
+from agents.registry import make_agent
+
+
+# ---------------------------------------------------------------- arrangements
+def arrangements(num_agents: int, num_seats: int) -> list[tuple[int, ...]]:
+    """Seatings: ``arr[seat]`` is the index of the agent in that seat."""
+    if num_agents < 1:
+        raise ValueError("a tournament needs at least one agent")
+    if num_agents >= num_seats:
+        out = []
+        for combo in itertools.combinations(range(num_agents), num_seats):
+            for r in range(num_seats):
+                out.append(tuple(combo[(s - r) % num_seats] for s in range(num_seats)))
+        return out
+    return [arr for arr in itertools.product(range(num_agents), repeat=num_seats)
+            if len(set(arr)) == num_agents]
+
+
+# ---------------------------------------------------------------- chance
+class DealChance:
+    """Chance outcomes for one deal, the same for every arrangement.
+
+    Card draws: a chance node whose outcomes are equally likely takes the
+    first outcome of a shuffled order (the "deck") that is still among its
+    outcomes. A deck serves while each node's outcomes are exactly the deck
+    minus the outcomes already taken from it (drawing without replacement);
+    a uniform node that does not fit (a reshuffle, a die, a sub-deck) starts
+    a new deck, shuffled afresh from the deal seed and the deck number.
+    Either way the outcome is uniform among the node's outcomes given
+    everything before it, so play samples exactly from the game's chance
+    distribution.
+
+    Any other chance node (outcomes with unequal probabilities, e.g. a deck
+    of repeated colours) is drawn from a uniform number seeded by the deal
+    seed and the chance node's index (the number of chance nodes before it),
+    by inverse CDF over ``chance_outcomes()``: exact, and the same for every
+    arrangement as long as the chance nodes line up.
+    """
+
+    def __init__(self, seed_words: tuple[int, ...]):
+        self._words = tuple(int(w) for w in seed_words)
+        self._decks = 0
+        self._rank: dict[int, int] | None = None
+        self._deck: frozenset | None = None
+        self._taken: set = set()
+        self._index = 0
+
+    def _rng(self, *extra):
+        return np.random.default_rng(np.random.SeedSequence(self._words + tuple(extra)))
+
+    def __call__(self, outcomes: list[tuple[int, float]]) -> int:
+        index = self._index
+        self._index += 1
+        actions = [a for a, _ in outcomes]
+        probs = [p for _, p in outcomes]
+        if len(actions) == 1:
+            return int(actions[0])
+        if max(probs) - min(probs) <= 1e-9 * max(probs):
+            here = frozenset(actions)
+            if self._deck is None or here != self._deck - self._taken:
+                self._decks += 1
+                order = self._rng(1, self._decks).permutation(sorted(here))
+                self._rank = {int(a): i for i, a in enumerate(order)}
+                self._deck, self._taken = here, set()
+            choice = min(actions, key=self._rank.__getitem__)
+            self._taken.add(choice)
+            return int(choice)
+        u = self._rng(2, index).random()
+        cdf = np.cumsum(probs)
+        i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
+        return int(actions[min(i, len(actions) - 1)])
+
+
+# ---------------------------------------------------------------- one game
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Everything that determines the games of a tournament."""
+
+    game: str
+    specs: tuple[str, ...]
+    seed: int
+    num_seats: int
+
+    @property
+    def arrangements(self):
+        return arrangements(len(self.specs), self.num_seats)
+
+    def deal_words(self, deal: int) -> tuple[int, ...]:
+        return (self.seed, deal)
+
+    def agent_seed(self, game_index: int, seat: int) -> int:
+        ss = np.random.SeedSequence((self.seed, 1_000_003, game_index, seat))
+        return int(ss.generate_state(1, dtype=np.uint32)[0])
+
+
+_GAMES: dict = {}
+
+
+def _load(game_string: str):
+    if game_string not in _GAMES:
+        from kibitz.gameutil import load_game
+        _GAMES[game_string] = load_game(game_string)
+    return _GAMES[game_string]
+
+
+def play_recorded(game, agents, chance: Callable) -> tuple[list[int], list[float]]:
+    """Plays one game; returns (every action, chance included; returns)."""
+    state = game.new_initial_state()
+    for a in agents:
+        a.restart_at(state)
+    moves = []
+    while not state.is_terminal():
+        player = state.current_player()
+        if state.is_chance_node():
+            action = chance(state.chance_outcomes())
+        else:
+            action = int(agents[player].step(state))
+            for i, a in enumerate(agents):
+                if i != player:
+                    a.inform_action(state, player, action)
+        moves.append(action)
+        state.apply_action(action)
+    return moves, [float(r) for r in state.returns()]
+
+
+def play_one(plan: Plan, game_index: int) -> dict:
+    """Plays game number ``game_index`` of ``plan``; returns its record."""
+    game = _load(plan.game)
+    arrs = plan.arrangements
+    deal, arr_index = divmod(game_index, len(arrs))
+    arr = arrs[arr_index]
+    seeds = [plan.agent_seed(game_index, s) for s in range(plan.num_seats)]
+    agents = [make_agent(plan.specs[a], game, s, seed=seeds[s]) for s, a in enumerate(arr)]
+    moves, returns = play_recorded(game, agents, DealChance(plan.deal_words(deal)))
+    return {
+        "index": game_index,
+        "game": plan.game,
+        "deal": deal,
+        "deal_seed": list(plan.deal_words(deal)),
+        "arrangement": arr_index,
+        "seats": [plan.specs[a] for a in arr],
+        "seat_agents": list(arr),
+        "agent_seeds": seeds,
+        "moves": moves,
+        "returns": returns,
+    }
+
+
+def replay_record(record: dict, rerun: bool = False):
+    """The final state of a recorded game.
+
+    ``rerun=False`` applies the recorded moves (each checked against the
+    legal actions). ``rerun=True`` plays the game again from its seeds with
+    fresh agents and raises if any move differs from the record.
+    """
+    game = _load(record["game"])
+    if rerun:
+        agents = [make_agent(spec, game, s, seed=seed)
+                  for s, (spec, seed) in enumerate(zip(record["seats"], record["agent_seeds"]))]
+        moves, returns = play_recorded(game, agents, DealChance(tuple(record["deal_seed"])))
+        if moves != record["moves"]:
+            at = next((i for i, (a, b) in enumerate(zip(moves, record["moves"])) if a != b),
+                      min(len(moves), len(record["moves"])))
+            raise ValueError(f"game {record['index']}: the rerun differs from the record at move {at}")
+    state = game.new_initial_state()
+    for i, a in enumerate(record["moves"]):
+        if state.is_terminal() or a not in state.legal_actions():
+            raise ValueError(f"game {record['index']}: move {i} ({a}) is not legal in the recorded game")
+        state.apply_action(a)
+    if not state.is_terminal():
+        raise ValueError(f"game {record['index']}: the recorded moves end before the game does")
+    return state
+
+
+# ---------------------------------------------------------------- statistics
+def _t95(n: int) -> float:
+    if n < 2:
+        return float("nan")
+    from scipy.stats import t
+    return float(t.ppf(0.975, n - 1))
+
+
+def _summary(values: list[float]) -> tuple[float, float, float]:
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(np.mean(values))
+    if n < 2:
+        return mean, float("nan"), float("nan")
+    half = _t95(n) * float(np.std(values, ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def win_shares(returns: list[float]) -> list[float]:
+    best = max(returns)
+    winners = [i for i, r in enumerate(returns) if abs(r - best) <= 1e-12]
+    return [1.0 / len(winners) if i in winners else 0.0 for i in range(len(returns))]
+
+
+def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -> dict:
+    """Per-agent statistics and ratings from game records (taken in index order)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating() for _ in specs]
+    pay = [[] for _ in specs]
+    win = [[] for _ in specs]
+    seat_pay = [[[] for _ in range(num_seats)] for _ in specs]
+    seat_win = [[[] for _ in range(num_seats)] for _ in specs]
+    count = 0
+    for rec in sorted(records, key=lambda r: r["index"]):
+        count += 1
+        arr, ret = rec["seat_agents"], rec["returns"]
+        wins = win_shares(ret)
+        for a in set(arr):
+            seats = [s for s in range(num_seats) if arr[s] == a]
+            pay[a].append(sum(ret[s] for s in seats) / len(seats))
+            win[a].append(sum(wins[s] for s in seats) / len(seats))
+            for s in seats:
+                seat_pay[a][s].append(ret[s])
+                seat_win[a][s].append(wins[s])
+        if len(set(arr)) > 1:
+            teams = [[ratings[a]] for a in arr]
+            new = model.rate(teams, scores=list(ret))
+            for a in set(arr):
+                mine = [new[s][0] for s in range(num_seats) if arr[s] == a]
+                ratings[a] = model.rating(mu=float(np.mean([r.mu for r in mine])),
+                                          sigma=float(np.mean([r.sigma for r in mine])))
+    agents = []
+    for a, spec in enumerate(specs):
+        mean, lo, hi = _summary(pay[a])
+        agents.append({
+            "name": spec if specs.count(spec) == 1 else f"{spec}#{a}",
+            "spec": spec,
+            "games": len(pay[a]),
+            "mean_payoff": mean,
+            "ci95_low": lo,
+            "ci95_high": hi,
+            "win_rate": float(np.mean(win[a])) if win[a] else float("nan"),
+            "rating": ratings[a].mu,
+            "rating_sigma": ratings[a].sigma,
+            "rating_ordinal": ratings[a].ordinal(),
+            "seats": [{"seat": s, "games": len(seat_pay[a][s]),
+                       "mean_payoff": float(np.mean(seat_pay[a][s])) if seat_pay[a][s] else float("nan"),
+                       "win_rate": float(np.mean(seat_win[a][s])) if seat_win[a][s] else float("nan")}
+                      for s in range(num_seats)],
+        })
+    return {"games_played": count, "agents": agents}
+
+
+def _json_safe(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    return x
+
+
+def format_table(results: dict) -> str:
+    def f(x, nd=3):
+        return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
+    rows = [("agent", "games", "mean", "95% CI", "win rate", "rating (mu±sigma)")]
+    for a in results["agents"]:
+        rows.append((a["name"], str(a["games"]), f(a["mean_payoff"]),
+                     f"[{f(a['ci95_low'])}, {f(a['ci95_high'])}]", f(a["win_rate"]),
+                     f"{f(a['rating'], 2)} ± {f(a['rating_sigma'], 2)}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    seat_rows = [("agent", "seat", "games", "mean", "win rate")]
+    for a in results["agents"]:
+        for s in a["seats"]:
+            if s["games"]:
+                seat_rows.append((a["name"], str(s["seat"]), str(s["games"]),
+                                  f(s["mean_payoff"]), f(s["win_rate"])))
+    widths = [max(len(r[i]) for r in seat_rows) for i in range(len(seat_rows[0]))]
+    lines += ["", "per seat:"] + ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in seat_rows]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the runner
+def _worker_init():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _worker(job):
+    plan, index = job
+    return play_one(plan, index)
+
+
+def read_records(path: str) -> list[dict]:
+    """The complete lines of a games.jsonl (a torn last line is dropped)."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    return out
+
+
+@dataclasses.dataclass
+class Outcome:
+    results: dict
+    finished: int
+    total: int
+    interrupted: bool
+
+
+def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0,
+                   workers: int = 1, out_dir: str | None = None, resume: bool = False,
+                   progress: bool = True) -> Outcome:
+    """Runs (or continues) a tournament; writes ``out_dir`` if given.
+
+    ``games`` is rounded up to a whole number of deals (each deal is played
+    in every arrangement). Files: ``tournament.json`` (the plan),
+    ``games.jsonl`` (one record per game, sorted by index at the end),
+    ``results.json`` and ``results.csv``.
+    """
+    game = _load(game_string)
+    for s, spec in enumerate(specs):  # fail early on a bad spec
+        make_agent(spec, game, 0, seed=0)
+    plan = Plan(game_string, tuple(specs), int(seed), game.num_players())
+    per_deal = len(plan.arrangements)
+    total = -(-games // per_deal) * per_deal
+    config = {"game": game_string, "agents": list(specs), "seed": int(seed), "games": total,
+              "seats": plan.num_seats, "arrangements": [list(a) for a in plan.arrangements]}
+    records: dict[int, dict] = {}
+    games_path = None
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        cfg_path = os.path.join(out_dir, "tournament.json")
+        games_path = os.path.join(out_dir, "games.jsonl")
+        if resume and os.path.exists(cfg_path):
+            with open(cfg_path) as f:
+                old = json.load(f)
+            for key in ("game", "agents", "seed"):
+                if old[key] != config[key]:
+                    raise ValueError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
+                                     f"not {config[key]!r}")
+            for rec in read_records(games_path):
+                if rec["index"] < total:
+                    records[rec["index"]] = rec
+        elif not resume and os.path.exists(games_path) and os.path.getsize(games_path) > 0:
+            raise ValueError(f"{out_dir} already holds a tournament; use --resume or another --out")
+        with open(cfg_path, "w") as f:
+            json.dump(config, f, indent=2)
+        # rewrite only complete records, so a torn line cannot follow
+        with open(games_path, "w") as f:
+            for i in sorted(records):
+                f.write(json.dumps(records[i]) + "\n")
+    todo = [i for i in range(total) if i not in records]
+    interrupted = False
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=total, initial=total - len(todo), unit="game", dynamic_ncols=True)
+    sink = open(games_path, "a") if games_path else None
+
+    def keep(rec):
+        records[rec["index"]] = rec
+        if sink:
+            sink.write(json.dumps(rec) + "\n")
+            sink.flush()
+        if bar:
+            bar.update(1)
+
+    pool = None
+    try:
+        if workers <= 1 or len(todo) <= 1:
+            for i in todo:
+                keep(play_one(plan, i))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            pool = ctx.Pool(workers, initializer=_worker_init)
+            chunk = max(1, min(16, len(todo) // (workers * 8)))
+            for rec in pool.imap_unordered(_worker, [(plan, i) for i in todo], chunksize=chunk):
+                keep(rec)
+            pool.close()
+            pool.join()
+            pool = None
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if bar:
+            bar.close()
+        if sink:
+            sink.close()
+    results = compute_results(list(specs), plan.num_seats, records.values())
+    results.update({"game": game_string, "seed": int(seed), "games_planned": total,
+                    "complete": len(records) == total})
+    if out_dir is not None:
+        with open(games_path, "w") as f:
+            for i in sorted(records):
+                f.write(json.dumps(records[i]) + "\n")
+        with open(os.path.join(out_dir, "results.json"), "w") as f:
+            json.dump(_json_safe(results), f, indent=2)
+        write_csv(os.path.join(out_dir, "results.csv"), results)
+    return Outcome(results, len(records), total, interrupted)
+
+
+CSV_FIELDS = ("name", "spec", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate",
+              "rating", "rating_sigma")
+
+
+def write_csv(path: str, results: dict) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_FIELDS + tuple(f"seat{s}_mean_payoff" for s in range(len(results["agents"][0]["seats"]))))
+        for a in results["agents"]:
+            row = [a[k] for k in CSV_FIELDS] + [s["mean_payoff"] for s in a["seats"]]
+            w.writerow(["" if isinstance(v, float) and not math.isfinite(v) else v for v in row])

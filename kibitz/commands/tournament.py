@@ -1,0 +1,54 @@
+"""``kibitz tournament``: agents against each other, seats rotated, deals duplicated."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from agents.registry import split_specs
+from agents.tournament import format_table, run_tournament
+from kibitz.gameutil import GameStringError, load_game
+
+
+@click.command("tournament")
+@click.argument("game_string", metavar="GAME")
+@click.option("--agents", "agent_list", required=True,
+              help="Comma-separated agent specs, e.g. random,heuristic,'ismcts(sims=200)'.")
+@click.option("--games", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Games to play (rounded up so each deal is played in every seating).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Tournament seed.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (results are the same for any number).")
+@click.option("--out", "out_dir", default=None,
+              help="Directory for tournament.json, games.jsonl, results.json, results.csv "
+                   "(default: tournament-SEED).")
+@click.option("--resume", is_flag=True, help="Continue the tournament in --out from the games it finished.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, no_progress):
+    """Run a bot tournament on GAME: every agent plays every seat on duplicate deals.
+
+    Prints per agent: games, mean payoff with a 95% confidence interval, win
+    rate, OpenSkill rating, and a per-seat table. Ctrl-C stops, keeps the
+    finished games and reports them; --resume continues.
+    """
+    try:
+        load_game(game_string)
+    except GameStringError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    try:
+        specs = split_specs(agent_list)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--agents") from None
+    out_dir = out_dir or f"tournament-{seed}"
+    try:
+        outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
+                                 out_dir=out_dir, resume=resume, progress=not no_progress)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    if outcome.interrupted:
+        click.echo(f"\ninterrupted: {outcome.finished} of {outcome.total} games finished "
+                   f"(kept; continue with --resume --out {out_dir})")
+    click.echo(f"{game_string}: {outcome.finished} of {outcome.total} games, seed {seed}\n")
+    click.echo(format_table(outcome.results))
+    click.echo(f"\nwrote {os.path.join(out_dir, 'results.json')}, results.csv, games.jsonl")

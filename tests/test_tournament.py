@@ -1,0 +1,180 @@
+"""Tournaments: seatings, duplicate deals, exact chance, statistics, files, resume, replay."""
+
+import collections
+import json
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+from click.testing import CliRunner
+
+import agents.tournament as tour
+from agents.tournament import DealChance, arrangements, compute_results, run_tournament
+from kibitz.commands.replay import replay
+from kibitz.commands.tournament import tournament
+
+SMALL = "underdog(players=3,cards=5,bank=2)"
+
+
+# ------------------------------------------------------------ seatings
+@pytest.mark.parametrize("agents,seats,count", [(4, 4, 4), (2, 3, 6), (3, 3, 3), (4, 3, 12), (1, 3, 1)])
+def test_every_agent_plays_every_seat_equally(agents, seats, count):
+    arrs = arrangements(agents, seats)
+    assert len(arrs) == count and len(set(arrs)) == count
+    for a in range(agents):
+        per_seat = [sum(arr[s] == a for arr in arrs) for s in range(seats)]
+        assert min(per_seat) >= 1 and len(set(per_seat)) == 1
+
+
+def test_fewer_agents_than_seats_plays_every_arrangement():
+    arrs = set(arrangements(2, 4))
+    # every assignment of 2 agents to 4 seats in which both agents sit
+    assert arrs == {a for a in np.ndindex(2, 2, 2, 2) if len(set(a)) == 2}
+
+
+# ------------------------------------------------------------ chance
+def test_deck_draws_are_exactly_uniform_deals():
+    game = pyspiel.load_game("kuhn_poker")
+    counts = collections.Counter()
+    n = 3000
+    for deal in range(n):
+        chance, state = DealChance((7, deal)), game.new_initial_state()
+        while state.is_chance_node():
+            state.apply_action(chance(state.chance_outcomes()))
+        counts[tuple(state.history())] += 1
+    assert len(counts) == 6  # the 6 ordered deals of 3 cards to 2 players
+    for c in counts.values():  # each 1/6: 500 expected, sd ~20
+        assert abs(c - n / 6) < 5 * math.sqrt(n / 6 * 5 / 6)
+
+
+def test_repeated_uniform_nodes_are_independent_not_stuck():
+    # a die rolled twice: outcomes do not shrink, so each roll is a new deck
+    counts = collections.Counter()
+    for deal in range(1200):
+        chance = DealChance((1, deal))
+        die = [(a, 1 / 3) for a in range(3)]
+        counts[(chance(die), chance(die))] += 1
+    assert len(counts) == 9
+    assert all(abs(c - 1200 / 9) < 5 * math.sqrt(1200 / 9) for c in counts.values())
+
+
+def test_weighted_nodes_follow_their_probabilities():
+    outcomes = [(0, 0.2), (1, 0.8)]
+    draws = [DealChance((3, d))(outcomes) for d in range(4000)]
+    share = draws.count(0) / 4000
+    assert abs(share - 0.2) < 5 * math.sqrt(0.2 * 0.8 / 4000)
+
+
+def test_every_seating_of_a_deal_sees_the_same_cards():
+    plan = tour.Plan("kuhn_poker", ("random", "random"), 5, 2)
+    recs = [tour.play_one(plan, g) for g in range(6)]
+    for deal in range(3):
+        a, b = [r for r in recs if r["deal"] == deal]
+        assert a["moves"][:2] == b["moves"][:2]
+    assert len({tuple(r["moves"][:2]) for r in recs}) > 1  # deals differ
+
+
+# ------------------------------------------------------------ statistics
+def test_results_from_records():
+    recs = [
+        {"index": 0, "seat_agents": [0, 1], "returns": [1.0, -1.0]},
+        {"index": 1, "seat_agents": [1, 0], "returns": [-1.0, 1.0]},
+        {"index": 2, "seat_agents": [0, 1], "returns": [0.0, 0.0]},
+    ]
+    res = compute_results(["strong", "weak"], 2, recs)
+    strong, weak = res["agents"]
+    assert strong["games"] == 3 and strong["mean_payoff"] == pytest.approx(2 / 3)
+    assert weak["mean_payoff"] == pytest.approx(-2 / 3)
+    # win shares: 1, 1, and a tie shared 1/2
+    assert strong["win_rate"] == pytest.approx(2.5 / 3) and weak["win_rate"] == pytest.approx(0.5 / 3)
+    half = 4.302653 * np.std([1, 1, 0], ddof=1) / math.sqrt(3)  # t(0.975, 2 df)
+    assert strong["ci95_low"] == pytest.approx(2 / 3 - half, rel=1e-5)
+    assert strong["ci95_high"] == pytest.approx(2 / 3 + half, rel=1e-5)
+    assert strong["rating"] > 25 > weak["rating"]
+    assert strong["seats"][1] == {"seat": 1, "games": 1, "mean_payoff": 1.0, "win_rate": 1.0}
+
+
+# ------------------------------------------------------------ runs and files
+def test_workers_resume_and_files(tmp_path):
+    args = dict(game_string=SMALL, specs=["random", "heuristic"], games=30, seed=2, progress=False)
+    one = run_tournament(**args, workers=1, out_dir=str(tmp_path / "one"))
+    two = run_tournament(**args, workers=2, out_dir=str(tmp_path / "two"))
+    assert one.total == 30 and one.finished == 30 and not one.interrupted
+    for name in ("games.jsonl", "results.json", "results.csv"):
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+    res = json.loads((tmp_path / "one" / "results.json").read_text())
+    for a in res["agents"]:
+        assert set(a) >= {"name", "spec", "games", "mean_payoff", "ci95_low", "ci95_high",
+                          "win_rate", "rating", "seats"}
+        assert a["games"] == 30 and a["ci95_low"] <= a["mean_payoff"] <= a["ci95_high"]
+    csv_lines = (tmp_path / "one" / "results.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("name,spec,games,mean_payoff") and len(csv_lines) == 3
+
+    # an interrupted run: 11 games kept and a torn line; --resume finishes it identically
+    lines = (tmp_path / "one" / "games.jsonl").read_text().splitlines(True)
+    part = tmp_path / "part"
+    part.mkdir()
+    (part / "tournament.json").write_text((tmp_path / "one" / "tournament.json").read_text())
+    (part / "games.jsonl").write_text("".join(lines[:11]) + lines[11][:20])
+    with pytest.raises(ValueError, match="--resume"):
+        run_tournament(**args, out_dir=str(part))
+    calls = []
+    real = tour.play_one
+    tour.play_one = lambda plan, i: calls.append(i) or real(plan, i)
+    try:
+        done = run_tournament(**args, out_dir=str(part), resume=True)
+    finally:
+        tour.play_one = real
+    assert sorted(calls) == list(range(11, 30))
+    assert done.finished == 30
+    assert (part / "games.jsonl").read_text() == (tmp_path / "one" / "games.jsonl").read_text()
+    assert (part / "results.json").read_text() == (tmp_path / "one" / "results.json").read_text()
+
+
+def test_ctrl_c_keeps_what_finished(tmp_path, monkeypatch):
+    real = tour.play_one
+
+    def interrupt_at_7(plan, i):
+        if i == 7:
+            raise KeyboardInterrupt
+        return real(plan, i)
+
+    monkeypatch.setattr(tour, "play_one", interrupt_at_7)
+    out = run_tournament(SMALL, ["random", "heuristic"], 12, seed=1, out_dir=str(tmp_path), progress=False)
+    assert out.interrupted and out.finished == 7 and out.total == 12
+    assert len((tmp_path / "games.jsonl").read_text().splitlines()) == 7
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["games_played"] == 7 and res["complete"] is False
+    assert res["agents"][0]["games"] == 7
+
+
+def test_cli_tournament_and_replay(tmp_path):
+    out = tmp_path / "t"
+    r = CliRunner().invoke(tournament, [SMALL, "--agents", "random,heuristic", "--games", "6",
+                                        "--seed", "4", "--out", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "6 of 6 games" in r.output and "heuristic" in r.output and "per seat:" in r.output
+    rec = json.loads((out / "games.jsonl").read_text().splitlines()[3])
+    r = CliRunner().invoke(replay, [str(out / "games.jsonl"), "--game", "3", "--rerun"])
+    assert r.exit_code == 0, r.output
+    assert "rerun: every move equals the record" in r.output
+    assert "returns: " + "  ".join(f"p{i} {x:g}" for i, x in enumerate(rec["returns"])) in r.output
+    # a tampered record is caught
+    rec["moves"][-1] = 3 if rec["moves"][-1] != 3 else 2
+    (tmp_path / "bad.jsonl").write_text(json.dumps(rec) + "\n")
+    r = CliRunner().invoke(replay, [str(tmp_path / "bad.jsonl"), "--game", "3", "--rerun"])
+    assert r.exit_code != 0 and "differs from the record" in r.output
+    bad = CliRunner().invoke(tournament, [SMALL, "--agents", "random,nosuch", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "unknown agent 'nosuch'" in bad.output
+
+
+@pytest.mark.parametrize("game", ["pub(players=3,suits=2,ranks=4,removed=1,hand=1)",
+                                  "doubt_and_bet(players=2,chips=2,slots=2,colours=2,single_bet=true)",
+                                  "over_under(players=2,copies=1,stacks=1,rounds=1)"])
+def test_other_games_replay_exactly(game):
+    plan = tour.Plan(game, ("random", "heuristic"), 9, pyspiel.load_game(game).num_players())
+    for g in range(3):
+        rec = tour.play_one(plan, g)
+        state = tour.replay_record(rec, rerun=True)
+        assert state.returns() == rec["returns"]
