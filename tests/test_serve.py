@@ -1,0 +1,143 @@
+"""kibitz serve over a real socket: the API, its errors, and hidden information."""
+
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pyspiel
+import pytest
+from click.testing import CliRunner
+
+from agents.base import Agent
+from agents.registry import AGENTS, agent_kinds, register_agent
+from agents.serve import make_server
+from kibitz.commands.serve import serve
+
+GAME = "underdog(players=3,cards=5,bank=2)"
+SEEN = []
+
+
+class Spy(Agent):
+    """Records the full state it is given (str(state) shows every card)."""
+
+    name = "spy_test"
+
+    def action_probabilities(self, state):
+        SEEN.append((str(state), state.history()))
+        legal = state.legal_actions()
+        return {a: 1.0 / len(legal) for a in legal}
+
+
+@pytest.fixture(scope="module")
+def url():
+    agent_kinds()
+    register_agent("spy_test", "test only")(lambda game, player_id, seed: Spy(game, player_id, seed))
+    server = make_server(["heuristic", "random", "spy_test", "ismcts(sims=30)"], port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    AGENTS.pop("spy_test")
+
+
+def call(url, path, body=None, raw=None):
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(url + path, data=data, method="GET" if data is None else "POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_health_and_agents(url):
+    assert call(url, "/health") == (200, {"status": "ok", "kibitz_version": "0.1.0", "agents": 4})
+    status, body = call(url, "/agents")
+    assert status == 200
+    names = [a["name"] for a in body["agents"]]
+    assert names == ["heuristic", "random", "spy_test", "ismcts(sims=30)"]
+    ismcts = body["agents"][3]
+    assert ismcts["kind"] == "ismcts" and ismcts["options"]["sims"]["default"] == 1000
+
+
+def test_act_returns_move_name_and_probabilities(url):
+    # deal 1, 2, 3 to seats 0..2, underdog 4: seat 0 draws first
+    status, body = call(url, "/act", {"game": GAME, "agent": "heuristic", "history": [0, 1, 2, 3]})
+    assert status == 200
+    assert body["player"] == 0 and body["agent"] == "heuristic"
+    assert body["move"] in ("swap", "new underdog")
+    probs = {p["move"]: p["probability"] for p in body["probabilities"]}
+    assert set(probs) == {"swap", "new underdog"} and sum(probs.values()) == pytest.approx(1.0)
+    assert body["move"] == {0: "swap", 1: "new underdog"}[body["action"]]
+
+
+def test_serialized_state_and_seed_are_reproducible(url):
+    game = pyspiel.load_game(GAME)
+    state = game.new_initial_state()
+    for a in [4, 1, 2, 3, 1]:  # seat 0 asks for a new underdog
+        state.apply_action(a)
+    state.apply_action(0)  # chance: the new underdog is card 1
+    by_history = call(url, "/act", {"game": GAME, "agent": "ismcts(sims=30)", "seed": 5,
+                                    "history": state.history()})
+    by_state = call(url, "/act", {"game": GAME, "agent": "ismcts (sims=30)", "seed": 5,
+                                  "state": state.serialize()})
+    assert by_history[0] == 200 and by_history == by_state
+    # the pile is empty (5 cards: 3 dealt, 2 underdogs), so seats 1 and 2 skip the
+    # draw step and seat 0 starts the fight step
+    assert by_history[1]["player"] == 0 and by_history[1]["move"] in ("fight", "pass")
+
+
+def test_agent_sees_only_its_information_state(url):
+    # Seat 0 holds card 1, underdog 4. Seats 1 and 2 hold 2 and 3, or 3 and 2:
+    # seat 0 cannot tell these apart, so neither can its agent.
+    views = []
+    for hidden in ([1, 2], [2, 1]):
+        SEEN.clear()
+        status, _ = call(url, "/act", {"game": GAME, "agent": "spy_test", "seed": 11,
+                                       "history": [0] + hidden + [3]})
+        assert status == 200
+        views.append(SEEN[0])
+    assert views[0] == views[1]
+    seen_cards = set()
+    for seed in range(12):
+        SEEN.clear()
+        call(url, "/act", {"game": GAME, "agent": "spy_test", "seed": seed, "history": [0, 1, 2, 3]})
+        text, history = SEEN[0]
+        assert history[0] == 0 and history[3] == 3  # its own card and the underdog are true
+        seen_cards.add(tuple(history[1:3]))
+    # the other seats' cards are drawn from what seat 0 may believe (2, 3 and 5 are unseen)
+    assert seen_cards <= {(1, 2), (2, 1), (1, 4), (4, 1), (2, 4), (4, 2)} and len(seen_cards) > 2
+
+
+@pytest.mark.parametrize("body,status,text", [
+    ({"game": "underdog(players=9)", "agent": "random", "history": []}, 400, "players=9 is out of range"),
+    ({"game": "nosuchgame", "agent": "random", "history": []}, 400, "unknown game 'nosuchgame'"),
+    ({"game": GAME, "agent": "random", "history": [0, 0]}, 400, "action 0 at position 1 is not legal for chance"),
+    ({"game": GAME, "agent": "random", "history": [0, 1, 2, 3, 7]}, 400, "not legal for player 0"),
+    ({"game": GAME, "agent": "random", "history": [0, 1, 2, 3], "player": 2}, 409,
+     "wrong seat: seat 0 is to act, not seat 2"),
+    ({"game": GAME, "agent": "alphazero", "history": []}, 404, "unknown agent 'alphazero'"),
+    ({"game": GAME, "agent": "random", "history": [0, 1]}, 400, "chance is to act"),
+    ({"game": GAME, "agent": "random", "history": "0,1"}, 400, "'history' must be a list"),
+    ({"game": GAME, "agent": "random", "state": "garbage"}, 400, "bad serialized state"),
+])
+def test_errors_are_4xx_with_a_message(url, body, status, text):
+    got, reply = call(url, "/act", body)
+    assert got == status and text in reply["error"]
+
+
+def test_bad_json_terminal_and_paths(url):
+    got, reply = call(url, "/act", raw=b"{not json")
+    assert got == 400 and "not JSON" in reply["error"]
+    game = pyspiel.load_game("kuhn_poker")
+    status, reply = call(url, "/act", {"game": "kuhn_poker", "agent": "random", "history": [0, 1, 0, 0]})
+    assert status == 400 and "game is over" in reply["error"]
+    assert call(url, "/nothing")[0] == 404
+    assert call(url, "/act")[0] == 405
+
+
+def test_cli_rejects_unknown_agent():
+    r = CliRunner().invoke(serve, ["--agent", "nosuch", "--port", "0"])
+    assert r.exit_code == 2 and "unknown agent 'nosuch'" in r.output
