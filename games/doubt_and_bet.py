@@ -965,7 +965,9 @@ class DoubtAndBetObserver:
           first               n      one-hot first player
           chips, slots        2n     at the start of the exchange
           exchange            n      per seat: 1 keep, 2 buy, 3 sell (0 not asked)
-          own_hand            K1     own cards (private)
+          own_hand            K1     own cards (private), counts per colour
+          own_cards           S      own cards (private) in the order dealt,
+                                     colour+1 each (the string shows that order)
           claims              Q*5    per claim: claimant+1, quantity, colour+1,
                                      stake chips, stake slot chips
           doubter             n      one-hot
@@ -997,6 +999,7 @@ class DoubtAndBetObserver:
         if self.perfect_recall:
             sizes = [("present", 1), ("upkeep", n), ("seating", n), ("first", n),
                      ("chips", n), ("slots", n), ("exchange", n), ("own_hand", k1),
+                     ("own_cards", game.max_slots),
                      ("claims", self.Q * 5), ("doubter", n), ("showdown", self.L * 4),
                      ("revealed", 1 + n * k1), ("result", 2 * n + 2), ("out", n)]
             self.offsets = {}
@@ -1035,14 +1038,14 @@ class DoubtAndBetObserver:
         rounds = self.dict["rounds"]
         row = None
         r = -1
-        nclaims = nsd = 0
+        nclaims = nsd = nown = 0
         for e in state._c.log:
             kind = e[0]
             if kind == "round":
                 r += 1
                 row = rounds[r]
                 row[off["present"]] = 1
-                nclaims = nsd = 0
+                nclaims = nsd = nown = 0
             elif kind == "upkeep":
                 for s, x in e[1]:
                     row[off["upkeep"] + s] = x
@@ -1058,6 +1061,8 @@ class DoubtAndBetObserver:
             elif kind == "deal":
                 if e[1] == me and self.private:
                     row[off["own_hand"] + e[2]] += 1
+                    row[off["own_cards"] + nown] = e[2] + 1
+                    nown += 1
             elif kind == "claim":
                 b = off["claims"] + 5 * nclaims
                 row[b:b + 5] = (e[1] + 1, e[2], e[3] + 1, e[4], e[5])

@@ -634,6 +634,43 @@ def test_information_state_is_perfect_recall_on_the_tiny_game():
     assert len(by_string) == 122
 
 
+def test_string_and_tensor_agree_on_the_order_own_cards_were_dealt():
+    # the string shows each own card as it is dealt, so two deal orders are two
+    # information states; the tensor must tell them apart too
+    game = load(players=2, chips=2, slots=2, colours=1)
+    views = []
+    for p1_cards in (["red", "rainbow"], ["rainbow", "red"]):
+        state = game.new_initial_state()
+        keep_all(state)
+        deal(state, [["red", "red"], p1_cards])
+        act(state, "claim 1 red stake 1+0")
+        views.append((state.information_state_string(1), tuple(state.information_state_tensor(1)),
+                      state.information_state_string(0), tuple(state.information_state_tensor(0))))
+    (s_a, t_a, o_a, ot_a), (s_b, t_b, o_b, ot_b) = views
+    assert s_a != s_b and t_a != t_b
+    assert o_a == o_b and ot_a == ot_b  # p0 sees nothing of p1's cards
+
+
+def test_string_and_tensor_define_the_same_information_states():
+    game = load(players=2, chips=2, slots=2, colours=1, max_rounds=4)
+    rng = np.random.default_rng(0)
+    by_string, by_tensor = {}, {}
+    for _ in range(60):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+                continue
+            for p in range(2):
+                s, t = state.information_state_string(p), tuple(state.information_state_tensor(p))
+                assert by_string.setdefault(s, t) == t
+                assert by_tensor.setdefault(t, s) == s
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+    assert len(by_string) > 500
+
+
 def test_strings_tensors_and_serialization_round_trip():
     game = load(players=3, chips=3, slots=2, colours=2)
     state = game.new_initial_state()
