@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kibitz.commands import agents_cmd, demo, games_cmd, play
+from kibitz.commands import solve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,3 +21,4 @@ main.add_command(agents_cmd.agents_command)
 main.add_command(demo.demo)
 main.add_command(games_cmd.games)
 main.add_command(play.play)
+main.add_command(solve.solve)

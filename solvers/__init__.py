@@ -1,0 +1,20 @@
+"""kibitz solvers: exact CFR on compiled game trees.
+
+* :mod:`solvers.tree`: compile a pyspiel game into flat arrays (cached on disk).
+* :mod:`solvers.cfr`: CFR, CFR+, Linear CFR and Discounted CFR on a compiled tree.
+* :mod:`solvers.evaluate`: expected returns, best response, NashConv, exploitability.
+* :mod:`solvers.policy_file`: the versioned policy file; :func:`load_policy`.
+
+The command line is ``kibitz solve`` (``kibitz/commands/solve.py``); the
+documentation is ``docs/solvers/cfr.md`` and ``docs/formats/policy-file.md``.
+"""
+
+from solvers.cfr import ALGORITHMS, CFRConfig, CFRSolver, make_config
+from solvers.evaluate import (best_response, expected_returns, exploitability, nash_conv,
+                              policy_to_slots)
+from solvers.policy_file import load_policy, read_policy_file
+from solvers.tree import Tree, TreeTooLarge, compile_tree
+
+__all__ = ["ALGORITHMS", "CFRConfig", "CFRSolver", "make_config", "best_response",
+           "expected_returns", "exploitability", "nash_conv", "policy_to_slots", "load_policy",
+           "read_policy_file", "Tree", "TreeTooLarge", "compile_tree"]

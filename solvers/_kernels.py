@@ -256,3 +256,36 @@ def choose_best(infosets, infoset_slots, infoset_level, level, q, best):
                 bv = q[s]
                 b = s - lo
         best[k] = b
+
+
+def warmup() -> None:
+    """Calls every kernel once on a three-node tree, so that loading the
+    compiled code (numba's cache) is not counted in a timed run."""
+    first_child = np.array([1, 0, 0], dtype=np.int32)
+    num_children = np.array([2, 0, 0], dtype=np.int32)
+    player = np.array([0, -4, -4], dtype=np.int8)
+    edge = np.array([-1, 0, 1], dtype=np.int32)
+    prob = np.array([0.5, 0.5])
+    util = np.array([0.0, 1.0, -1.0])
+    returns = np.array([[0.0], [1.0], [-1.0]])
+    node_infoset = np.array([0, -1, -1], dtype=np.int32)
+    infosets = np.array([0], dtype=np.int32)
+    slots = np.array([0, 2], dtype=np.int32)
+    parent_slot = np.array([-1], dtype=np.int32)
+    slot_infoset = np.array([0, 0], dtype=np.int32)
+    level = np.array([0], dtype=np.int32)
+    best = np.zeros(1, dtype=np.int32)
+    opp, val, w = np.zeros(3), np.zeros(3), np.zeros(3)
+    regret, cum, q, reach_is = np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(1)
+    opponent_reach(first_child, num_children, player, edge, prob, 0, opp)
+    cfr_values(first_child, num_children, player, edge, prob, util, 0, opp, val, regret)
+    own_reach(infosets, parent_slot, slot_infoset, prob, reach_is)
+    accumulate_average(infosets, slots, reach_is, prob, 1.0, cum)
+    update_regrets_and_policy(infosets, slots, regret, True, False, 1.0, 1.0, prob)
+    reach, vals = np.zeros((3, 2)), np.zeros((3, 1))
+    all_reach(first_child, num_children, player, edge, prob, 1, reach)
+    simultaneous_values(first_child, num_children, player, edge, prob, returns, reach, vals, regret)
+    expected_values(first_child, num_children, edge, prob, returns, vals)
+    best_response_pass(first_child, num_children, player, edge, util, 0, opp, node_infoset, level,
+                       0, best, w, q)
+    choose_best(infosets, slots, level, 0, q, best)

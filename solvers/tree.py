@@ -60,12 +60,13 @@ import inspect
 import json
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pyspiel
+
+from solvers._io import atomic_write
 
 TREE_FORMAT_VERSION = 1
 DEFAULT_MAX_NODES = 20_000_000
@@ -371,25 +372,15 @@ _ARRAYS = ("player", "first_child", "num_children", "parent", "action", "edge", 
 
 def save_tree(tree: Tree, path) -> None:
     """Writes the tree as ``.npz`` atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     encoded = [s.encode("utf-8") for s in tree.infoset_strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(b) for b in encoded])
     meta = {"game_string": tree.game_string, "num_players": tree.num_players,
             "tree_format_version": TREE_FORMAT_VERSION, "compile_seconds": tree.compile_seconds}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tree-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                     strings=np.frombuffer(b"".join(encoded), dtype=np.uint8),
-                     string_offsets=offsets,
-                     **{name: getattr(tree, name) for name in _ARRAYS})
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda f: np.savez(
+        f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+        strings=np.frombuffer(b"".join(encoded), dtype=np.uint8), string_offsets=offsets,
+        **{name: getattr(tree, name) for name in _ARRAYS}))
 
 
 def load_tree(path) -> Tree:
