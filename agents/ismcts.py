@@ -1,0 +1,46 @@
+"""The ``ismcts`` agent kind: single-observer IS-MCTS (solvers/ismcts.py).
+
+Spec examples: ``ismcts``, ``ismcts(sims=1000)``, ``ismcts(seconds=0.5,sims=0)``,
+``ismcts(sims=200,rollout=heuristic,final=distribution)``.
+"""
+
+from __future__ import annotations
+
+from agents.base import Agent
+from agents.registry import register_agent
+from solvers.ismcts import ISMCTS
+
+OPTIONS = {
+    "sims": (1000, "simulations per move (0 = no limit, then seconds must be > 0)"),
+    "seconds": (0.0, "time per move in seconds (0 = no limit); with sims too, the first limit reached stops "
+                     "the search; timed searches are not reproducible"),
+    "uct_c": (0.7, "UCB1 exploration constant (returns are win shares in [0, 1] by default)"),
+    "rollout": ("random", "rollout policy: random | heuristic (the game's heuristic agent in every seat)"),
+    "final": ("visits", "final move: visits (most visited, ties shared) | distribution (in proportion to visits)"),
+    "max_world_samples": (-1, "determinizations drawn per move (-1 = a fresh one every simulation)"),
+}
+
+
+class ISMCTSAgent(Agent):
+    """An agent that runs one SO-ISMCTS search per move from its own seat."""
+
+    name = "ismcts"
+
+    def __init__(self, game, player_id, seed=None, **options):
+        super().__init__(game, player_id, seed)
+        self.search = ISMCTS(game, player_id, self.rng, **options)
+
+    def action_probabilities(self, state):
+        return self.search.policy(state)
+
+
+def _options(sims, seconds, uct_c, rollout, final, max_world_samples):
+    return dict(sims=int(sims), seconds=float(seconds), uct_c=float(uct_c), rollout=str(rollout),
+                final=str(final), max_world_samples=int(max_world_samples))
+
+
+@register_agent("ismcts", "information-set Monte Carlo tree search (single observer, Cowling et al. 2012)",
+                options=OPTIONS)
+def _ismcts(game, player_id, seed, sims=1000, seconds=0.0, uct_c=0.7, rollout="random", final="visits",
+            max_world_samples=-1):
+    return ISMCTSAgent(game, player_id, seed, **_options(sims, seconds, uct_c, rollout, final, max_world_samples))

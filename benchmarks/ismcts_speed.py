@@ -1,0 +1,98 @@
+"""IS-MCTS simulations per second: kibitz's SO-ISMCTS beside OpenSpiel's Python ISMCTSBot.
+
+Both search the same positions (decision points drawn from seeded random
+games) with the same budget of simulations, the same UCT constant and
+single random rollouts, alternating in rounds in one run so that machine
+noise hits both alike; the ratio is what to quote.
+
+    python benchmarks/ismcts_speed.py [--games g1,g2] [--sims N] [--positions P] [--rounds R]
+
+OpenSpiel's C++ ``pyspiel.ISMCTSBot`` is not used: it cannot search a game
+written in Python (see docs/solvers/ismcts.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pyspiel
+from open_spiel.python.algorithms import ismcts as os_ismcts
+from open_spiel.python.algorithms import mcts as os_mcts
+
+import games
+from solvers.ismcts import ISMCTS
+
+
+def positions(game, rng: np.random.Generator, count: int):
+    """Decision points with two or more legal moves from random games."""
+    out = []
+    while len(out) < count:
+        state = game.new_initial_state()
+        found = []
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                probs = np.array([p for _, p in outcomes])
+                state.apply_action(outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0])
+                continue
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                found.append(state.clone())
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+        if found:
+            out.append(found[int(rng.integers(len(found)))])
+    return out
+
+
+def time_ours(game, states, sims, uct_c, seed):
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    total = 0
+    for s in states:
+        search = ISMCTS(game, s.current_player(), rng, sims=sims, uct_c=uct_c)
+        search.search(s)
+        total += search.last_simulations
+    return total, time.perf_counter() - t0
+
+
+def time_openspiel(game, states, sims, uct_c, seed):
+    rs = np.random.RandomState(seed)
+    evaluator = os_mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
+    bot = os_ismcts.ISMCTSBot(game, evaluator, uct_c, sims, random_state=rs)
+    t0 = time.perf_counter()
+    for s in states:
+        bot.run_search(s)
+    return sims * len(states), time.perf_counter() - t0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", default=",".join(sorted(games.REGISTRY)),
+                    help="comma-separated game strings (default: every kibitz game at default size)")
+    ap.add_argument("--sims", type=int, default=100, help="simulations per search (both bots)")
+    ap.add_argument("--positions", type=int, default=4, help="positions per game")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating measurement rounds")
+    ap.add_argument("--uct-c", type=float, default=2.0, help="UCT constant (both bots)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    print(f"{'game':<28} {'kibitz sims/s':>14} {'openspiel sims/s':>17} {'ratio':>7}")
+    for name in args.games.split(","):
+        game = pyspiel.load_game(name)
+        states = positions(game, np.random.default_rng(args.seed), args.positions)
+        ours = [0, 0.0]
+        theirs = [0, 0.0]
+        for r in range(args.rounds):
+            n, t = time_ours(game, states, args.sims, args.uct_c, args.seed + r)
+            ours[0] += n
+            ours[1] += t
+            n, t = time_openspiel(game, states, args.sims, args.uct_c, args.seed + r)
+            theirs[0] += n
+            theirs[1] += t
+        a, b = ours[0] / ours[1], theirs[0] / theirs[1]
+        print(f"{name:<28} {a:>14.0f} {b:>17.0f} {a / b:>7.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

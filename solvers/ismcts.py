@@ -1,0 +1,251 @@
+"""Single-observer information-set Monte Carlo tree search (SO-ISMCTS).
+
+Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree Search",
+IEEE Transactions on Computational Intelligence and AI in Games 4(2), 2012
+(doi:10.1109/TCIAIG.2012.2200894), algorithm 2.
+
+One search builds one tree from the point of view of the searching player
+(the *observer*). Each simulation
+
+1. **determinizes**: draws a full state consistent with the observer's
+   information state through the game's ``resample_from_infostate`` (the one
+   state copy made per simulation);
+2. **selects** down the tree with UCB1 restricted to the actions legal in
+   this determinization, using *availability* counts in place of the
+   parent's visit count:
+   ``value(a) = mean_return(a) + uct_c * sqrt(ln(available(a)) / visits(a))``,
+   where ``mean_return`` is the mean return of the player who moves;
+3. **expands** one untried legal action (chosen uniformly);
+4. **rolls out** to the end of the game with uniformly random moves or with
+   the game's heuristic agent;
+5. **backs up** the returns: each edge adds the return of the player who
+   took it.
+
+Tree nodes are information sets of the observer: an edge for a player's
+move is the action itself (single-observer ISMCTS treats every move as seen
+by the observer), and chance outcomes met during selection are merged when
+the observer cannot tell them apart: the edge below a run of chance moves is
+keyed by the observer's information-state string after them. So the
+observer's own later decisions are conditioned on what it will have seen,
+and cards it cannot see are not.
+
+The final move is the most visited root action (ties shared equally) or an
+action drawn in proportion to the root visit counts.
+
+Randomness is passed in: a ``numpy.random.Generator`` seeds the search's
+inner Mersenne Twister (``random.Random``: one C call per draw, the cheapest
+source in the hot loop) once per search, so the same generator state gives
+the same tree and the same move. Searches bounded by ``seconds`` instead of
+``sims`` depend on machine speed and are not reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import numpy as np
+import pyspiel
+
+#: rollout policies
+ROLLOUTS = ("random", "heuristic")
+#: final move selection
+FINALS = ("visits", "distribution")
+
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+
+
+class _Node:
+    """An edge and the node it leads to: statistics of the move into it."""
+
+    __slots__ = ("children", "visits", "total", "avail")
+
+    def __init__(self):
+        self.children = {}
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 1
+
+
+def _sample_chance(state, rand):
+    outcomes = state.chance_outcomes()
+    u = rand()
+    acc = 0.0
+    for action, prob in outcomes:
+        acc += prob
+        if u < acc:
+            return action
+    return outcomes[-1][0]
+
+
+class ISMCTS:
+    """SO-ISMCTS search for one seat.
+
+    Args:
+      game: a ``pyspiel.Game`` whose states implement
+        ``resample_from_infostate(player_id, sampler)``.
+      player_id: the observer (the seat this search plays for).
+      rng: ``numpy.random.Generator``; all randomness of the search.
+      sims: simulations per move (0 = no limit; then ``seconds`` must be set).
+      seconds: time per move (0 = no limit). With both set, the search stops
+        at whichever comes first.
+      uct_c: the UCB1 exploration constant.
+      rollout: ``"random"`` or ``"heuristic"`` (the game's heuristic agent
+        plays every seat in the rollout).
+      final: ``"visits"`` (most visited) or ``"distribution"`` (proportional
+        to visits).
+      max_world_samples: if > 0, at most this many determinizations are
+        drawn per move and simulations cycle through copies of them at
+        random; -1 draws a fresh one every simulation.
+    """
+
+    def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
+                 seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
+                 final: str = "visits", max_world_samples: int = -1):
+        if sims < 0 or seconds < 0:
+            raise ValueError(f"sims and seconds must be >= 0; got sims={sims}, seconds={seconds}")
+        if sims == 0 and seconds == 0:
+            raise ValueError("give a budget: sims > 0 or seconds > 0")
+        if uct_c < 0:
+            raise ValueError(f"uct_c must be >= 0; got {uct_c}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}; got {rollout!r}")
+        if final not in FINALS:
+            raise ValueError(f"final must be one of {', '.join(FINALS)}; got {final!r}")
+        if max_world_samples == 0 or max_world_samples < -1:
+            raise ValueError(f"max_world_samples must be -1 (unlimited) or >= 1; got {max_world_samples}")
+        self.game = game
+        self.player_id = player_id
+        self.rng = rng
+        self.sims = int(sims)
+        self.seconds = float(seconds)
+        self.uct_c = float(uct_c)
+        self.rollout = rollout
+        self.final = final
+        self.max_world_samples = int(max_world_samples)
+        self._rollout_agents = None
+        if rollout == "heuristic":
+            from agents.heuristics import HEURISTICS
+            short = game.get_type().short_name
+            if short not in HEURISTICS:
+                raise ValueError(f"rollout=heuristic: no heuristic agent for game {short!r}; "
+                                 f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
+            self._heuristic_cls = HEURISTICS[short]
+        #: simulations run by the last search
+        self.last_simulations = 0
+        #: the root of the last search's tree
+        self.root = None
+
+    # ------------------------------------------------------------------ search
+    def search(self, state) -> dict[int, int]:
+        """Runs one search from ``state`` (observer to move); returns root visit counts."""
+        me = self.player_id
+        if state.current_player() != me:
+            raise ValueError(f"the search plays seat {me} but seat {state.current_player()} is to move")
+        rnd = random.Random(int(self.rng.integers(2**63)))
+        rand = rnd.random
+        if self.rollout == "heuristic":
+            seeds = self.rng.integers(2**63, size=self.game.num_players())
+            self._rollout_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
+                                    for p in range(self.game.num_players())]
+        root = self.root = _Node()
+        legal_root = state.legal_actions()
+        sims, n = self.sims, 0
+        deadline = time.perf_counter() + self.seconds if self.seconds else None
+        worlds = []
+        while True:
+            if sims and n >= sims:
+                break
+            if deadline is not None and time.perf_counter() >= deadline and n > 0:
+                break
+            if self.max_world_samples < 0:
+                world = state.resample_from_infostate(me, rand)
+            elif len(worlds) < self.max_world_samples:
+                world = state.resample_from_infostate(me, rand)
+                worlds.append(world.clone())
+            else:
+                world = worlds[int(rand() * len(worlds))].clone()
+            self._simulate(root, world, rand)
+            n += 1
+        self.last_simulations = n
+        return {a: (root.children[a].visits if a in root.children else 0) for a in legal_root}
+
+    def _simulate(self, root, state, rand):
+        me = self.player_id
+        c = self.uct_c
+        log, sqrt = math.log, math.sqrt
+        node = root
+        path = []
+        player = state.current_player()
+        while player != _TERMINAL:
+            if player == _CHANCE:
+                while player == _CHANCE:
+                    state.apply_action(_sample_chance(state, rand))
+                    player = state.current_player()
+                if player == _TERMINAL:
+                    break
+                key = state.information_state_string(me)
+                child = node.children.get(key)
+                if child is None:
+                    child = node.children[key] = _Node()
+                node = child
+                continue
+            legal = state.legal_actions()
+            children = node.children
+            untried = [a for a in legal if a not in children]
+            if untried:
+                action = untried[int(rand() * len(untried))]
+                for a in legal:
+                    if a in children:
+                        children[a].avail += 1
+                child = children[action] = _Node()
+                path.append((child, player))
+                state.apply_action(action)
+                break
+            best, best_value, action = None, -math.inf, None
+            for a in legal:
+                ch = children[a]
+                ch.avail += 1
+                value = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
+                if value > best_value:
+                    best, best_value, action = ch, value, a
+            path.append((best, player))
+            state.apply_action(action)
+            node = best
+            player = state.current_player()
+        self._playout(state, rand)
+        returns = state.returns()
+        for child, player in path:
+            child.visits += 1
+            child.total += returns[player]
+
+    def _playout(self, state, rand):
+        agents = self._rollout_agents if self.rollout == "heuristic" else None
+        apply = state.apply_action
+        player = state.current_player()
+        while player != _TERMINAL:
+            if player == _CHANCE:
+                apply(_sample_chance(state, rand))
+            elif agents is not None:
+                apply(agents[player].step(state))
+            else:
+                legal = state.legal_actions()
+                apply(legal[int(rand() * len(legal))])
+            player = state.current_player()
+
+    # ------------------------------------------------------------------ policy
+    def policy(self, state) -> dict[int, float]:
+        """{action: probability} over the legal actions after one search."""
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            self.last_simulations = 0
+            return {legal[0]: 1.0}
+        visits = self.search(state)
+        total = sum(visits.values())
+        if self.final == "distribution":
+            return {a: v / total for a, v in visits.items()}
+        top = max(visits.values())
+        best = [a for a, v in visits.items() if v == top]
+        return {a: (1.0 / len(best) if a in best else 0.0) for a in legal}

@@ -1,0 +1,340 @@
+"""Monte Carlo counterfactual regret minimization over game states.
+
+Lanctot, Waugh, Zinkevich and Bowling, "Monte Carlo Sampling for Regret
+Minimization in Extensive Games", NIPS 2009; Lanctot's PhD thesis (2013),
+chapter 4. The game is walked through the public pyspiel API (no compiled
+tree), so it works for any number of players and for games far too large to
+enumerate; only the information states met are stored.
+
+One *iteration* is one traversal per player (the *traverser*):
+
+* **external sampling** (``"es"``): chance and the other players sample one
+  action (the others from their current strategy); every action of the
+  traverser is walked. At a traverser's information set ``I`` with sampled
+  counterfactual action values ``v(a)`` and current strategy ``sigma``:
+  ``regret[I][a] += v(a) - sum_b sigma(b) v(b)``. The average strategy is
+  updated at the nodes of player ``(traverser + 1) mod n`` with ``sigma``
+  itself ("simple" averaging: those nodes are reached on-policy).
+* **outcome sampling** (``"os"``): one trajectory per traversal; the
+  traverser samples from ``epsilon * uniform + (1 - epsilon) * sigma``, the
+  others and chance on-policy. With ``q`` the probability that the
+  trajectory was sampled, ``pi_o`` the other players' reach, ``u`` the
+  traverser's return and ``t`` the strategy probability of the rest of the
+  trajectory after the sampled action ``a*``, ``w = u * pi_o / q`` and
+  ``regret[I][a] += w * t * ((a == a*) - sigma(a*))``. The average strategy is
+  stochastically weighted at the traverser's nodes:
+  ``avg[I][a] += pi_i * sigma(a) / q_h``.
+
+The current strategy is regret matching: ``sigma(a)`` proportional to the
+positive part of ``regret[I][a]``, uniform when none is positive. Tables are
+keyed by the acting player's information-state string; each entry holds the
+legal actions, the cumulative regrets and the cumulative average-strategy
+weights. Moves with a single legal action are applied without a table entry
+(they have no regret), so the policy holds only real decisions.
+
+The average policy covers the information states visited. What the policy
+does elsewhere is explicit: ``fallback`` is ``"uniform"`` (every legal move
+alike) or the spec of an agent (``"heuristic"``, ``"random"``, ...) that plays
+those states; it is stored with the policy.
+
+Randomness is passed in: a ``numpy.random.Generator`` seeds the inner
+Mersenne Twister (``random.Random``, one C call per draw) when the solver is
+made, so the same seed gives the same tables; the inner generator's state is
+part of a checkpoint, so a resumed run continues the same sequence.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import numpy as np
+import pyspiel
+
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+
+#: sampling schemes
+SAMPLINGS = ("es", "os")
+
+
+def regret_matching(regrets):
+    """The strategy in proportion to the positive regrets (uniform if none)."""
+    pos = [r if r > 0.0 else 0.0 for r in regrets]
+    total = sum(pos)
+    if total > 0.0:
+        return [x / total for x in pos]
+    n = len(regrets)
+    return [1.0 / n] * n
+
+
+def _pick(probs, u):
+    acc = 0.0
+    for i, p in enumerate(probs):
+        acc += p
+        if u < acc:
+            return i
+    return len(probs) - 1
+
+
+def _sample_chance(state, rand):
+    outcomes = state.chance_outcomes()
+    u = rand()
+    acc = 0.0
+    for action, prob in outcomes:
+        acc += prob
+        if u < acc:
+            return action
+    return outcomes[-1][0]
+
+
+class MCCFR:
+    """External- or outcome-sampling MCCFR with tabular regrets.
+
+    Args:
+      game: a sequential ``pyspiel.Game`` with information-state strings.
+      rng: ``numpy.random.Generator`` (seeds every draw of the solver).
+      sampling: ``"es"`` (external) or ``"os"`` (outcome).
+      epsilon: outcome sampling's exploration of the traverser (0 < eps <= 1).
+      fallback: behaviour on information states the policy never visited:
+        ``"uniform"`` or an agent spec; recorded with the policy.
+    """
+
+    def __init__(self, game, rng: np.random.Generator, sampling: str = "es", epsilon: float = 0.6,
+                 fallback: str = "uniform"):
+        if sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}; got {sampling!r}")
+        if not 0.0 < epsilon <= 1.0:
+            raise ValueError(f"epsilon must be in (0, 1]; got {epsilon}")
+        gtype = game.get_type()
+        if gtype.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+            raise ValueError("MCCFR needs a sequential game")
+        if not gtype.provides_information_state_string:
+            raise ValueError(f"game {gtype.short_name!r} has no information-state strings")
+        self.game = game
+        self.sampling = sampling
+        self.epsilon = float(epsilon)
+        self.fallback = fallback
+        self.num_players = game.num_players()
+        #: information-state string -> [legal actions, regrets, average weights]
+        self.table: dict[str, list] = {}
+        self.iterations = 0
+        self._random = random.Random(int(rng.integers(2**63)))
+        need = 4 * game.max_game_length() + 100
+        if sys.getrecursionlimit() < need:
+            sys.setrecursionlimit(need)
+
+    # -------------------------------------------------------------- iterate
+    def iteration(self):
+        """One traversal per player."""
+        for player in range(self.num_players):
+            state = self.game.new_initial_state()
+            if self.sampling == "es":
+                self._external(state, player)
+            else:
+                self._outcome(state, player)
+        self.iterations += 1
+
+    def run(self, iterations: int):
+        for _ in range(iterations):
+            self.iteration()
+
+    def _external(self, state, traverser):
+        """The traverser's sampled value of ``state`` (which it may modify).
+
+        Chance and the other players' moves are applied in place in a loop;
+        only the traverser's nodes branch (a clone for every action but the
+        last, which reuses ``state``).
+        """
+        table = self.table
+        rand = self._random.random
+        averaging = (traverser + 1) % self.num_players
+        while True:
+            player = state.current_player()
+            if player == _CHANCE:
+                state.apply_action(_sample_chance(state, rand))
+                continue
+            if player == _TERMINAL:
+                return state.returns()[traverser]
+            legal = state.legal_actions()
+            if len(legal) == 1:
+                state.apply_action(legal[0])
+                continue
+            key = state.information_state_string(player)
+            entry = table.get(key)
+            if entry is None:
+                entry = table[key] = (legal, [0.0] * len(legal), [0.0] * len(legal))
+            legal, regrets, avg = entry
+            if player == traverser:
+                break
+            total = 0.0
+            for r in regrets:
+                if r > 0.0:
+                    total += r
+            if total > 0.0:
+                u = rand() * total
+                acc = 0.0
+                choice = -1
+                for j, r in enumerate(regrets):
+                    if r > 0.0:
+                        acc += r
+                        choice = j
+                        if u < acc:
+                            break
+                if player == averaging:
+                    for j, r in enumerate(regrets):
+                        if r > 0.0:
+                            avg[j] += r / total
+            else:
+                n = len(legal)
+                choice = int(rand() * n)
+                if player == averaging:
+                    w = 1.0 / n
+                    for j in range(n):
+                        avg[j] += w
+            state.apply_action(legal[choice])
+        sigma = regret_matching(regrets)
+        last = len(legal) - 1
+        values = []
+        for j, action in enumerate(legal):
+            child = state.clone() if j < last else state
+            child.apply_action(action)
+            values.append(self._external(child, traverser))
+        value = 0.0
+        for p, v in zip(sigma, values):
+            value += p * v
+        for j, v in enumerate(values):
+            regrets[j] += v - value
+        return value
+
+    def _outcome(self, state, traverser):
+        """One sampled trajectory from ``state`` (modified in place), then the updates."""
+        table = self.table
+        rand = self._random.random
+        eps = self.epsilon
+        my_reach = opp_reach = sample_reach = 1.0
+        visited = []  # traverser's nodes: (regrets, avg, sigma, choice, my_reach, opp_reach, sample_reach)
+        tails = []  # sigma(choice) at every player node, in order
+        while True:
+            player = state.current_player()
+            if player == _CHANCE:
+                state.apply_action(_sample_chance(state, rand))
+                continue
+            if player == _TERMINAL:
+                break
+            legal = state.legal_actions()
+            if len(legal) == 1:
+                state.apply_action(legal[0])
+                continue
+            key = state.information_state_string(player)
+            entry = table.get(key)
+            if entry is None:
+                entry = table[key] = (legal, [0.0] * len(legal), [0.0] * len(legal))
+            legal, regrets, avg = entry
+            sigma = regret_matching(regrets)
+            if player == traverser:
+                n = len(legal)
+                behaviour = [eps / n + (1.0 - eps) * p for p in sigma]
+                choice = _pick(behaviour, rand())
+                visited.append((regrets, avg, sigma, choice, my_reach, opp_reach, sample_reach,
+                                len(tails)))
+                my_reach *= sigma[choice]
+                sample_reach *= behaviour[choice]
+            else:
+                choice = _pick(sigma, rand())
+                opp_reach *= sigma[choice]
+                sample_reach *= sigma[choice]
+            tails.append(sigma[choice])
+            state.apply_action(legal[choice])
+        u = state.returns()[traverser] / sample_reach
+        # suffix products of the strategy probabilities along the trajectory
+        suffix = [1.0] * (len(tails) + 1)
+        for k in range(len(tails) - 1, -1, -1):
+            suffix[k] = suffix[k + 1] * tails[k]
+        for regrets, avg, sigma, choice, mine, opp, q, k in visited:
+            tail = suffix[k + 1]
+            w = u * opp * tail
+            taken = sigma[choice]
+            for j in range(len(regrets)):
+                regrets[j] += w * ((1.0 if j == choice else 0.0) - taken)
+            scale = mine / q
+            for j, p in enumerate(sigma):
+                avg[j] += scale * p
+
+    # -------------------------------------------------------------- results
+    def average_policy(self) -> dict[str, dict[int, float]]:
+        """{information-state string: {action: probability}} for the states visited."""
+        out = {}
+        for key, (legal, _, avg) in self.table.items():
+            total = sum(avg)
+            if total > 0.0:
+                out[key] = {a: w / total for a, w in zip(legal, avg)}
+            else:
+                out[key] = {a: 1.0 / len(legal) for a in legal}
+        return out
+
+    def tabular_policy(self):
+        """The average policy as an OpenSpiel ``TabularPolicy`` (uniform where unvisited).
+
+        Enumerates every state of the game: for small games only (NashConv).
+        """
+        from open_spiel.python import policy as os_policy
+        tab = os_policy.TabularPolicy(self.game)
+        avg = self.average_policy()
+        for key, row in tab.state_lookup.items():
+            probs = avg.get(key)
+            if probs is None:
+                continue
+            arr = tab.action_probability_array[row]
+            arr[:] = 0.0
+            for a, p in probs.items():
+                arr[a] = p
+        return tab
+
+    # -------------------------------------------------------------- checkpoints
+    def checkpoint(self) -> dict:
+        """Everything needed to resume: tables, iteration count, generator state."""
+        return {"sampling": self.sampling, "epsilon": self.epsilon, "fallback": self.fallback,
+                "iterations": self.iterations, "table": self.table, "random": self._random.getstate()}
+
+    def restore(self, data: dict):
+        if data["sampling"] != self.sampling:
+            raise ValueError(f"checkpoint is for sampling {data['sampling']!r}, not {self.sampling!r}")
+        self.epsilon = data["epsilon"]
+        self.fallback = data["fallback"]
+        self.iterations = data["iterations"]
+        self.table = data["table"]
+        self._random.setstate(data["random"])
+
+
+class PolicyPlayer:
+    """Plays a tabular average policy, with an explicit fallback on unseen states.
+
+    ``policy`` maps information-state strings to {action: probability};
+    ``fallback`` is ``"uniform"`` or an agent spec built for the seat with
+    :func:`agents.make_agent`. ``last_source`` says which one answered.
+    """
+
+    def __init__(self, game, policy: dict, fallback: str = "uniform", seed: int | None = None):
+        self.game = game
+        self.policy = policy
+        self.fallback = fallback
+        self.seed = seed
+        self._agents = {}
+        self.last_source = None
+
+    def action_probabilities(self, state, player: int | None = None) -> dict[int, float]:
+        player = state.current_player() if player is None else player
+        probs = self.policy.get(state.information_state_string(player))
+        if probs is not None:
+            self.last_source = "policy"
+            return dict(probs)
+        self.last_source = "fallback"
+        legal = state.legal_actions()
+        if self.fallback == "uniform":
+            return {a: 1.0 / len(legal) for a in legal}
+        agent = self._agents.get(player)
+        if agent is None:
+            from agents.registry import make_agent
+            agent = self._agents[player] = make_agent(self.fallback, self.game, player, self.seed)
+        return agent.action_probabilities(state)
