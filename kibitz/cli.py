@@ -6,6 +6,9 @@ import click
 
 from kibitz.commands import agents_cmd, demo, games_cmd, play
 from kibitz.commands import solve
+from kibitz.commands import tournament
+from kibitz.commands import replay
+from kibitz.commands import serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,3 +25,6 @@ main.add_command(demo.demo)
 main.add_command(games_cmd.games)
 main.add_command(play.play)
 main.add_command(solve.solve)
+main.add_command(tournament.tournament)
+main.add_command(replay.replay)
+main.add_command(serve.serve)
