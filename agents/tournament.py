@@ -87,6 +87,7 @@ class DealChance:
         self._deck: frozenset | None = None
         self._taken: set = set()
         self._index = 0
+        self._uniforms = np.empty(0)
 
     def _rng(self, *extra):
         return np.random.default_rng(np.random.SeedSequence(self._words + tuple(extra)))
@@ -108,7 +109,9 @@ class DealChance:
             choice = min(actions, key=self._rank.__getitem__)
             self._taken.add(choice)
             return int(choice)
-        u = self._rng(2, index).random()
+        if index >= len(self._uniforms):  # one stream per deal: u[index] for node index
+            self._uniforms = self._rng(2).random(max(64, 2 * (index + 1)))
+        u = self._uniforms[index]
         cdf = np.cumsum(probs)
         i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
         return int(actions[min(i, len(actions) - 1)])
@@ -219,8 +222,8 @@ def replay_record(record: dict, rerun: bool = False):
 def _t95(n: int) -> float:
     if n < 2:
         return float("nan")
-    from scipy.stats import t
-    return float(t.ppf(0.975, n - 1))
+    from scipy.special import stdtrit
+    return float(stdtrit(n - 1, 0.975))
 
 
 def _summary(values: list[float]) -> tuple[float, float, float]:
@@ -323,6 +326,17 @@ def format_table(results: dict) -> str:
 
 
 # ---------------------------------------------------------------- the runner
+def _start_method() -> str:
+    """fork where it is safe (no other threads; saves re-importing), else spawn.
+
+    Results do not depend on it: game ``g`` is a function of the plan and ``g``.
+    """
+    import threading
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
 def _worker_init():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -421,7 +435,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             for i in todo:
                 keep(play_one(plan, i))
         else:
-            ctx = multiprocessing.get_context("spawn")
+            ctx = multiprocessing.get_context(_start_method())
             pool = ctx.Pool(workers, initializer=_worker_init)
             chunk = max(1, min(16, len(todo) // (workers * 8)))
             for rec in pool.imap_unordered(_worker, [(plan, i) for i in todo], chunksize=chunk):
