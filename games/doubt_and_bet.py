@@ -32,6 +32,7 @@ Rulings that are our own (also in the rules page):
   them in the seating starts.
 * After a seating shuffle the designated first player (the last loser)
   still starts; turn order follows the new seating from them.
+* Every round is dealt from the full deck.
 * The shuffle is uniform over all orders of the remaining players
   (``k!`` chance outcomes, ordered lexicographically by the new order).
 * ``max_rounds`` (default 100) caps the game: after that round's bet the

@@ -233,6 +233,29 @@ def test_all_in_bettor_wins_against_the_reduced_stake():
     assert state.first_player == 0
 
 
+def test_doubter_who_cannot_afford_the_claim_stake_must_go_all_in():
+    game = load(players=2, chips=3, slots=2, colours=1)  # 4 red, 4 rainbow
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["red", "red"], ["red", "red"]])
+    act(state, "claim 1 red stake 1+0")
+    act(state, "doubt")
+    act(state, "call 1+0")  # true: p0 wins 1; chips (4, 2)
+    keep_all(state)  # p1, the loser, first
+    deal(state, [["red", "red"], ["rainbow", "rainbow"]])
+    act(state, "claim 1 red stake 1+0")  # p1 opens
+    act(state, "claim 4 red stake 4+1")  # p0 raises with a stake of 5: true (2 red + 2 rainbows)
+    act(state, "doubt")  # p1 can wager 2 chips + 1 slot chip = 3 < 5, and may not fold yet
+    assert names(state) == ["all in"]
+    act(state, "all in")
+    # p0's excess of 2 is returned slot chip first: 4+1 -> 3+0
+    assert events(state, "allin")[0][1:] == (1, 2, 1, 3, 0)
+    assert events(state, "reveal")[0][2] == 4
+    # the bettor wins: p1 loses 2 chips and 1 slot (0 chips, 1 slot: out), p0 gains 3
+    assert state.chips == (7, 0) and state.slots == (2, 1)
+    assert state.is_terminal() and state.returns() == [1.0, 0.0]
+
+
 # ---------------------------------------------------------------- payouts
 def test_lost_slot_chips_shrink_the_next_hand():
     game = load(players=2, chips=3, slots=3, colours=1)
@@ -273,6 +296,18 @@ def test_player_at_zero_chips_and_one_slot_is_out_and_the_player_before_starts()
     assert state.turn_order == (0, 2)
     assert state.current_player() == 0  # exchange from the round's first player
     assert "p1 is out" in state.information_state_string(2)
+
+
+def test_when_seat_0_loses_and_is_out_the_last_seat_starts():
+    game = load(players=3, chips=1, slots=2, colours=1)
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["red", "red"], ["red", "red"], ["red", "red"]])
+    act(state, "claim 6 rainbow stake 1+1")  # false: no rainbows
+    act(state, "doubt")
+    act(state, "call 1+1")  # p0 loses 1 chip and 1 slot: 0 chips, 1 slot
+    assert state.alive == (False, True, True)
+    assert state.first_player == 2 and state.turn_order == (2, 1)
 
 
 def test_loser_starts_the_next_round():
@@ -755,6 +790,28 @@ def test_resample_keeps_the_information_state_and_redraws_hidden_cards():
                   tuple(e for e in other.log() if e[0] == "deal")))
     assert len(seen) > 5
     assert any(h[0] != state.hand((me + 1) % 3) for h in seen)
+
+
+def test_resample_draws_hidden_cards_with_the_deal_probabilities():
+    # 3 players, 2 cards each from 4 red + 4 rainbow; p0 holds two of the rainbows, so
+    # the others' cards come from 4 red + 2 rainbow: p1 gets 2 red with chance
+    # 4/6 * 3/5, 1 red 1 rainbow 2 * 4/6 * 2/5, 2 rainbows 2/6 * 1/5
+    game = load(players=3, chips=2, slots=2, colours=1, copies=4)
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["rainbow", "rainbow"], ["red", "red"], ["red", "rainbow"]])
+    sampler_rng = np.random.default_rng(5)
+    draws = 3000
+    counts = {}
+    for _ in range(draws):
+        other = state.resample_from_infostate(0, lambda: float(sampler_rng.random()))
+        counts[other.hand(1)] = counts.get(other.hand(1), 0) + 1
+        assert other.hand(0) == (0, 2)
+        assert sum(other.hand(1)) == sum(other.hand(2)) == 2
+    exact = {(2, 0): 0.4, (1, 1): 16 / 30, (0, 2): 2 / 30}
+    assert set(counts) == set(exact)
+    for hand, p in exact.items():
+        assert abs(counts[hand] / draws - p) < 0.035, (hand, counts[hand] / draws, p)
 
 
 def test_resample_keeps_revealed_hands():
