@@ -617,8 +617,12 @@ def test_bad_parameters_name_the_parameter_and_allowed_values(params, words):
 
 
 def test_bad_parameters_through_load_game():
-    with pytest.raises(Exception, match="players"):
+    with pytest.raises(ValueError, match="players=7 is out of range; allowed: 2..5"):
         pyspiel.load_game("doubt_and_bet(players=7)")
+    with pytest.raises(pyspiel.SpielError, match="chipz"):
+        pyspiel.load_game("doubt_and_bet(chipz=3)")
+    with pytest.raises(pyspiel.SpielError, match="single_bet"):
+        pyspiel.load_game("doubt_and_bet(single_bet=3)")
 
 
 def test_illegal_actions_raise_and_leave_the_state_unchanged():
