@@ -1,0 +1,168 @@
+"""IS-MCTS (solvers/ismcts.py) and the ``ismcts`` agent kind."""
+
+import numpy as np
+import pyspiel
+import pytest
+
+import games
+from agents.registry import agent_kinds, make_agent
+from solvers.ismcts import ISMCTS
+
+SMALL_UD = "underdog(players=3,cards=5,bank=2)"
+SMALL_OU = "over_under(players=2,copies=1,stacks=1,rounds=1)"
+
+
+def chance_step(state, rng):
+    outcomes = state.chance_outcomes()
+    probs = np.array([p for _, p in outcomes])
+    return outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0]
+
+
+def play(game, bots, seed):
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            action = bots[state.current_player()].step(state)
+            assert action in state.legal_actions()
+            state.apply_action(action)
+    return state
+
+
+def first_decision(game, seed, skip=0):
+    """A decision point with two or more legal moves, ``skip`` of them in."""
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    while True:
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+            continue
+        legal = state.legal_actions()
+        if len(legal) > 1:
+            if skip == 0:
+                return state
+            skip -= 1
+        state.apply_action(legal[int(rng.integers(len(legal)))])
+
+
+@pytest.mark.parametrize("name", sorted(games.REGISTRY))
+def test_plays_complete_games_of_every_kibitz_game(name):
+    game = pyspiel.load_game(name)
+    n = game.num_players()
+    bots = [make_agent("ismcts(sims=8)" if p % 2 == 0 else "random", game, p, seed=p) for p in range(n)]
+    state = play(game, bots, seed=1)
+    assert state.is_terminal()
+    assert sum(state.returns()) == pytest.approx(1.0)  # payoff=win at the defaults
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_plays_openspiel_games_that_resample(name):
+    game = pyspiel.load_game(name)
+    bots = [make_agent("ismcts(sims=30)", game, p, seed=p) for p in range(2)]
+    state = play(game, bots, seed=3)
+    assert sum(state.returns()) == pytest.approx(0.0)
+
+
+def test_same_seed_same_search_and_moves():
+    game = pyspiel.load_game(SMALL_UD)
+    state = first_decision(game, seed=5, skip=2)
+    me = state.current_player()
+    a = ISMCTS(game, me, np.random.default_rng(11), sims=200).search(state)
+    b = ISMCTS(game, me, np.random.default_rng(11), sims=200).search(state)
+    c = ISMCTS(game, me, np.random.default_rng(12), sims=200).search(state)
+    assert a == b
+    assert sum(a.values()) == 200
+    assert a != c  # another seed explores differently
+    n = game.num_players()
+    runs = []
+    for _ in range(2):
+        bots = [make_agent("ismcts(sims=20)", game, p, seed=40 + p) for p in range(n)]
+        runs.append(play(game, bots, seed=9).history())
+    assert runs[0] == runs[1]
+
+
+def test_search_leaves_the_root_state_unchanged():
+    game = pyspiel.load_game("pub")
+    state = first_decision(game, seed=2, skip=3)
+    before = (state.history(), state.information_state_string(state.current_player()))
+    ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=30).search(state)
+    assert (state.history(), state.information_state_string(state.current_player())) == before
+
+
+def test_final_visits_and_distribution():
+    game = pyspiel.load_game(SMALL_OU)
+    state = first_decision(game, seed=4)
+    me = state.current_player()
+    legal = state.legal_actions()
+    dist = ISMCTS(game, me, np.random.default_rng(3), sims=120, final="distribution")
+    probs = dist.policy(state)
+    visits = ISMCTS(game, me, np.random.default_rng(3), sims=120).search(state)
+    assert sorted(probs) == legal
+    assert sum(probs.values()) == pytest.approx(1.0)
+    assert probs == pytest.approx({a: v / 120 for a, v in visits.items()})
+    greedy = ISMCTS(game, me, np.random.default_rng(3), sims=120, final="visits").policy(state)
+    best = max(visits, key=visits.get)
+    assert greedy[best] > 0 and all(greedy[a] == 0 for a in legal if visits[a] < visits[best])
+
+
+def test_seconds_budget_and_world_samples():
+    game = pyspiel.load_game("underdog")
+    state = first_decision(game, seed=8, skip=1)
+    timed = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=0, seconds=0.1)
+    visits = timed.search(state)
+    assert timed.last_simulations == sum(visits.values()) > 0
+    pooled = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=40, max_world_samples=3)
+    assert sum(pooled.search(state).values()) == 40
+
+
+def test_heuristic_rollouts():
+    game = pyspiel.load_game(SMALL_UD)
+    state = first_decision(game, seed=6)
+    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=10, rollout="heuristic")
+    assert sum(search.search(state).values()) == 10
+    with pytest.raises(ValueError, match="no heuristic agent"):
+        ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), rollout="heuristic")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"sims": -1}, "sims"), ({"sims": 0, "seconds": 0}, "budget"), ({"uct_c": -1}, "uct_c"),
+    ({"rollout": "greedy"}, "rollout"), ({"final": "value"}, "final"),
+    ({"max_world_samples": 0}, "max_world_samples")])
+def test_bad_options_are_rejected(options, message):
+    with pytest.raises(ValueError, match=message):
+        ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), **options)
+
+
+def test_agent_spec_options():
+    kind = agent_kinds()["ismcts"]
+    assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples"}
+    game = pyspiel.load_game(SMALL_UD)
+    agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
+    assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
+        7, 1.5, "distribution", "heuristic")
+    with pytest.raises(ValueError, match="no option 'simulations'"):
+        make_agent("ismcts(simulations=5)", game, 0)
+
+
+def test_search_refuses_another_seat():
+    game = pyspiel.load_game(SMALL_UD)
+    state = first_decision(game, seed=1)
+    other = (state.current_player() + 1) % game.num_players()
+    with pytest.raises(ValueError, match="seat"):
+        ISMCTS(game, other, np.random.default_rng(0), sims=5).search(state)
+
+
+@pytest.mark.parametrize("name, games_played, bound", [(SMALL_UD, 30, 0.45), (SMALL_OU, 30, 0.65)])
+def test_beats_random_on_a_seeded_sample(name, games_played, bound):
+    # win shares: an even seat gets 1/n (1/3 and 1/2 here)
+    game = pyspiel.load_game(name)
+    n = game.num_players()
+    total = 0.0
+    for i in range(games_played):
+        seat = i % n
+        bots = [make_agent("ismcts(sims=50)" if p == seat else "random", game, p, seed=100 * i + p)
+                for p in range(n)]
+        total += play(game, bots, seed=i).returns()[seat]
+    assert total / games_played > bound
