@@ -9,6 +9,7 @@ from kibitz.commands import solve
 from kibitz.commands import tournament
 from kibitz.commands import replay
 from kibitz.commands import serve
+from kibitz.commands import export
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,3 +29,5 @@ main.add_command(solve.solve)
 main.add_command(tournament.tournament)
 main.add_command(replay.replay)
 main.add_command(serve.serve)
+main.add_command(export.export)
+main.add_command(export.inspect)

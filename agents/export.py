@@ -1,0 +1,170 @@
+"""Portable agent files: export from a solve result or checkpoint, inspect.
+
+An agent file (format ``kibitz-agent``, version 1; docs/formats/agent-file.md
+and its JSON Schema docs/formats/agent-file.schema.json) extends the kibitz
+policy file of ``kibitz solve`` (solvers/policy_file.py): the same metadata
+and the same ``policy`` table keyed by information-state string, plus the
+creation time, where it came from, how the key is built, and ``unseen``, the
+behaviour on information states that are not in the table. The stdlib-only
+reader a frontend can copy is agents/kibitz_agent_loader.py.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+
+from agents.kibitz_agent_loader import (FORMAT, FORMAT_VERSION, POLICY_FORMAT, UNSEEN_BEHAVIOURS,
+                                        AgentFileError, read_document)
+
+
+def _game_short_name(game_string: str) -> str:
+    return game_string.split("(", 1)[0].strip()
+
+
+def agent_document(policy_doc: dict, *, unseen: str = "uniform", source: dict | None = None,
+                   name: str | None = None, created: str | None = None) -> dict:
+    """The agent-file document for a policy-file document."""
+    if policy_doc.get("format") != POLICY_FORMAT:
+        raise AgentFileError("expected a kibitz policy document (format 'kibitz-policy')")
+    if unseen not in UNSEEN_BEHAVIOURS:
+        raise ValueError(f"unseen must be one of {', '.join(UNSEEN_BEHAVIOURS)}; got {unseen!r}")
+    from solvers.policy_file import kibitz_version
+
+    short = _game_short_name(policy_doc["game"])
+    doc = {k: v for k, v in policy_doc.items() if k != "policy"}
+    doc.update({
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "policy_format_version": policy_doc["format_version"],
+        "kibitz_version": kibitz_version(),
+        "name": name or f"{short}-{policy_doc.get('algorithm', 'policy')}",
+        "created": created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": dict(source or {}),
+        "information_state": {
+            "key": "information_state_string",
+            "description": "pyspiel State.information_state_string(player) of the acting player",
+            "documentation": f"docs/rules/{short}.md#information-state-string",
+        },
+        "unseen": {"behaviour": unseen},
+    })
+    doc["policy"] = policy_doc["policy"]
+    return doc
+
+
+def policy_document_from_checkpoint(path) -> dict:
+    """The policy document of a ``kibitz solve`` checkpoint (``OUT.ckpt.npz``):
+    the average policy at the checkpoint, with its NashConv."""
+    from solvers import evaluate as ev
+    from solvers import policy_file
+    from solvers.cfr import CFRConfig, CFRSolver
+    from solvers.tree import compile_tree
+
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes().decode())
+        state = {k: z[k] for k in ("iteration", "regret", "cumulative", "policy")}
+    from kibitz.gameutil import load_game
+
+    tree = compile_tree(load_game(meta["game"]))
+    if int(tree.num_slots) != int(meta["slots"]):
+        raise AgentFileError(f"{path}: the checkpoint has {meta['slots']} slots, the game's tree "
+                             f"{tree.num_slots}: made with another version of the game")
+    solver = CFRSolver(tree, CFRConfig(**meta["settings"]))
+    solver.load_state_dict(state)
+    avg = solver.average_policy()
+    nc, _, on = ev.nash_conv(tree, avg, details=True)
+    return policy_file.policy_document(
+        tree, avg, algorithm=meta["algorithm"], settings=meta["settings"], iterations=solver.iteration,
+        seconds=meta.get("seconds"), nash_conv=nc, expected_returns=on)
+
+
+def export_agent(source, out, *, unseen: str = "uniform", name: str | None = None) -> dict:
+    """Writes the agent file ``out`` from a policy file or a checkpoint."""
+    from solvers.policy_file import read_policy_file, write_policy_file
+
+    source = Path(source)
+    if source.name.endswith(".npz"):
+        policy_doc = policy_document_from_checkpoint(source)
+        kind = "checkpoint"
+    else:
+        policy_doc = read_policy_file(source)
+        kind = "policy-file"
+    doc = agent_document(policy_doc, unseen=unseen, name=name,
+                         source={"kind": kind, "file": source.name})
+    write_policy_file(out, doc)  # the same writer: atomic, gzip for .gz
+    return doc
+
+
+def read_agent_file(path) -> dict:
+    """An agent file's (or policy file's) document, checked for format and version."""
+    doc = read_document(path)
+    if not isinstance(doc, dict) or doc.get("format") not in (FORMAT, POLICY_FORMAT):
+        raise AgentFileError(f"{path}: not a kibitz agent file (format 'kibitz-agent')")
+    version = doc.get("format_version")
+    if not isinstance(version, int) or version < 1 or version > FORMAT_VERSION:
+        raise AgentFileError(f"{path}: format version {version!r}; this kibitz reads 1..{FORMAT_VERSION}")
+    return doc
+
+
+def structure_problems(doc: dict) -> list[str]:
+    """Problems with the document's shape (the rules of the JSON Schema)."""
+    problems = []
+    for key, kind in (("game", str), ("num_players", int), ("algorithm", str), ("policy", dict)):
+        if not isinstance(doc.get(key), kind):
+            problems.append(f"field {key!r} is missing or not a {kind.__name__}")
+    if doc.get("format") == FORMAT:
+        for key in ("created", "kibitz_version"):
+            if not isinstance(doc.get(key), str):
+                problems.append(f"field {key!r} is missing or not a string")
+        if doc.get("unseen", {}).get("behaviour") not in UNSEEN_BEHAVIOURS:
+            problems.append(f"unseen.behaviour must be one of {', '.join(UNSEEN_BEHAVIOURS)}")
+    for key, e in (doc.get("policy") or {}).items():
+        if not isinstance(e, dict) or not isinstance(e.get("actions"), list) or not isinstance(e.get("probs"), list):
+            problems.append(f"policy entry {key!r} needs 'actions' and 'probs' lists")
+        elif len(e["actions"]) != len(e["probs"]) or not e["actions"]:
+            problems.append(f"policy entry {key!r}: actions and probs differ in length or are empty")
+        elif e["actions"] != sorted(set(e["actions"])):
+            problems.append(f"policy entry {key!r}: actions are not ascending and distinct")
+        elif min(e["probs"]) < 0 or abs(sum(e["probs"]) - 1.0) > 1e-6:
+            problems.append(f"policy entry {key!r}: probabilities are negative or do not sum to 1")
+        if len(problems) >= 20:
+            problems.append("...")
+            break
+    return problems
+
+
+def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
+    """Plays ``games`` random games of the file's game and checks every
+    decision's information state against the file: the acting player and the
+    legal actions must match. Returns counts and the first mismatches."""
+    from kibitz.gameutil import load_game
+
+    game = load_game(doc["game"])
+    rng = np.random.default_rng(seed)
+    policy = doc["policy"]
+    seen, found, mismatches = set(), set(), []
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                p = np.array([q for _, q in outcomes])
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=p / p.sum())][0])
+                continue
+            player = state.current_player()
+            key = state.information_state_string(player)
+            legal = state.legal_actions()
+            seen.add(key)
+            entry = policy.get(key)
+            if entry is not None:
+                found.add(key)
+                if entry.get("actions") != list(legal) or entry.get("player", player) != player:
+                    if len(mismatches) < 5:
+                        mismatches.append(f"{key!r}: file has player {entry.get('player')} actions "
+                                          f"{entry.get('actions')}, the game player {player} actions {legal}")
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+    return {"game": str(game), "num_players": game.num_players(), "visited": len(seen),
+            "found": len(found), "mismatches": mismatches}

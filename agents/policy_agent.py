@@ -1,0 +1,78 @@
+"""The ``policy(path)`` agent kind: plays an agent file or a policy file.
+
+``policy(path/to/agent.json.gz)`` looks up the acting player's
+information-state string in the file and plays its probabilities. On an
+information state the file does not hold, option ``unseen`` decides:
+``file`` (default: what the file says; an agent file's ``unseen`` field,
+``error`` for a bare policy file), ``uniform`` (equal over the legal moves),
+``error`` (raise), or ``heuristic`` / ``random`` (ask that agent). The file's
+game must be the game being played (same game string after defaults).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from agents.base import Agent
+from agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
+from agents.registry import make_agent, register_agent
+
+_CACHE: dict = {}
+_LOCK = threading.Lock()
+
+
+def load_cached(path: str) -> KibitzAgent:
+    """The file's table, read once per (path, modification time)."""
+    from agents.export import read_agent_file
+
+    key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = KibitzAgent(read_agent_file(path))
+        return _CACHE[key]
+
+
+class PolicyAgent(Agent):
+    name = "policy"
+
+    def __init__(self, game, player_id, seed=None, *, path: str, unseen: str = "file"):
+        super().__init__(game, player_id, seed)
+        if not path:
+            raise ValueError("policy needs a file: policy(path/to/agent.json.gz)")
+        if not os.path.exists(path):
+            raise ValueError(f"policy file {path!r} does not exist")
+        self.table = load_cached(path)
+        from kibitz.gameutil import load_game
+
+        if str(load_game(self.table.game)) != str(game):
+            raise ValueError(f"{path} is an agent for {self.table.game}, not for {game}")
+        choices = ("file", "uniform", "error", "heuristic", "random")
+        if unseen not in choices:
+            raise ValueError(f"policy option unseen must be one of {', '.join(choices)}; got {unseen!r}")
+        self.unseen = self.table.unseen if unseen == "file" else unseen
+        self._fallback = None
+        if self.unseen in ("heuristic", "random"):
+            self._fallback = make_agent(self.unseen, game, player_id, seed=seed)
+        self.unseen_count = 0
+
+    def action_probabilities(self, state):
+        key = state.information_state_string(self._player_id)
+        legal = state.legal_actions()
+        if key in self.table:
+            return self.table.action_probabilities(key, legal)
+        self.unseen_count += 1
+        if self.unseen == "uniform":
+            return {a: 1.0 / len(legal) for a in legal}
+        if self._fallback is not None:
+            return self._fallback.action_probabilities(state)
+        raise UnseenInformationState(f"{key!r} is not in the policy file (unseen=error)")
+
+
+@register_agent(
+    "policy", "plays a policy file or agent file (kibitz solve / kibitz export)",
+    options={"path": ("", "the file (.json or .json.gz)"),
+             "unseen": ("file", "unseen information states: file | uniform | error | heuristic | random")},
+    positional="path")
+def _policy(game, player_id, seed, path="", unseen="file"):
+    return PolicyAgent(game, player_id, seed, path=str(path), unseen=str(unseen))

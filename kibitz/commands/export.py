@@ -1,0 +1,74 @@
+"""``kibitz export`` and ``kibitz inspect``: portable agent files."""
+
+from __future__ import annotations
+
+import click
+
+from agents.export import (check_against_game, export_agent, read_agent_file,
+                           structure_problems)
+from agents.kibitz_agent_loader import AgentFileError
+
+
+@click.command("export")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The agent file to write (.json, or .json.gz for gzip).")
+@click.option("--unseen", type=click.Choice(["uniform", "error"]), default="uniform", show_default=True,
+              help="What the agent does on an information state that is not in the file.")
+@click.option("--name", default=None, help="A name for the agent (default GAME-ALGORITHM).")
+def export(source, out, unseen, name):
+    """Export a solve result (policy file) or checkpoint (.ckpt.npz) as an agent file.
+
+    The agent file is versioned JSON (docs/formats/agent-file.md); a frontend
+    reads it with agents/kibitz_agent_loader.py (standard library only), and
+    kibitz plays it as policy(FILE).
+    """
+    try:
+        doc = export_agent(source, out, unseen=unseen, name=name)
+    except (AgentFileError, ValueError, KeyError) as e:
+        raise click.ClickException(f"cannot export {source}: {e}") from None
+    click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, {len(doc['policy']):,} information states, "
+               f"unseen={unseen}")
+
+
+@click.command("inspect")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--games", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Random games played to check the file against its game.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def inspect(path, games, seed):
+    """Summarise an agent file (or policy file) and check that it matches its game.
+
+    Exits with status 1 if the file is malformed or does not match the game.
+    """
+    try:
+        doc = read_agent_file(path)
+    except (AgentFileError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+    problems = structure_problems(doc)
+    for key in ("format", "format_version", "name", "kibitz_version", "created", "game", "num_players",
+                "algorithm", "settings", "iterations", "nash_conv", "expected_returns"):
+        if key in doc:
+            click.echo(f"{key + ':':18}{doc[key]}")
+    click.echo(f"{'unseen:':18}{doc.get('unseen', {}).get('behaviour', 'error (policy file)')}")
+    click.echo(f"information states: {len(doc.get('policy') or {}):,}")
+    if not problems and games:
+        from kibitz.gameutil import GameStringError
+        try:
+            report = check_against_game(doc, games=games, seed=seed)
+        except GameStringError as e:
+            problems.append(f"the file's game does not load: {e}")
+        else:
+            if report["num_players"] != doc["num_players"]:
+                problems.append(f"the game has {report['num_players']} players, the file says {doc['num_players']}")
+            problems += report["mismatches"]
+            click.echo(f"check: {games} random games visited {report['visited']:,} information states, "
+                       f"{report['found']:,} in the file")
+            if report["visited"] and report["found"] == 0:
+                problems.append("none of the visited information states is in the file")
+    if problems:
+        click.echo("problems:")
+        for p in problems:
+            click.echo(f"  {p}")
+        raise SystemExit(1)
+    click.echo("ok: the file matches its game")

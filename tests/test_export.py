@@ -1,0 +1,193 @@
+"""Agent files: export, the stdlib loader, the policy(path) agent, inspect, the schema."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyspiel
+import pytest
+from click.testing import CliRunner
+
+from agents.export import read_agent_file, structure_problems
+from agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
+from agents.registry import make_agent
+from kibitz.commands.export import export, inspect
+from kibitz.commands.solve import solve
+from solvers import load_policy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOADER = os.path.join(ROOT, "agents", "kibitz_agent_loader.py")
+SMALL = "underdog(players=3,cards=5,bank=2)"
+
+
+def invoke(command, args):
+    r = CliRunner().invoke(command, args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("export")
+    out = {}
+    for key, game, n in (("kuhn", "kuhn_poker", 200), ("underdog", SMALL, 30)):
+        pol = d / f"{key}.policy.json.gz"
+        invoke(solve, [game, "-n", str(n), "-o", str(pol), "--no-progress", "--no-cache"])
+        agent = d / f"{key}.agent.json.gz"
+        invoke(export, [str(pol), "-o", str(agent)])
+        out[key] = (pol, agent)
+    return d, out
+
+
+def decision_states(game):
+    """Every decision state of a small game, depth first."""
+    out, stack = [], [game.new_initial_state()]
+    while stack:
+        s = stack.pop()
+        if s.is_terminal():
+            continue
+        if not s.is_chance_node():
+            out.append(s)
+        for a in s.legal_actions():
+            stack.append(s.child(a))
+    return out
+
+
+@pytest.mark.parametrize("key", ["kuhn", "underdog"])
+def test_loader_agent_and_solver_give_the_same_probabilities(files, key):
+    _, paths = files
+    pol_path, agent_path = paths[key]
+    loader = KibitzAgent.load(agent_path)
+    tab = load_policy(pol_path)
+    game = pyspiel.load_game(loader.game)
+    agents = [make_agent(f"policy({agent_path})", game, p, seed=0) for p in range(game.num_players())]
+    states = decision_states(game)
+    assert len(states) > 10
+    for s in states:
+        p = s.current_player()
+        key_ = s.information_state_string(p)
+        mine = loader.action_probabilities(key_, s.legal_actions())
+        assert mine == agents[p].action_probabilities(s)
+        assert mine == {a: float(q) for a, q in tab.action_probabilities(s).items()}
+    assert all(a.unseen_count == 0 for a in agents)
+
+
+def test_loader_needs_only_the_standard_library(files):
+    _, paths = files
+    agent_path = paths["underdog"][1]
+    doc = read_agent_file(agent_path)
+    keys = sorted(doc["policy"])[:25]
+    script = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('loader', {LOADER!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        f"a = m.KibitzAgent.load({str(agent_path)!r})\n"
+        f"keys = {keys!r}\n"
+        "out = [sorted(a.action_probabilities(k).items()) for k in keys]\n"
+        "assert not any(n in sys.modules for n in ('numpy', 'pyspiel', 'agents', 'games'))\n"
+        "print(json.dumps(out))\n")
+    # -S: no site-packages at all, -I: isolated (no user site, no PYTHONPATH)
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    for k, pairs in zip(keys, got):
+        e = doc["policy"][k]
+        assert [[a, p] for a, p in zip(e["actions"], e["probs"])] == pairs
+
+
+def test_checkpoint_export_equals_policy_file_export(files):
+    d, paths = files
+    pol, agent = paths["kuhn"]
+    from_ckpt = d / "kuhn.ckpt.agent.json"
+    invoke(export, [str(pol) + ".ckpt.npz", "-o", str(from_ckpt), "--unseen", "error"])
+    a, b = read_agent_file(agent), read_agent_file(from_ckpt)
+    assert a["policy"] == b["policy"] and a["iterations"] == b["iterations"] == 200
+    assert a["nash_conv"] == pytest.approx(b["nash_conv"], abs=1e-12)
+    assert b["source"] == {"kind": "checkpoint", "file": "kuhn.policy.json.gz.ckpt.npz"}
+    assert b["unseen"] == {"behaviour": "error"} and a["unseen"] == {"behaviour": "uniform"}
+
+
+def test_metadata_and_schema(files):
+    _, paths = files
+    doc = read_agent_file(paths["underdog"][1])
+    with open(os.path.join(ROOT, "docs", "formats", "agent-file.schema.json")) as f:
+        schema = json.load(f)
+    for key in schema["required"]:
+        assert key in doc, key
+    props = schema["properties"]
+    assert doc["format"] == props["format"]["const"] and doc["format_version"] == 1
+    assert doc["unseen"]["behaviour"] in props["unseen"]["properties"]["behaviour"]["enum"]
+    assert doc["game"] == str(pyspiel.load_game(SMALL)) and doc["algorithm"] == "cfr+"
+    assert doc["created"].endswith("Z") and doc["nash_conv"] >= 0
+    assert doc["information_state"]["documentation"] == "docs/rules/underdog.md#information-state-string"
+    assert structure_problems(doc) == []
+
+
+def test_unseen_behaviours(files, tmp_path):
+    _, paths = files
+    doc = read_agent_file(paths["kuhn"][1])
+    game = pyspiel.load_game("kuhn_poker")
+    state = game.new_initial_state()
+    for a in (0, 1):
+        state.apply_action(a)
+    key = state.information_state_string(0)
+    del doc["policy"][key]
+    for behaviour in ("uniform", "error"):
+        doc["unseen"] = {"behaviour": behaviour}
+        (tmp_path / f"{behaviour}.json").write_text(json.dumps(doc))
+    uni = KibitzAgent.load(tmp_path / "uniform.json")
+    assert uni.action_probabilities(key, [0, 1]) == {0: 0.5, 1: 0.5}
+    with pytest.raises(UnseenInformationState):
+        KibitzAgent.load(tmp_path / "error.json").action_probabilities(key, [0, 1])
+    agent = make_agent(f"policy({tmp_path / 'uniform.json'})", game, 0, seed=1)
+    assert agent.action_probabilities(state) == {0: 0.5, 1: 0.5} and agent.unseen_count == 1
+    strict = make_agent(f"policy(path={tmp_path / 'uniform.json'},unseen=error)", game, 0, seed=1)
+    with pytest.raises(UnseenInformationState):
+        strict.action_probabilities(state)
+    rnd = make_agent(f"policy(path={tmp_path / 'error.json'},unseen=random)", game, 0, seed=1)
+    assert rnd.action_probabilities(state) == {0: 0.5, 1: 0.5}
+
+
+def test_policy_agent_refuses_another_game(files):
+    _, paths = files
+    with pytest.raises(ValueError, match="is an agent for kuhn_poker"):
+        make_agent(f"policy({paths['kuhn'][1]})", pyspiel.load_game("leduc_poker"), 0)
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent("policy(/nonexistent/agent.json)", pyspiel.load_game("kuhn_poker"), 0)
+
+
+def test_inspect_reports_and_catches_mismatches(files, tmp_path):
+    _, paths = files
+    out = invoke(inspect, [str(paths["underdog"][1]), "--games", "50"])
+    assert "algorithm:        cfr+" in out and "ok: the file matches its game" in out
+    doc = read_agent_file(paths["kuhn"][1])
+    key = sorted(doc["policy"])[0]
+    doc["policy"][key]["actions"] = [0, 2]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    r = CliRunner().invoke(inspect, [str(tmp_path / "bad.json")])
+    assert r.exit_code == 1 and "file has player" in r.output
+    doc = read_agent_file(paths["kuhn"][1])
+    doc["game"] = "leduc_poker()"
+    (tmp_path / "other.json").write_text(json.dumps(doc))
+    r = CliRunner().invoke(inspect, [str(tmp_path / "other.json")])
+    assert r.exit_code == 1 and "none of the visited information states is in the file" in r.output
+    doc = read_agent_file(paths["kuhn"][1])
+    doc["policy"][key]["probs"] = [0.9, 0.9]
+    (tmp_path / "sum.json").write_text(json.dumps(doc))
+    r = CliRunner().invoke(inspect, [str(tmp_path / "sum.json")])
+    assert r.exit_code == 1 and "do not sum to 1" in r.output
+    (tmp_path / "junk.json").write_text('{"format": "something-else"}')
+    r = CliRunner().invoke(inspect, [str(tmp_path / "junk.json")])
+    assert r.exit_code == 1 and "not a kibitz agent file" in r.output
+
+
+def test_exported_agent_plays_a_tournament(files):
+    from agents.tournament import run_tournament
+    _, paths = files
+    out = run_tournament("kuhn_poker", [f"policy({paths['kuhn'][1]})", "random"], 400, seed=3,
+                         progress=False)
+    cfr, rnd = out.results["agents"]
+    assert cfr["mean_payoff"] > 0 > rnd["mean_payoff"]  # CFR+ beats uniform random at Kuhn
+    assert cfr["mean_payoff"] == pytest.approx(-rnd["mean_payoff"])
