@@ -1,0 +1,157 @@
+"""Monte Carlo CFR (solvers/mccfr.py)."""
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability
+
+import games
+from agents.heuristics import HEURISTICS
+from solvers import evaluate as ev
+from solvers.mccfr import MCCFR, PolicyPlayer, regret_matching
+from solvers.tree import compile_tree
+
+
+def nash_conv(game, solver):
+    return exploitability.nash_conv(game, solver.tabular_policy())
+
+
+def test_regret_matching():
+    assert regret_matching([1.0, -2.0, 3.0]) == pytest.approx([0.25, 0.0, 0.75])
+    assert regret_matching([0.0, -1.0]) == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("sampling, iters, bound", [("es", 2000, 0.08), ("os", 4000, 0.25)])
+def test_kuhn_nash_conv_falls(sampling, iters, bound):
+    game = pyspiel.load_game("kuhn_poker")
+    solver = MCCFR(game, np.random.default_rng(0), sampling)
+    solver.run(20)
+    early = nash_conv(game, solver)
+    solver.run(iters - 20)
+    late = nash_conv(game, solver)
+    # uniform play has NashConv 11/12 in Kuhn poker
+    assert late < bound < early
+    assert len(solver.table) == 12  # every information state of Kuhn poker is visited
+
+
+def test_three_player_kuhn():
+    game = pyspiel.load_game("kuhn_poker(players=3)")
+    solver = MCCFR(game, np.random.default_rng(1), "es")
+    solver.run(10)
+    early = nash_conv(game, solver)
+    solver.run(1500)
+    assert nash_conv(game, solver) < 0.5 * early
+
+
+def test_leduc_nash_conv_falls():
+    game = pyspiel.load_game("leduc_poker")
+    solver = MCCFR(game, np.random.default_rng(2), "es")
+    solver.run(50)
+    early = nash_conv(game, solver)
+    solver.run(1950)
+    late = nash_conv(game, solver)
+    assert late < 0.6 * early
+
+
+@pytest.mark.parametrize("name", ["underdog", "pub"])
+def test_small_kibitz_configuration_nash_conv_falls(name):
+    # NashConv by the exact evaluator on the compiled tree (issue 6)
+    game = pyspiel.load_game(games.REGISTRY[name].small)
+    tree = compile_tree(game, use_cache=False)
+    uniform = ev.nash_conv(tree, tree.uniform_policy())
+    solver = MCCFR(game, np.random.default_rng(3), "es")
+    solver.run(300)
+    late = ev.nash_conv(tree, ev.policy_to_slots(tree, solver.average_policy(), default="uniform"))
+    assert late < 0.5 * uniform
+
+
+def test_same_seed_same_tables():
+    game = pyspiel.load_game("leduc_poker")
+    for sampling in ("es", "os"):
+        a = MCCFR(game, np.random.default_rng(7), sampling)
+        b = MCCFR(game, np.random.default_rng(7), sampling)
+        c = MCCFR(game, np.random.default_rng(8), sampling)
+        for s in (a, b, c):
+            s.run(100)
+        assert a.table == b.table
+        assert a.average_policy() == b.average_policy()
+        assert a.table != c.table
+
+
+def test_checkpoint_resume_is_exact():
+    game = pyspiel.load_game(games.REGISTRY["pub"].small)
+    whole = MCCFR(game, np.random.default_rng(5), "os")
+    whole.run(200)
+    first = MCCFR(game, np.random.default_rng(5), "os")
+    first.run(120)
+    data = first.checkpoint()
+    resumed = MCCFR(game, np.random.default_rng(99), "os")
+    resumed.restore(data)
+    resumed.run(80)
+    assert resumed.iterations == 200
+    assert resumed.table == whole.table
+    with pytest.raises(ValueError, match="sampling"):
+        MCCFR(game, np.random.default_rng(5), "es").restore(data)
+
+
+def test_forced_moves_have_no_entry_and_entries_are_real_decisions():
+    game = pyspiel.load_game(games.REGISTRY["doubt_and_bet"].small)
+    solver = MCCFR(game, np.random.default_rng(0), "es")
+    solver.run(100)
+    assert solver.table
+    assert all(len(legal) >= 2 for legal, _, _ in solver.table.values())
+    for probs in solver.average_policy().values():
+        assert sum(probs.values()) == pytest.approx(1.0)
+
+
+def _state_at_unseen_and_seen(game, policy, seed):
+    rng = np.random.default_rng(seed)
+    seen = unseen = None
+    for _ in range(200):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+                continue
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                key = state.information_state_string(state.current_player())
+                if key in policy and seen is None:
+                    seen = state.clone()
+                if key not in policy and unseen is None:
+                    unseen = state.clone()
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+        if seen is not None and unseen is not None:
+            return seen, unseen
+    raise AssertionError("no unseen information state found")
+
+
+def test_fallback_on_unseen_information_states():
+    game = pyspiel.load_game("underdog")
+    solver = MCCFR(game, np.random.default_rng(0), "os", fallback="heuristic")
+    solver.run(5)
+    policy = solver.average_policy()
+    seen, unseen = _state_at_unseen_and_seen(game, policy, seed=1)
+
+    uniform = PolicyPlayer(game, policy, fallback="uniform")
+    legal = unseen.legal_actions()
+    assert uniform.action_probabilities(unseen) == {a: 1.0 / len(legal) for a in legal}
+    assert uniform.last_source == "fallback"
+    key = seen.information_state_string(seen.current_player())
+    assert uniform.action_probabilities(seen) == policy[key]
+    assert uniform.last_source == "policy"
+
+    player = unseen.current_player()
+    by_agent = PolicyPlayer(game, policy, fallback=solver.fallback, seed=4)
+    expected = HEURISTICS["underdog"](game, player, 4).action_probabilities(unseen)
+    assert by_agent.action_probabilities(unseen) == expected
+    assert by_agent.last_source == "fallback"
+
+
+def test_bad_arguments():
+    game = pyspiel.load_game("kuhn_poker")
+    with pytest.raises(ValueError, match="sampling"):
+        MCCFR(game, np.random.default_rng(0), "vanilla")
+    with pytest.raises(ValueError, match="epsilon"):
+        MCCFR(game, np.random.default_rng(0), "os", epsilon=0.0)
