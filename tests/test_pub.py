@@ -7,10 +7,13 @@ rulings.md; every move is given by its exact name (``card 8H``, ``draw``,
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import ismcts, mcts
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import exploitability, ismcts, mcts
 
 import games  # noqa: F401  (registers the games)
 from agents.base import RandomAgent
@@ -129,6 +132,10 @@ def test_end_last_card_drawn_face_up_card_discarded():
     assert state.is_terminal()
     assert names(game, state.collections[0]) == ["4H", "3S", "AS"]
     assert "deck empty" in state.information_state_string(0).split("\n")
+    # p0 4S (hand) 4H 3S AS: spades majority, 4H counts; p1 AH (hand) 3H:
+    # hearts majority; p2 2S (hand) 2H: 2 + 2. The single lowest wins alone.
+    assert state.scores == (4, 0, 4)
+    assert state.returns() == [0.0, 1.0, 0.0]
     # the last card drawn with a choice: keeping it discards the face-up card
     state = do(game.new_initial_state(), "card 4S", "card AH", "card 2S",
                "card 4H", "take", "card 2H", "take", "card 3S", "take",
@@ -337,12 +344,17 @@ def test_longest_game_reaches_max_game_length():
 # ----------------------------------------------------------------- solvers
 def test_cfr_and_nash_conv_on_tiny_configuration():
     game = pyspiel.load_game(TINY)
+    # OpenSpiel's C++ NashConv and its Python one agree on the uniform policy
+    uniform = policy_lib.TabularPolicy(game)
+    uniform_conv = pyspiel.nash_conv(game, policy_lib.python_policy_to_pyspiel_policy(uniform))
+    assert uniform_conv == pytest.approx(exploitability.nash_conv(game, uniform))
+    assert uniform_conv > 0.0
     solver = pyspiel.CFRSolver(game)
     for _ in range(2):
         solver.evaluate_and_update_policy()
     policy = solver.average_policy()
     conv = pyspiel.nash_conv(game, policy)
-    assert 0.0 <= conv < 0.5
+    assert 0.0 <= conv < uniform_conv  # two CFR iterations already improve on uniform
     # the averaged policy is a distribution over the two legal moves
     state = do(game.new_initial_state(), "card AS", "card 2S", "card 3S", "card AH")
     probs = dict(policy.get_state_policy(state))
@@ -456,6 +468,64 @@ def test_perfect_recall_tensor_hides_only_what_is_hidden():
     assert np.array_equal(c.observation_tensor(2)[:3], d.observation_tensor(2)[:3])
 
 
+def _walk(state, visit):
+    visit(state)
+    if state.is_terminal():
+        return
+    if state.is_chance_node():
+        actions = [a for a, _ in state.chance_outcomes()]
+    else:
+        actions = state.legal_actions()
+    for a in actions:
+        _walk(state.child(a), visit)
+
+
+@pytest.mark.parametrize("game_string", [
+    TINY.replace(")", ",payoff=score)"), "pub(players=3,suits=2,ranks=3,removed=1,hand=1)"])
+def test_whole_tree_information_states_exact_and_game_info_bounds(game_string):
+    """Every history of a tiny game: after the deal, a player's information
+    state (string and tensor) groups histories exactly by what the rules let
+    that player know: their own dealt cards, every move after the deal (all
+    public) and, at the end, the hands shown. Nothing leaks, nothing is
+    forgotten; the longest game and the returns stay within GameInfo."""
+    game = pyspiel.load_game(game_string)
+    n, setup, removed, hand = 3, game.setup_length, game.num_removed, game.hand_size
+    by_string = [{} for _ in range(n)]
+    by_tensor = [{} for _ in range(n)]
+    longest = [0]
+    lows, highs = [], []
+
+    def known(state, p):
+        h = state.history()
+        own = tuple(a for i, a in enumerate(h[:setup])
+                    if i >= removed and (i - removed) // hand == p)
+        shown = state.hands if state.is_terminal() else None
+        return own, tuple(h[setup:]), shown
+
+    def visit(state):
+        if state.is_terminal():
+            longest[0] = max(longest[0], len(state.history()))
+            returns = state.returns()
+            assert sum(returns) == pytest.approx(game.utility_sum())
+            lows.append(min(returns))
+            highs.append(max(returns))
+        if len(state.history()) < setup:
+            return  # nobody acts during the deal
+        for p in range(n):
+            k = known(state, p)
+            by_string[p].setdefault(state.information_state_string(p), set()).add(k)
+            by_tensor[p].setdefault(tuple(state.information_state_tensor(p)), set()).add(k)
+
+    _walk(game.new_initial_state(), visit)
+    for p in range(n):
+        for groups in (by_string[p], by_tensor[p]):
+            assert all(len(keys) == 1 for keys in groups.values())  # nothing forgotten
+            keys = [k for ks in groups.values() for k in ks]
+            assert len(keys) == len(set(keys))  # nothing hidden leaks
+    assert longest[0] == game.max_game_length()
+    assert game.min_utility() <= min(lows) and max(highs) <= game.max_utility()
+
+
 def test_tensor_sizes_and_views():
     game = pyspiel.load_game("pub(players=5)")
     n, N, L = 5, 52, 3 * (52 - 10 - 10) - 2
@@ -514,6 +584,40 @@ def test_resample_from_infostate_keeps_view_and_varies_hidden_cards():
         assert s.legal_actions() == state.legal_actions()
         hidden.add((s.removed_cards, tuple(h for i, h in enumerate(s.hands) if i != me)))
     assert len(hidden) > 1
+
+
+def test_resample_draws_hidden_cards_with_chance_probabilities():
+    game = pyspiel.load_game("pub(players=3,suits=2,ranks=4,removed=2,hand=1)")
+    idx = game.card_names.index
+    state = do(game.new_initial_state(), "card 4S", "card 4H", "card AS", "card AH",
+               "card 2S", "card 3H")
+    # p0 holds AS and sees 3H: the six other cards are equally likely in each
+    # hidden place (the two removed cards, p1's and p2's hands)
+    unseen = {idx(x) for x in ("2S", "3S", "4S", "AH", "2H", "4H")}
+    rng = np.random.default_rng(21)
+    counts = Counter()
+    samples = 3000
+    for _ in range(samples):
+        s = state.resample_from_infostate(0, rng.random)
+        assert s.information_state_string(0) == state.information_state_string(0)
+        places = s.removed_cards + (s.hands[1][0], s.hands[2][0])
+        assert s.hands[0] == state.hands[0] and set(places) <= unseen
+        counts.update(enumerate(places))
+    for place in range(4):
+        for card in unseen:  # expected 500 each; 100 is about five standard deviations
+            assert abs(counts[place, card] - samples / 6) < 100, (place, card, counts[place, card])
+    # at the end the hands are shown: only the removed cards and the last,
+    # undrawn card are unknown, and each of the three is removed with chance 2/3
+    do(state, "take", "card 3S", "take")
+    assert state.is_terminal() and state.deck_size == 1
+    left = {idx("4S"), idx("4H"), idx("2H")}
+    removed = Counter()
+    for _ in range(1500):
+        s = state.resample_from_infostate(1, rng.random)
+        assert s.hands == state.hands and s.history()[2:] == state.history()[2:]
+        assert set(s.removed_cards) < left
+        removed.update(s.removed_cards)
+    assert all(abs(removed[c] - 1000) < 90 for c in left), removed
 
 
 def test_resample_after_the_end_keeps_shown_hands():
