@@ -25,6 +25,14 @@ def _game_short_name(game_string: str) -> str:
     return game_string.split("(", 1)[0].strip()
 
 
+def _key_documentation(short: str) -> str:
+    import games
+
+    if short in games.REGISTRY:
+        return f"docs/rules/{short}.md#information-state-string"
+    return f"OpenSpiel's {short} game: its InformationStateString"
+
+
 def agent_document(policy_doc: dict, *, unseen: str = "uniform", source: dict | None = None,
                    name: str | None = None, created: str | None = None) -> dict:
     """The agent-file document for a policy-file document."""
@@ -47,7 +55,7 @@ def agent_document(policy_doc: dict, *, unseen: str = "uniform", source: dict | 
         "information_state": {
             "key": "information_state_string",
             "description": "pyspiel State.information_state_string(player) of the acting player",
-            "documentation": f"docs/rules/{short}.md#information-state-string",
+            "documentation": _key_documentation(short),
         },
         "unseen": {"behaviour": unseen},
     })
