@@ -261,10 +261,11 @@ def choose_best(infosets, infoset_slots, infoset_level, level, q, best):
 def warmup() -> None:
     """Calls every kernel once on a three-node tree, so that loading the
     compiled code (numba's cache) is not counted in a timed run."""
-    first_child = np.array([1, 0, 0], dtype=np.int32)
-    num_children = np.array([2, 0, 0], dtype=np.int32)
+    first_child = np.array([1, 0, 0], dtype=np.uint32)
+    num_children = np.array([2, 0, 0], dtype=np.uint32)
     player = np.array([0, -4, -4], dtype=np.int8)
-    edge = np.array([-1, 0, 1], dtype=np.int32)
+    edge = np.array([0, 0, 1], dtype=np.uint32)
+    internal = np.array([0], dtype=np.uint32)
     prob = np.array([0.5, 0.5])
     util = np.array([0.0, 1.0, -1.0])
     returns = np.array([[0.0], [1.0], [-1.0]])
@@ -289,3 +290,53 @@ def warmup() -> None:
     best_response_pass(first_child, num_children, player, edge, util, 0, opp, node_infoset, level,
                        0, best, w, q)
     choose_best(infosets, slots, level, 0, q, best)
+    val2 = np.array([0.0, 1.0, -1.0])
+    alternating_update(0, 1.0, True, False, 1.0, 1.0, internal, first_child, num_children, player,
+                       edge, prob, infosets, parent_slot, slot_infoset, slots, reach_is, cum, regret,
+                       opp, val2)
+
+
+@numba.njit(**_JIT)
+def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, internal, first_child,
+                       num_children, player, edge, prob, infosets, infoset_parent_slot,
+                       slot_infoset, infoset_slots, reach_is, cumulative, regret, opp, val):
+    """Player ``p``'s whole update of one alternating CFR iteration, fused:
+    own reach and average-policy accumulation, the counterfactual-reach
+    pass, the value/regret pass, then the regret rule and regret matching.
+    Same arithmetic as :func:`own_reach`, :func:`accumulate_average`,
+    :func:`opponent_reach`, :func:`cfr_values` and
+    :func:`update_regrets_and_policy` in that order, but the node passes only
+    visit ``internal`` (non-terminal) nodes: ``val`` must already hold
+    ``p``'s terminal returns at terminal nodes, which nothing overwrites."""
+    own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach_is)
+    accumulate_average(infosets, infoset_slots, reach_is, prob, weight, cumulative)
+    m = internal.shape[0]
+    opp[0] = 1.0
+    for j in range(m):
+        i = internal[j]
+        r = opp[i]
+        fc = first_child[i]
+        nc = num_children[i]
+        if r == 0.0 or player[i] == p:
+            for c in range(fc, fc + nc):
+                opp[c] = r
+        else:
+            for c in range(fc, fc + nc):
+                opp[c] = r * prob[edge[c]]
+    for j in range(m - 1, -1, -1):
+        i = internal[j]
+        r = opp[i]
+        if r == 0.0:
+            val[i] = 0.0
+            continue
+        fc = first_child[i]
+        nc = num_children[i]
+        v = 0.0
+        for c in range(fc, fc + nc):
+            v += prob[edge[c]] * val[c]
+        val[i] = v
+        if player[i] == p:
+            for c in range(fc, fc + nc):
+                regret[edge[c]] += r * (val[c] - v)
+    update_regrets_and_policy(infosets, infoset_slots, regret, rm_plus, discount, pos_factor,
+                              neg_factor, prob)

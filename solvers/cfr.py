@@ -126,11 +126,12 @@ class CFRSolver:
         self._player_infosets = [np.flatnonzero(tree.infoset_player == p).astype(np.int32)
                                  for p in range(n)]
         self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
-        self._util = [np.ascontiguousarray(tree.returns[:, p]) for p in range(n)]
         self._reach_is = np.zeros(tree.num_infosets)
         if config.alternating_updates:
+            self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
             self._opp = np.zeros(tree.num_nodes)
-            self._val = np.zeros(tree.num_nodes)
+            # Row p holds p's values; terminal entries are p's returns, never overwritten.
+            self._val = np.ascontiguousarray(tree.returns.T)
         else:
             self._reach = np.zeros((tree.num_nodes, n + 1))
             self._vals = np.zeros((tree.num_nodes, n))
@@ -151,34 +152,29 @@ class CFRSolver:
         self.prob[:S] = d["policy"]
 
     # -- iterations -------------------------------------------------------------
-    def _regret_rule(self, infosets):
+    def _discount(self):
+        """``(discount?, positive factor, negative factor)`` at this iteration."""
         cfg = self.config
-        t = self.iteration
-        discount = cfg.alpha is not None
-        pos = neg = 1.0
-        if discount:
-            ta, tb = float(t) ** cfg.alpha, float(t) ** cfg.beta
-            pos, neg = ta / (ta + 1.0), tb / (tb + 1.0)
-        K.update_regrets_and_policy(infosets, self.tree.infoset_slots, self.regret,
-                                    cfg.regret_matching_plus, discount, pos, neg, self.prob)
+        if cfg.alpha is None:
+            return False, 1.0, 1.0
+        t = float(self.iteration)
+        ta, tb = t ** cfg.alpha, t ** cfg.beta
+        return True, ta / (ta + 1.0), tb / (tb + 1.0)
 
     def iterate(self) -> None:
         """One iteration (every player updated once)."""
         tree, cfg = self.tree, self.config
         self.iteration += 1
         weight = float(self.iteration) ** cfg.average_gamma
+        discount, pos, neg = self._discount()
         if cfg.alternating_updates:
             for p in range(tree.num_players):
-                infosets = self._player_infosets[p]
-                K.own_reach(infosets, tree.infoset_parent_slot, tree.slot_infoset, self.prob,
-                            self._reach_is)
-                K.accumulate_average(infosets, tree.infoset_slots, self._reach_is, self.prob,
-                                     weight, self.cumulative)
-                K.opponent_reach(tree.first_child, tree.num_children, tree.player, tree.edge,
-                                 self.prob, p, self._opp)
-                K.cfr_values(tree.first_child, tree.num_children, tree.player, tree.edge,
-                             self.prob, self._util[p], p, self._opp, self._val, self.regret)
-                self._regret_rule(infosets)
+                K.alternating_update(
+                    p, weight, cfg.regret_matching_plus, discount, pos, neg, self._internal,
+                    tree.first_child, tree.num_children, tree.player, tree.edge, self.prob,
+                    self._player_infosets[p], tree.infoset_parent_slot, tree.slot_infoset,
+                    tree.infoset_slots, self._reach_is, self.cumulative, self.regret, self._opp,
+                    self._val[p])
         else:
             infosets = self._all_infosets
             K.own_reach(infosets, tree.infoset_parent_slot, tree.slot_infoset, self.prob,
@@ -189,7 +185,8 @@ class CFRSolver:
                         tree.num_players, self._reach)
             K.simultaneous_values(tree.first_child, tree.num_children, tree.player, tree.edge,
                                   self.prob, tree.returns, self._reach, self._vals, self.regret)
-            self._regret_rule(infosets)
+            K.update_regrets_and_policy(infosets, tree.infoset_slots, self.regret,
+                                        cfg.regret_matching_plus, discount, pos, neg, self.prob)
 
     def run(self, iterations: int) -> None:
         for _ in range(iterations):
