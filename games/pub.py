@@ -28,6 +28,8 @@ Rulings that are our own (also in the rules page):
 
 * J, Q, K are worth 11, 12, 13 (A = 1).
 * After a qualifying draw the player chooses; taking both is allowed.
+* "If there is not a face-up card on the table, draw a new card first": the
+  top card is turned face up (a public chance move) and the turn goes on.
 * The hand is dealt seat by seat, a whole hand at a time, from seat 0.
 * A drawn card that must be taken with the face-up card is taken without a
   decision node (there is nothing to choose).
