@@ -79,6 +79,21 @@ def test_bad_input_is_a_clear_error(args, message):
     assert message in result.output
 
 
-def test_demo_runs():
-    out = run(["demo", "--seed", "1"]).output
-    assert "kibitz demo" in out and "returns:" in out
+def test_demo_solves_exports_and_plays_a_tournament(tmp_path):
+    out = run(["demo", "--out", str(tmp_path), "--iterations", "50", "--games", "24",
+               "--workers", "1"]).output
+    assert "NashConv" in out and "2. Export" in out
+    for agent in ("policy(", "ismcts(sims=100)", "heuristic", "random"):
+        assert agent in out
+    assert (tmp_path / "agent.json.gz").exists()
+    assert (tmp_path / "tournament" / "results.json").exists()
+    # NashConv falls between the first and the last row of the convergence table.
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()
+            and len(line.split()) == 3]
+    first, last = float(rows[0][1]), float(rows[-1][1])
+    assert last < first / 10
+
+
+def test_demo_play_shows_a_bot_game():
+    out = run(["demo", "--play", "--seed", "1"]).output
+    assert "kibitz demo: underdog" in out and "returns:" in out
