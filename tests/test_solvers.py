@@ -13,7 +13,9 @@ import pyspiel
 import pytest
 from click.testing import CliRunner
 from open_spiel.python.algorithms import cfr as os_cfr
-from open_spiel.python.algorithms import discounted_cfr, exploitability
+from open_spiel.python import policy as policy_module
+from open_spiel.python.algorithms import best_response as os_best_response
+from open_spiel.python.algorithms import discounted_cfr, expected_game_score, exploitability
 
 import games  # noqa: F401  (registers the kibitz games)
 from kibitz.cli import main
@@ -21,6 +23,7 @@ from kibitz.commands import solve as solve_cmd
 from solvers import (ALGORITHMS, CFRSolver, TreeTooLarge, best_response, compile_tree,
                      expected_returns, load_policy, make_config, nash_conv, policy_to_slots,
                      read_policy_file)
+from solvers.evaluate import exploitability as exploitability_of
 from solvers.policy_file import policy_document, write_policy_file
 from solvers.tree import CHANCE, TERMINAL, load_tree
 
@@ -222,6 +225,37 @@ def test_nash_conv_equals_pyspiel_on_random_policies(game_string, seed):
                for k, key in enumerate(tree.infoset_strings)}
     assert policy_to_slots(tree, as_dict) == pytest.approx(policy)
     assert nash_conv(tree, policy) == pytest.approx(pyspiel.nash_conv(game, as_dict), abs=1e-9)
+
+
+def test_best_response_values_equal_openspiel_per_player():
+    game = pyspiel.load_game("kuhn_poker(players=3)")
+    tree = _tree("kuhn_poker(players=3)")
+    rng = np.random.default_rng(7)
+    from solvers.cfr import normalise
+    policy = normalise(tree, rng.random(tree.num_slots))
+    tab = policy_module.TabularPolicy(game)
+    for k, key in enumerate(tree.infoset_strings):
+        lo, hi = tree.infoset_slots[k], tree.infoset_slots[k + 1]
+        tab.policy_for_key(key)[tree.legal_actions(k)] = policy[lo:hi]
+    root = game.new_initial_state()
+    for p in range(3):
+        expected = os_best_response.BestResponsePolicy(game, p, tab).value(root)
+        assert best_response(tree, policy, p)[0] == pytest.approx(expected, abs=1e-12)
+    assert expected_returns(tree, policy) == pytest.approx(
+        expected_game_score.policy_value(root, [tab] * 3), abs=1e-12)
+
+
+def test_exploitability_equals_pyspiel_for_two_players():
+    game = pyspiel.load_game("leduc_poker")
+    tree = _tree("leduc_poker")
+    solver = CFRSolver(tree, ALGORITHMS["cfr+"])
+    solver.run(30)
+    avg = solver.average_policy()
+    as_dict = {key: list(zip(tree.legal_actions(k).tolist(),
+                             avg[tree.infoset_slots[k]:tree.infoset_slots[k + 1]].tolist()))
+               for k, key in enumerate(tree.infoset_strings)}
+    assert exploitability_of(tree, avg) == pytest.approx(pyspiel.exploitability(game, as_dict),
+                                                         abs=1e-12)
 
 
 # --- policy files ------------------------------------------------------------------
