@@ -10,6 +10,7 @@ from kibitz.commands import tournament
 from kibitz.commands import replay
 from kibitz.commands import serve
 from kibitz.commands import export
+from kibitz.commands import experiment
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,3 +32,4 @@ main.add_command(replay.replay)
 main.add_command(serve.serve)
 main.add_command(export.export)
 main.add_command(export.inspect)
+main.add_command(experiment.experiment)

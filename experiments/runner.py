@@ -1,0 +1,249 @@
+"""Experiment specs and their runner (``kibitz experiment run experiments/NAME``).
+
+An experiment is a folder holding ``spec.toml``; its ``kind`` picks the
+runner. Each run writes, into its output folder, a CSV of every measurement,
+PNG plots (matplotlib) and ``table.md``, a markdown table of the headline
+figures. Every run is seeded; rerunning a spec gives the same numbers except
+wall-clock times.
+
+Kinds:
+
+``convergence``
+    NashConv against iterations and against seconds for each CFR variant of
+    kibitz (on the compiled tree) on each game, beside OpenSpiel's C++ CFR+
+    (``pyspiel.CFRPlusSolver`` on ``pyspiel.load_game_as_cached_tree``, the
+    fastest OpenSpiel path for a Python game). Keys: ``games`` (game
+    strings), ``algorithms`` (kibitz variants), ``iterations``,
+    ``openspiel_iterations`` (0 to skip OpenSpiel), ``points`` (evaluation
+    points, log-spaced).
+
+``strength``
+    A tournament (``agents.tournament``) of ``agents`` on each of ``games``,
+    ``games_per_match`` games each, seats rotated on duplicate deals.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+KINDS = ("convergence", "strength")
+
+
+def load_spec(folder) -> dict:
+    folder = Path(folder)
+    path = folder / "spec.toml" if folder.is_dir() else folder
+    if not path.exists():
+        raise FileNotFoundError(f"no experiment spec at {path} (expected a folder with spec.toml)")
+    with open(path, "rb") as f:
+        spec = tomllib.load(f)
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"{path}: kind = {kind!r}; allowed kinds: {', '.join(KINDS)}")
+    spec.setdefault("name", path.parent.name)
+    return spec
+
+
+def eval_points(iterations: int, points: int) -> list[int]:
+    """About ``points`` log-spaced iteration counts from 1 to ``iterations``."""
+    pts = np.unique(np.round(np.logspace(0, math.log10(max(iterations, 1)), points)).astype(int))
+    return [int(p) for p in pts if p >= 1]
+
+
+# ----------------------------------------------------------------- convergence
+def _kibitz_curve(tree, algorithm, iterations, points, log):
+    from solvers import make_config, nash_conv
+    from solvers.cfr import CFRSolver
+
+    solver = CFRSolver(tree, make_config(algorithm))
+    solver.iterate()  # compiles the kernels outside the timed loop
+    solver = CFRSolver(tree, make_config(algorithm))
+    rows, done, spent = [], 0, 0.0
+    for mark in eval_points(iterations, points):
+        t0 = time.perf_counter()
+        while done < mark:
+            solver.iterate()
+            done += 1
+        spent += time.perf_counter() - t0
+        rows.append((done, spent, nash_conv(tree, solver.average_policy())))
+        log(f"    {algorithm:<6} {done:>8,} it  {spent:8.2f} s  NashConv {rows[-1][2]:.3e}")
+    return rows
+
+
+def _openspiel_curve(game_string, iterations, points, log):
+    import pyspiel
+
+    t0 = time.perf_counter()
+    cached = pyspiel.load_game_as_cached_tree(game_string)
+    log(f"    openspiel cached tree built in {time.perf_counter() - t0:.1f} s")
+    solver = pyspiel.CFRPlusSolver(cached)
+    rows, done, spent = [], 0, 0.0
+    for mark in eval_points(iterations, points):
+        t0 = time.perf_counter()
+        while done < mark:
+            solver.evaluate_and_update_policy()
+            done += 1
+        spent += time.perf_counter() - t0
+        rows.append((done, spent, pyspiel.nash_conv(cached, solver.average_policy())))
+        log(f"    os-cfr+ {done:>8,} it  {spent:8.2f} s  NashConv {rows[-1][2]:.3e}")
+    return rows
+
+
+def run_convergence(spec: dict, out: Path, log=print) -> list[dict]:
+    import games  # noqa: F401
+    from kibitz.gameutil import load_game
+    from solvers import compile_tree
+
+    iterations = int(spec.get("iterations", 1000))
+    os_iterations = int(spec.get("openspiel_iterations", iterations))
+    points = int(spec.get("points", 12))
+    algorithms = list(spec.get("algorithms", ["cfr", "cfr+", "lcfr", "dcfr"]))
+    records = []
+    for game_string in spec["games"]:
+        log(f"  {game_string}")
+        tree = compile_tree(load_game(game_string))
+        curves = {a: _kibitz_curve(tree, a, iterations, points, log) for a in algorithms}
+        if os_iterations > 0:
+            curves["openspiel cfr+"] = _openspiel_curve(game_string, os_iterations, points, log)
+        for solver_name, rows in curves.items():
+            for it, sec, nc in rows:
+                records.append({"game": game_string, "solver": solver_name, "iterations": it,
+                                "seconds": sec, "nash_conv": nc, "nodes": tree.num_nodes,
+                                "infostates": tree.num_infosets})
+    _write_csv(out / "convergence.csv", records)
+    _plot_convergence(records, out)
+    _table_convergence(records, out / "table.md")
+    return records
+
+
+def _plot_convergence(records, out: Path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for game in dict.fromkeys(r["game"] for r in records):
+        rows = [r for r in records if r["game"] == game]
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for solver in dict.fromkeys(r["solver"] for r in rows):
+            pts = [r for r in rows if r["solver"] == solver]
+            style = "--" if solver.startswith("openspiel") else "-"
+            axes[0].loglog([p["iterations"] for p in pts], [max(p["nash_conv"], 1e-12) for p in pts],
+                           style, marker=".", label=solver)
+            axes[1].loglog([max(p["seconds"], 1e-4) for p in pts],
+                           [max(p["nash_conv"], 1e-12) for p in pts], style, marker=".", label=solver)
+        axes[0].set_xlabel("iterations")
+        axes[1].set_xlabel("seconds")
+        for ax in axes:
+            ax.set_ylabel("NashConv")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].legend()
+        fig.suptitle(game, fontsize=9)
+        fig.tight_layout()
+        fig.savefig(out / f"convergence_{_slug(game)}.png", dpi=110)
+        plt.close(fig)
+
+
+def _table_convergence(records, path: Path):
+    lines = ["| game | solver | iterations | seconds | iterations/s | NashConv |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for game in dict.fromkeys(r["game"] for r in records):
+        for solver in dict.fromkeys(r["solver"] for r in records if r["game"] == game):
+            last = [r for r in records if r["game"] == game and r["solver"] == solver][-1]
+            rate = last["iterations"] / last["seconds"] if last["seconds"] > 0 else float("inf")
+            lines.append(f"| `{game}` | {solver} | {last['iterations']:,} | {last['seconds']:.2f} | "
+                         f"{rate:,.0f} | {last['nash_conv']:.2e} |")
+    path.write_text("\n".join(lines) + "\n")
+
+
+# -------------------------------------------------------------------- strength
+def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
+    from agents.tournament import run_tournament
+
+    agents = list(spec["agents"])
+    n_games = int(spec.get("games_per_match", 200))
+    workers = int(spec.get("workers", 1))
+    seed = int(spec.get("seed", 0))
+    records = []
+    for game_string in spec["games"]:
+        log(f"  {game_string}: {', '.join(agents)}; {n_games} games")
+        outcome = run_tournament(game_string, agents, n_games, seed=seed, workers=workers,
+                                 out_dir=str(out / f"tournament_{_slug(game_string)}"),
+                                 progress=spec.get("progress", True))
+        for row in outcome.results["agents"]:
+            records.append({"game": game_string, **{k: row[k] for k in (
+                "name", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate")},
+                "rating": _rating_value(row.get("rating"))})
+    _write_csv(out / "strength.csv", records)
+    _plot_strength(records, out)
+    lines = ["| game | agent | games | mean payoff | 95% CI | win rate | rating |",
+             "| --- | --- | ---: | ---: | --- | ---: | ---: |"]
+    for r in records:
+        lines.append(f"| `{r['game']}` | {r['name']} | {r['games']} | {r['mean_payoff']:.3f} | "
+                     f"[{r['ci95_low']:.3f}, {r['ci95_high']:.3f}] | {r['win_rate']:.3f} | "
+                     f"{r['rating']:.2f} |")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    return records
+
+
+def _rating_value(rating):
+    if isinstance(rating, dict):
+        return float(rating.get("ordinal", rating.get("mu", float("nan"))))
+    return float(rating) if rating is not None else float("nan")
+
+
+def _plot_strength(records, out: Path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for game in dict.fromkeys(r["game"] for r in records):
+        rows = [r for r in records if r["game"] == game]
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        means = [r["mean_payoff"] for r in rows]
+        err = [[m - r["ci95_low"] for m, r in zip(means, rows)],
+               [r["ci95_high"] - m for m, r in zip(means, rows)]]
+        ax.bar(range(len(rows)), means, yerr=err, capsize=4)
+        ax.set_xticks(range(len(rows)), [r["name"] for r in rows], rotation=15, fontsize=8)
+        ax.set_ylabel("mean payoff (95% CI)")
+        ax.set_title(game, fontsize=9)
+        fig.tight_layout()
+        fig.savefig(out / f"strength_{_slug(game)}.png", dpi=110)
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------------- common
+def _slug(game_string: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in game_string).strip("_")
+
+
+def _write_csv(path: Path, records: list[dict]):
+    if not records:
+        return
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(records[0]))
+        w.writeheader()
+        w.writerows(records)
+
+
+def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
+    """Runs the experiment in ``folder``; returns the output folder."""
+    spec = load_spec(folder)
+    spec.update(overrides or {})
+    out = Path(out or Path("runs") / spec["name"])
+    out.mkdir(parents=True, exist_ok=True)
+    log(f"experiment {spec['name']} ({spec['kind']}) -> {out}")
+    t0 = time.perf_counter()
+    if spec["kind"] == "convergence":
+        run_convergence(spec, out, log)
+    else:
+        run_strength(spec, out, log)
+    (out / "spec.json").write_text(json.dumps(spec, indent=2))
+    log(f"done in {time.perf_counter() - t0:.1f} s: {out}/table.md, CSV and PNG")
+    return out

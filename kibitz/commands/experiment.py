@@ -1,0 +1,36 @@
+"""``kibitz experiment``: run the experiment specs in experiments/."""
+
+from __future__ import annotations
+
+import tomllib
+
+import click
+
+
+@click.group("experiment")
+def experiment():
+    """Run experiments (experiments/NAME/spec.toml): CSV, PNG plots and a markdown table."""
+
+
+@experiment.command("run")
+@click.argument("folder", type=click.Path(exists=True, file_okay=True))
+@click.option("--out", default=None, help="Output folder (default: runs/NAME).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Override a spec key (TOML value), e.g. --set iterations=100.")
+def run_command(folder, out, settings):
+    """Run the experiment in FOLDER and write its results."""
+    from experiments import runner
+
+    overrides = {}
+    for item in settings:
+        if "=" not in item:
+            raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--set")
+        key, value = item.split("=", 1)
+        try:
+            overrides[key.strip()] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            overrides[key.strip()] = value
+    try:
+        runner.run(folder, out=out, log=click.echo, overrides=overrides)
+    except (ValueError, FileNotFoundError) as e:
+        raise click.ClickException(str(e)) from None
