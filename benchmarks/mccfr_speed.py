@@ -50,7 +50,7 @@ def main(argv=None):
         theirs_solver = os_es.ExternalSamplingSolver(game, os_es.AverageType.SIMPLE)
         ours, theirs = [], []
         for _ in range(args.rounds):
-            ours.append(rate(ours_solver.iteration, args.seconds))
+            ours.append(rate(ours_solver.iterate, args.seconds))
             theirs.append(rate(theirs_solver.iteration, args.seconds))
         a, b = float(np.mean(ours)), float(np.mean(theirs))
         print(f"{name:<62} {a:>11.1f} {b:>15.1f} {a / b:>6.2f}", flush=True)

@@ -45,6 +45,8 @@ part of a checkpoint, so a resumed run continues the same sequence.
 
 from __future__ import annotations
 
+import gzip
+import json
 import random
 import sys
 
@@ -116,28 +118,30 @@ class MCCFR:
         self.epsilon = float(epsilon)
         self.fallback = fallback
         self.num_players = game.num_players()
-        #: information-state string -> [legal actions, regrets, average weights]
+        #: information-state string -> [legal actions, regrets, average weights, player]
         self.table: dict[str, list] = {}
-        self.iterations = 0
+        #: iterations done
+        self.iteration = 0
         self._random = random.Random(int(rng.integers(2**63)))
         need = 4 * game.max_game_length() + 100
         if sys.getrecursionlimit() < need:
             sys.setrecursionlimit(need)
 
     # -------------------------------------------------------------- iterate
-    def iteration(self):
-        """One traversal per player."""
+    def iterate(self):
+        """One iteration: one traversal per player."""
         for player in range(self.num_players):
             state = self.game.new_initial_state()
             if self.sampling == "es":
                 self._external(state, player)
             else:
                 self._outcome(state, player)
-        self.iterations += 1
+        self.iteration += 1
 
     def run(self, iterations: int):
+        """``iterations`` more iterations."""
         for _ in range(iterations):
-            self.iteration()
+            self.iterate()
 
     def _external(self, state, traverser):
         """The traverser's sampled value of ``state`` (which it may modify).
@@ -163,8 +167,8 @@ class MCCFR:
             key = state.information_state_string(player)
             entry = table.get(key)
             if entry is None:
-                entry = table[key] = (legal, [0.0] * len(legal), [0.0] * len(legal))
-            legal, regrets, avg = entry
+                entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+            legal, regrets, avg, _ = entry
             if player == traverser:
                 break
             total = 0.0
@@ -229,8 +233,8 @@ class MCCFR:
             key = state.information_state_string(player)
             entry = table.get(key)
             if entry is None:
-                entry = table[key] = (legal, [0.0] * len(legal), [0.0] * len(legal))
-            legal, regrets, avg = entry
+                entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+            legal, regrets, avg, _ = entry
             sigma = regret_matching(regrets)
             if player == traverser:
                 n = len(legal)
@@ -265,7 +269,7 @@ class MCCFR:
     def average_policy(self) -> dict[str, dict[int, float]]:
         """{information-state string: {action: probability}} for the states visited."""
         out = {}
-        for key, (legal, _, avg) in self.table.items():
+        for key, (legal, _, avg, _) in self.table.items():
             total = sum(avg)
             if total > 0.0:
                 out[key] = {a: w / total for a, w in zip(legal, avg)}
@@ -294,17 +298,28 @@ class MCCFR:
     # -------------------------------------------------------------- checkpoints
     def checkpoint(self) -> dict:
         """Everything needed to resume: tables, iteration count, generator state."""
+        version, words, gauss = self._random.getstate()
         return {"sampling": self.sampling, "epsilon": self.epsilon, "fallback": self.fallback,
-                "iterations": self.iterations, "table": self.table, "random": self._random.getstate()}
+                "iteration": self.iteration, "table": self.table,
+                "random": [version, list(words), gauss]}
 
     def restore(self, data: dict):
         if data["sampling"] != self.sampling:
             raise ValueError(f"checkpoint is for sampling {data['sampling']!r}, not {self.sampling!r}")
         self.epsilon = data["epsilon"]
         self.fallback = data["fallback"]
-        self.iterations = data["iterations"]
+        self.iteration = data["iteration"]
         self.table = data["table"]
-        self._random.setstate(data["random"])
+        version, words, gauss = data["random"]
+        self._random.setstate((version, tuple(words), gauss))
+
+    def state_dict(self) -> dict:
+        """The checkpoint as arrays (gzip-compressed JSON bytes), for ``numpy.savez``."""
+        raw = gzip.compress(json.dumps(self.checkpoint()).encode("utf-8"), mtime=0)
+        return {"mccfr": np.frombuffer(raw, dtype=np.uint8)}
+
+    def load_state_dict(self, arrays: dict):
+        self.restore(json.loads(gzip.decompress(arrays["mccfr"].tobytes()).decode("utf-8")))
 
 
 class PolicyPlayer:
@@ -338,3 +353,150 @@ class PolicyPlayer:
             from agents.registry import make_agent
             agent = self._agents[player] = make_agent(self.fallback, self.game, player, self.seed)
         return agent.action_probabilities(state)
+
+
+# ---------------------------------------------------------------------- kibitz solve
+#: ``kibitz solve --algorithm`` names -> sampling
+ALGORITHMS = {"mccfr-es": "es", "mccfr-os": "os"}
+#: node budget for compiling the game to fill and evaluate the policy
+EVAL_MAX_NODES = 20_000
+
+
+def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dict:
+    """The policy-file document (docs/formats/policy-file.md) of ``solver``'s average policy.
+
+    Beside the version-1 keys it records ``fallback`` (what the policy plays
+    on information states it does not list) and ``coverage``. When ``tree``
+    (the compiled game) is given and the fallback is ``"uniform"``, the
+    information states MCCFR never met (forced moves included) are written
+    with the uniform policy, which is what the fallback plays there, so
+    that the file lists every information state and ``solvers.load_policy``
+    reads it; ``coverage`` counts both kinds.
+    """
+    from solvers import evaluate as ev
+    from solvers import policy_file
+
+    avg = solver.average_policy()
+    entries = {}
+    for key, (legal, _, _, player) in solver.table.items():
+        probs = avg[key]
+        entries[key] = {"player": int(player), "actions": [int(a) for a in legal],
+                        "probs": [float(probs[a]) for a in legal]}
+    filled = 0
+    nash_conv = returns = None
+    if tree is not None:
+        slots = ev.policy_to_slots(tree, avg, default="uniform")
+        nash_conv, _, returns = ev.nash_conv(tree, slots, details=True)
+        if solver.fallback == "uniform":
+            for k, key in enumerate(tree.infoset_strings):
+                if key in entries:
+                    continue
+                lo, hi = int(tree.infoset_slots[k]), int(tree.infoset_slots[k + 1])
+                entries[key] = {"player": int(tree.infoset_player[k]),
+                                "actions": [int(a) for a in tree.slot_action[lo:hi]],
+                                "probs": [1.0 / (hi - lo)] * (hi - lo)}
+                filled += 1
+    return {
+        "format": policy_file.FORMAT,
+        "format_version": policy_file.FORMAT_VERSION,
+        "kibitz_version": policy_file.kibitz_version(),
+        "game": str(solver.game),
+        "num_players": solver.num_players,
+        "algorithm": algorithm,
+        "settings": {"sampling": solver.sampling, "epsilon": solver.epsilon if solver.sampling == "os" else None,
+                     "averaging": "simple" if solver.sampling == "es" else "stochastically weighted"},
+        "iterations": int(solver.iteration),
+        "seconds": float(seconds),
+        "nash_conv": None if nash_conv is None else float(nash_conv),
+        "expected_returns": None if returns is None else [float(v) for v in returns],
+        "tree": None if tree is None else {"nodes": int(tree.num_nodes), "infostates": int(tree.num_infosets)},
+        "fallback": solver.fallback,
+        "coverage": {"visited": len(solver.table), "filled_with_fallback": filled,
+                     "complete": tree is not None and filled + len(solver.table) == tree.num_infosets},
+        "policy": entries,
+    }
+
+
+def solve_command(game, algorithm: str, *, iterations: int, time_limit, out, resume: bool,
+                  checkpoint_every: float, progress: bool, seed: int, epsilon: float, fallback: str,
+                  max_nodes=None, use_cache: bool = True):
+    """``kibitz solve --algorithm mccfr-es|mccfr-os``: the loop, checkpoints and
+    summary of ``kibitz solve`` (kibitz/commands/solve.py) around :class:`MCCFR`.
+
+    The game is compiled only to evaluate and complete the policy at the end
+    (when it has at most ``max_nodes`` nodes, default 20,000: a larger
+    budget costs a walk of that many nodes even when it fails); MCCFR
+    itself walks game states.
+    """
+    import signal
+    import time
+    from pathlib import Path
+
+    import click
+
+    from kibitz.commands.solve import checkpoint_path, run_solver, stop_on_signals
+    from solvers import policy_file
+    from solvers import tree as tree_mod
+
+    if algorithm not in ALGORITHMS:
+        raise click.UsageError(f"unknown MCCFR algorithm {algorithm!r}")
+    if fallback != "uniform":
+        from agents.registry import make_agent
+        try:
+            make_agent(fallback, game, 0, seed)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--fallback") from None
+    try:
+        solver = MCCFR(game, np.random.default_rng(seed), ALGORITHMS[algorithm], epsilon=epsilon,
+                       fallback=fallback)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    out = Path(out)
+    ckpt = checkpoint_path(out)
+    meta = {"game": str(game), "algorithm": algorithm,
+            "settings": {"seed": seed, "epsilon": epsilon, "fallback": fallback}}
+    seconds_before = 0.0
+    if resume:
+        if not ckpt.exists():
+            raise click.UsageError(f"--resume: no checkpoint at {ckpt}; run without --resume")
+        with np.load(ckpt, allow_pickle=False) as z:
+            info = json.loads(z["meta"].tobytes().decode())
+            for key in ("game", "algorithm", "settings"):
+                if info.get(key) != meta[key]:
+                    raise click.UsageError(
+                        f"checkpoint {ckpt} was made with {key}={info.get(key)!r}, this run has "
+                        f"{meta[key]!r}; run without --resume to start afresh")
+            solver.load_state_dict({"mccfr": z["mccfr"]})
+        seconds_before = float(info.get("seconds", 0.0))
+        click.echo(f"resumed from {ckpt} at iteration {solver.iteration:,}", err=True)
+    with stop_on_signals() as flag:
+        reason, seconds, _ = run_solver(
+            solver, iterations=iterations, time_limit=time_limit, eval_every=0, checkpoint=ckpt,
+            checkpoint_every=checkpoint_every, meta=meta, seconds_before=seconds_before,
+            stop_flag=flag, progress=progress)
+    if reason == "interrupted":
+        click.echo(f"interrupted at iteration {solver.iteration:,}; checkpoint written to {ckpt}; "
+                   "continue with --resume", err=True)
+        raise SystemExit(130 if flag["signal"] == signal.SIGINT else 143)
+    try:
+        tree = tree_mod.compile_tree(game, max_nodes=max_nodes or EVAL_MAX_NODES, use_cache=use_cache)
+    except tree_mod.TreeTooLarge:
+        tree = None
+    doc = policy_document(solver, algorithm=algorithm, seconds=seconds, tree=tree)
+    policy_file.write_policy_file(out, doc)
+    stopped = {"iterations": "reached the iteration count", "time": "time limit"}[reason]
+    rate = f" ({solver.iteration / seconds:,.0f} it/s)" if solver.iteration and seconds > 0 else ""
+    click.echo(f"game:        {game}")
+    click.echo(f"algorithm:   {algorithm} (seed {seed}{', epsilon %g' % epsilon if algorithm == 'mccfr-os' else ''})")
+    click.echo(f"iterations:  {solver.iteration:,} ({stopped})")
+    click.echo(f"seconds:     {seconds:.2f}{rate}")
+    cov = doc["coverage"]
+    click.echo(f"infostates:  {cov['visited']:,} visited" + (
+        f", {cov['filled_with_fallback']:,} unvisited written as uniform" if cov["filled_with_fallback"] else ""))
+    click.echo(f"unseen:      {fallback} (fallback recorded in the file)")
+    if doc["nash_conv"] is not None:
+        click.echo(f"NashConv:    {doc['nash_conv']:.6g} (exploitability {doc['nash_conv'] / solver.num_players:.6g})")
+        click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(doc["expected_returns"])))
+    else:
+        click.echo(f"NashConv:    not computed (more than {max_nodes or EVAL_MAX_NODES:,} nodes; --max-nodes raises the budget)")
+    click.echo(f"policy:      {out}")

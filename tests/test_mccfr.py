@@ -86,9 +86,9 @@ def test_checkpoint_resume_is_exact():
     first.run(120)
     data = first.checkpoint()
     resumed = MCCFR(game, np.random.default_rng(99), "os")
-    resumed.restore(data)
+    resumed.load_state_dict(first.state_dict())  # through the JSON of a checkpoint file
     resumed.run(80)
-    assert resumed.iterations == 200
+    assert resumed.iteration == 200
     assert resumed.table == whole.table
     with pytest.raises(ValueError, match="sampling"):
         MCCFR(game, np.random.default_rng(5), "es").restore(data)
@@ -99,7 +99,7 @@ def test_forced_moves_have_no_entry_and_entries_are_real_decisions():
     solver = MCCFR(game, np.random.default_rng(0), "es")
     solver.run(100)
     assert solver.table
-    assert all(len(legal) >= 2 for legal, _, _ in solver.table.values())
+    assert all(len(legal) >= 2 for legal, _, _, _ in solver.table.values())
     for probs in solver.average_policy().values():
         assert sum(probs.values()) == pytest.approx(1.0)
 
@@ -155,3 +155,51 @@ def test_bad_arguments():
         MCCFR(game, np.random.default_rng(0), "vanilla")
     with pytest.raises(ValueError, match="epsilon"):
         MCCFR(game, np.random.default_rng(0), "os", epsilon=0.0)
+
+
+def test_kibitz_solve_mccfr_writes_a_loadable_policy_and_resumes_exactly(tmp_path):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+    from solvers import load_policy, read_policy_file
+
+    small = games.REGISTRY["doubt_and_bet"].small
+    whole, part = tmp_path / "whole.json", tmp_path / "part.json"
+    run = CliRunner().invoke
+    r = run(main, ["solve", small, "-a", "mccfr-es", "-n", "60", "--seed", "4", "--out", str(whole),
+                   "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "mccfr-es" in r.output and "NashConv" in r.output
+    doc = read_policy_file(whole)
+    assert doc["algorithm"] == "mccfr-es" and doc["iterations"] == 60 and doc["fallback"] == "uniform"
+    cov = doc["coverage"]
+    assert cov["complete"] and cov["visited"] + cov["filled_with_fallback"] == len(doc["policy"])
+    tab = load_policy(whole)  # every information state is in the file
+    assert tab.action_probability_array.sum(axis=1) == pytest.approx(1.0)
+    # 25 iterations, then --resume to 60: the same policy as one run of 60
+    for n, extra in (("25", []), ("60", ["--resume"])):
+        r = run(main, ["solve", small, "-a", "mccfr-es", "-n", n, "--seed", "4", "--out", str(part),
+                       "--no-progress", *extra])
+        assert r.exit_code == 0, r.output
+    assert read_policy_file(part)["policy"] == doc["policy"]
+    r = run(main, ["solve", small, "-a", "mccfr-os", "-n", "60", "--seed", "4", "--out", str(part),
+                   "--no-progress", "--resume"])
+    assert r.exit_code != 0 and "checkpoint" in r.output
+
+
+def test_kibitz_solve_mccfr_records_a_fallback_agent(tmp_path):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+    from solvers import read_policy_file
+
+    out = tmp_path / "ud.json.gz"
+    r = CliRunner().invoke(main, ["solve", "underdog", "-a", "mccfr-os", "-n", "3", "--fallback", "heuristic",
+                                  "--max-nodes", "100", "--out", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    doc = read_policy_file(out)
+    assert doc["fallback"] == "heuristic" and doc["nash_conv"] is None
+    assert doc["coverage"] == {"visited": len(doc["policy"]), "filled_with_fallback": 0, "complete": False}
+    r = CliRunner().invoke(main, ["solve", "kuhn_poker", "-a", "mccfr-es", "-n", "3", "--fallback", "heuristic",
+                                  "--out", str(tmp_path / "k.json"), "--no-progress"])
+    assert r.exit_code != 0 and "no heuristic agent" in r.output

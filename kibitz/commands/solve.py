@@ -150,8 +150,10 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
 
 @click.command()
 @click.argument("game_string", metavar="GAME")
-@click.option("--algorithm", "-a", type=click.Choice(["cfr", "cfr+", "lcfr", "dcfr"]),
-              default="cfr+", show_default=True, help="CFR variant (docs/solvers/cfr.md).")
+@click.option("--algorithm", "-a", type=click.Choice(["cfr", "cfr+", "lcfr", "dcfr", "mccfr-es", "mccfr-os"]),
+              default="cfr+", show_default=True,
+              help="CFR variant (docs/solvers/cfr.md), or Monte Carlo CFR with external or outcome "
+                   "sampling over game states (docs/solvers/mccfr.md).")
 @click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Total iterations (a resumed run counts those already done).")
 @click.option("--time", "time_limit", metavar="LIMIT", default=None,
@@ -176,9 +178,15 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
 @click.option("--no-cache", is_flag=True, help="Do not read or write the compiled-tree cache.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
+@click.option("--seed", type=int, default=0, show_default=True, help="MCCFR: random seed.")
+@click.option("--epsilon", type=float, default=0.6, show_default=True,
+              help="MCCFR outcome sampling: exploration of the updating player.")
+@click.option("--fallback", default="uniform", show_default=True,
+              help="MCCFR: what the policy plays on information states it never visited: "
+                   "uniform, or an agent spec (e.g. heuristic); recorded in the policy file.")
 def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_every, out,
           resume, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
-          progress):
+          progress, seed, epsilon, fallback):
     """Solve GAME with CFR on its compiled tree and save the average policy.
 
     \b
@@ -196,6 +204,13 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
     limit = parse_duration(time_limit)
+    if algorithm.startswith("mccfr"):
+        from solvers import mccfr
+        mccfr.solve_command(game, algorithm, iterations=iterations, time_limit=limit, out=out,
+                            resume=resume, checkpoint_every=checkpoint_every, progress=progress,
+                            seed=seed, epsilon=epsilon, fallback=fallback, max_nodes=max_nodes,
+                            use_cache=not no_cache)
+        return
     try:
         config = cfr_mod.make_config(algorithm, alternating_updates=not simultaneous,
                                      alpha=alpha, beta=beta, gamma=gamma)
