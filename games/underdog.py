@@ -220,6 +220,8 @@ class UnderdogState(pyspiel.State):
     def _apply_action(self, action):
         c = self._c
         ph = c.phase
+        if ph == OVER:
+            raise _common.illegal(self, action, [], "the game is over")
         if ph == DEAL or ph == DRAWN:
             v = action + 1
             if not 1 <= v <= self._cards or c.used >> v & 1:
@@ -594,6 +596,7 @@ class UnderdogObserver:
     Observation (current round only)::
 
         observer n | to_move n+1 (last: chance/none) | own_card C |
+        drawn C (the swapper's drawn card while it chooses) |
         underdog C | laid n*C | chips n | bank 1 | fight n | pass n |
         shown n*C | last 1 | pile 1 | phase 6
     """
@@ -613,7 +616,8 @@ class UnderdogObserver:
                       ("rounds", self.R * self.round_size, (self.R, self.round_size))]
         else:
             pieces = [("observer", n, (n,)), ("to_move", n + 1, (n + 1,)),
-                      ("own_card", C, (C,)), ("underdog", C, (C,)), ("laid", n * C, (n, C)),
+                      ("own_card", C, (C,)), ("drawn", C, (C,)), ("underdog", C, (C,)),
+                      ("laid", n * C, (n, C)),
                       ("chips", n, (n,)), ("bank", 1, (1,)), ("fight", n, (n,)),
                       ("pass", n, (n,)), ("shown", n * C, (n, C)), ("last", 1, (1,)),
                       ("pile", 1, (1,)), ("phase", 6, (6,))]
@@ -683,6 +687,8 @@ class UnderdogObserver:
         d["to_move"][cur if 0 <= cur < n else n] = 1
         if self.private and c.hand[me]:
             d["own_card"][c.hand[me] - 1] = 1
+        if self.private and c.phase == KEEP and c.order[c.pos] == me:
+            d["drawn"][c.drawn - 1] = 1
         if c.underdog:
             d["underdog"][c.underdog - 1] = 1
         for s in range(n):

@@ -55,6 +55,9 @@ def test_worked_example_anna_ben_carla_dan():
     assert state.round == 2 and state.start_player == 1
     assert ("show", ((0, 9), (1, 3), (2, 12))) in state.log()
     assert ("won", 1, 4) in state.log()
+    assert state.information_state_string(3).split("\n")[-4:] == [
+        "p3 passes", "showdown p0:9 p1:3 p2:12", "p1 wins 4",
+        "[round 2 start p1 bank 7 chips 3 7 3 4]"]
     assert state.is_chance_node()  # the next deal
 
 
@@ -65,11 +68,27 @@ def test_lone_fighter_wins_without_showing():
     assert state.chips == (4, 4 - 1 + 1 + 1, 4)
     assert state.start_player == 1
     assert not any(e[0] == "show" for e in state.log())
-    # p1 kept the 3: the others never see it.
-    for other in (0, 2):
-        info = state.information_state_string(other)
-        assert "p1 wins 2" in info and "3" not in info.split("p1 lays 2")[1].split("wins")[0]
-        assert "showdown" not in info
+    # p1 kept the 3: the others see only that p1 swapped, laid the 2 and won.
+    seen_by_all = ["[round 1 start p0 bank 8 chips 4 4 4]"]
+    after_draw = ["p0 passes", "p1 fights (1)", "p2 passes", "p1 wins 2",
+                  "[round 2 start p1 bank 7 chips 4 5 4]"]
+    assert state.information_state_string(0).split("\n") == (
+        ["p0"] + seen_by_all + ["you are dealt 7", "underdog 5", "p0 swaps", "you draw 1",
+                                "you keep 7, lay 1", "p1 swaps", "p1 lays 2", "p2 swaps",
+                                "p2 lays 4"] + after_draw)
+    assert state.information_state_string(2).split("\n") == (
+        ["p2"] + seen_by_all + ["you are dealt 12", "underdog 5", "p0 swaps", "p0 lays 1",
+                                "p1 swaps", "p1 lays 2", "p2 swaps", "you draw 4",
+                                "you keep 12, lay 4"] + after_draw)
+    # The same game with p1 keeping a different hidden card (the 13 instead
+    # of the 3) looks the same to p0 and p2, string and tensor.
+    other = play("underdog(players=3)", [card(7), card(2), card(12), card(5),
+                                          SWAP, card(1), keep(7), SWAP, card(13), keep(13),
+                                          SWAP, card(4), keep(12), PASS, FIGHT, PASS])
+    for seat in (0, 2):
+        assert other.information_state_string(seat) == state.information_state_string(seat)
+        assert other.information_state_tensor(seat) == state.information_state_tensor(seat)
+    assert other.information_state_string(1) != state.information_state_string(1)
 
 
 def test_nobody_fights_keeps_bank_and_start_player():
@@ -97,6 +116,8 @@ def test_tie_goes_to_first_in_turn_order_from_start_player():
         state.apply_action(a)
     # Totals 10 (p1) and 3 + 7 = 10 (p0): p1 comes first from start player 1.
     assert ("won", 1, 3) in state.log()
+    assert "showdown p1:10 p0:3\np1 wins 3" in state.information_state_string(2)
+    assert state.chips == (4 - 1, 5 - 1 + 3, 4) and state.bank == 6
     assert state.start_player == 1
 
 
@@ -120,6 +141,16 @@ def test_last_round_stake_and_bank():
     assert state.bank == 0
     assert state.is_terminal()
     assert state.returns() == [0.0, 1.0, 0.0]
+
+
+def test_game_ends_after_the_last_round_even_if_nobody_fights():
+    # bank=2: round 1 is the last round; nobody fights, the bank keeps its chips.
+    state = play("underdog(players=3,bank=2)", [card(9), card(2), card(5), card(1),
+                                                 NEW, card(3), NEW, card(4), NEW, card(6),
+                                                 PASS, PASS, PASS])
+    assert state.is_terminal()
+    assert state.bank == 2 and state.chips == (4, 4, 4)
+    assert state.returns() == pytest.approx([1 / 3] * 3)
 
 
 def test_player_without_chips_is_out():
@@ -190,6 +221,10 @@ MATRIX = [
     "underdog(players=4,bank=2)",
     "underdog(players=3,cards=5,bank=2,last_round_stake=2)",
     "underdog(players=4,chips=1,bank=6,max_rounds=3)",
+    "underdog(players=4,cards=6,bank=2)",
+    "underdog(players=5,cards=7,bank=2,payoff=chips)",
+    "underdog(players=3,cards=5,bank=1,last_round_stake=1)",
+    "underdog(players=5,cards=15,bank=3,last_round_stake=3)",
 ]
 
 
@@ -263,6 +298,9 @@ def test_action_names():
     ("underdog(cards=16)", ["cards", "15"]),
     ("underdog(payoff=score)", ["payoff", "win, chips"]),
     ("underdog(chips=0)", ["chips"]),
+    ("underdog(bank=0)", ["bank", "1..50"]),
+    ("underdog(last_round_stake=11)", ["last_round_stake", "1..10"]),
+    ("underdog(max_rounds=0)", ["max_rounds", "1..200"]),
 ])
 def test_bad_parameters_name_the_problem(game_string, words):
     with pytest.raises(ValueError) as err:
@@ -290,6 +328,31 @@ def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
         state.apply_action(bad)
     assert str(state) == before and state.history() == history
     assert state.information_state_string(0) == info
+
+
+def test_action_on_a_finished_game_is_a_clear_error():
+    state = play("underdog(players=3,max_rounds=1)", [card(9), card(2), card(5), card(1),
+                                                       NEW, card(3), NEW, card(4), NEW, card(6),
+                                                       PASS, PASS, PASS])
+    assert state.is_terminal()
+    before, history = str(state), state.history()
+    for bad in (PASS, card(7)):
+        with pytest.raises(ValueError, match="not legal.*game is over"):
+            state.apply_action(bad)
+    assert str(state) == before and state.history() == history
+
+
+def test_observation_tensor_shows_the_drawn_card_to_the_swapper_only():
+    a = play("underdog(players=3)", [card(9), card(2), card(5), card(1), SWAP, card(6)])
+    b = play("underdog(players=3)", [card(9), card(2), card(5), card(1), SWAP, card(7)])
+    assert a.legal_actions() == [keep(6), keep(9)] and b.legal_actions() == [keep(7), keep(9)]
+    # The swapper's observation (string and tensor) names the drawn card ...
+    assert "drawn 6" in a.observation_string(0) and "drawn 7" in b.observation_string(0)
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    # ... the others' observations do not.
+    for seat in (1, 2):
+        assert a.observation_string(seat) == b.observation_string(seat)
+        assert a.observation_tensor(seat) == b.observation_tensor(seat)
 
 
 # ----------------------------------------------- OpenSpiel's own algorithms
