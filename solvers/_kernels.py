@@ -36,33 +36,6 @@ def opponent_reach(first_child, num_children, player, edge, prob, p, opp):
 
 
 @numba.njit(**_JIT)
-def cfr_values(first_child, num_children, player, edge, prob, util, p, opp, val, regret):
-    """Bottom-up for traverser ``p``: ``val[i]`` is ``p``'s expected return at
-    node ``i`` under ``prob``; at ``p``'s decision nodes adds the
-    counterfactual regrets ``opp[i] * (val[child] - val[i])`` into
-    ``regret[slot]``. Subtrees that the others never reach (``opp == 0``) are
-    skipped: every term they would add is multiplied by zero."""
-    n = player.shape[0]
-    for i in range(n - 1, -1, -1):
-        nc = num_children[i]
-        if nc == 0:
-            val[i] = util[i]
-            continue
-        r = opp[i]
-        if r == 0.0:
-            val[i] = 0.0
-            continue
-        fc = first_child[i]
-        v = 0.0
-        for c in range(fc, fc + nc):
-            v += prob[edge[c]] * val[c]
-        val[i] = v
-        if player[i] == p:
-            for c in range(fc, fc + nc):
-                regret[edge[c]] += r * (val[c] - v)
-
-
-@numba.njit(**_JIT)
 def own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach):
     """``reach[k]`` = the acting player's own probability of playing to
     information state ``k``, for the information states listed in
@@ -279,7 +252,6 @@ def warmup() -> None:
     opp, val, w = np.zeros(3), np.zeros(3), np.zeros(3)
     regret, cum, q, reach_is = np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(1)
     opponent_reach(first_child, num_children, player, edge, prob, 0, opp)
-    cfr_values(first_child, num_children, player, edge, prob, util, 0, opp, val, regret)
     own_reach(infosets, parent_slot, slot_infoset, prob, reach_is)
     accumulate_average(infosets, slots, reach_is, prob, 1.0, cum)
     update_regrets_and_policy(infosets, slots, regret, True, False, 1.0, 1.0, prob)
@@ -291,52 +263,57 @@ def warmup() -> None:
                        0, best, w, q)
     choose_best(infosets, slots, level, 0, q, best)
     val2 = np.array([0.0, 1.0, -1.0])
-    alternating_update(0, 1.0, True, False, 1.0, 1.0, internal, first_child, num_children, player,
-                       edge, prob, infosets, parent_slot, slot_infoset, slots, reach_is, cum, regret,
-                       opp, val2)
+    parent = np.array([0, 0, 0], dtype=np.uint32)
+    edge_p = np.array([0, 2, 2], dtype=np.uint32)
+    prob3 = np.array([0.5, 0.5, 1.0])
+    alternating_update(0, 1.0, True, False, 1.0, 1.0, parent, edge, edge_p, internal, internal,
+                       first_child, num_children, prob3, infosets, parent_slot, slot_infoset, slots,
+                       reach_is, cum, regret, opp, val2)
 
 
 @numba.njit(**_JIT)
-def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, internal, first_child,
-                       num_children, player, edge, prob, infosets, infoset_parent_slot,
-                       slot_infoset, infoset_slots, reach_is, cumulative, regret, opp, val):
-    """Player ``p``'s whole update of one alternating CFR iteration, fused:
-    own reach and average-policy accumulation, the counterfactual-reach
-    pass, the value/regret pass, then the regret rule and regret matching.
-    Same arithmetic as :func:`own_reach`, :func:`accumulate_average`,
-    :func:`opponent_reach`, :func:`cfr_values` and
-    :func:`update_regrets_and_policy` in that order, but the node passes only
-    visit ``internal`` (non-terminal) nodes: ``val`` must already hold
-    ``p``'s terminal returns at terminal nodes, which nothing overwrites."""
+def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, edge_p,
+                       internal, p_nodes, first_child, num_children, prob, infosets,
+                       infoset_parent_slot, slot_infoset, infoset_slots, reach_is, cumulative,
+                       regret, opp, val):
+    """Player ``p``'s whole update of one alternating CFR iteration, fused.
+
+    1. own reach per information state and the average-policy accumulation
+       (as :func:`own_reach` and :func:`accumulate_average`);
+    2. counterfactual reach, one flat loop over the edges in breadth-first
+       order: ``opp[c] = opp[parent[c]] * prob[edge_p[c]]``, where ``edge_p``
+       is ``edge`` with ``p``'s own edges pointing at a constant 1.0 that
+       ``prob`` carries as its last entry;
+    3. values, one flat loop over the edges in reverse:
+       ``val[parent[c]] += prob[edge[c]] * val[c]`` (``val`` holds ``p``'s
+       returns at terminal nodes, which nothing overwrites; ``internal``
+       nodes are zeroed first);
+    4. regrets at ``p``'s decision nodes ``p_nodes``:
+       ``regret[slot] += opp[i] * (val[child] - val[i])`` (skipped where
+       ``opp[i] == 0``: every term would be zero);
+    5. the regret rule and regret matching (:func:`update_regrets_and_policy`).
+
+    Branch-free flat loops over edges measured about twice as fast as
+    per-node loops with pruning.
+    """
     own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach_is)
     accumulate_average(infosets, infoset_slots, reach_is, prob, weight, cumulative)
-    m = internal.shape[0]
+    n = parent.shape[0]
     opp[0] = 1.0
-    for j in range(m):
-        i = internal[j]
-        r = opp[i]
-        fc = first_child[i]
-        nc = num_children[i]
-        if r == 0.0 or player[i] == p:
-            for c in range(fc, fc + nc):
-                opp[c] = r
-        else:
-            for c in range(fc, fc + nc):
-                opp[c] = r * prob[edge[c]]
-    for j in range(m - 1, -1, -1):
-        i = internal[j]
+    for c in range(1, n):
+        opp[c] = opp[parent[c]] * prob[edge_p[c]]
+    for j in range(internal.shape[0]):
+        val[internal[j]] = 0.0
+    for c in range(n - 1, 0, -1):
+        val[parent[c]] += prob[edge[c]] * val[c]
+    for j in range(p_nodes.shape[0]):
+        i = p_nodes[j]
         r = opp[i]
         if r == 0.0:
-            val[i] = 0.0
             continue
+        v = val[i]
         fc = first_child[i]
-        nc = num_children[i]
-        v = 0.0
-        for c in range(fc, fc + nc):
-            v += prob[edge[c]] * val[c]
-        val[i] = v
-        if player[i] == p:
-            for c in range(fc, fc + nc):
-                regret[edge[c]] += r * (val[c] - v)
+        for c in range(fc, fc + num_children[i]):
+            regret[edge[c]] += r * (val[c] - v)
     update_regrets_and_policy(infosets, infoset_slots, regret, rm_plus, discount, pos_factor,
                               neg_factor, prob)

@@ -121,14 +121,23 @@ class CFRSolver:
         self.iteration = 0
         self.regret = np.zeros(S)
         self.cumulative = np.zeros(S)
-        # Current policy and chance probabilities, indexed by tree.edge.
-        self.prob = tree.probability_vector(tree.uniform_policy())
+        # Current policy and chance probabilities, indexed by tree.edge, and a
+        # constant 1.0 at the end (see _kernels.alternating_update).
+        self.prob = np.append(tree.probability_vector(tree.uniform_policy()), 1.0)
         self._player_infosets = [np.flatnonzero(tree.infoset_player == p).astype(np.int32)
                                  for p in range(n)]
         self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
         self._reach_is = np.zeros(tree.num_infosets)
         if config.alternating_updates:
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
+            self._parent = np.maximum(tree.parent, 0).astype(np.uint32)
+            self._p_nodes, self._edge_p = [], []
+            one = np.uint32(len(self.prob) - 1)
+            for p in range(n):
+                self._p_nodes.append(np.flatnonzero(tree.player == p).astype(np.uint32))
+                edge_p = tree.edge.copy()
+                edge_p[1:][tree.player[tree.parent[1:]] == p] = one
+                self._edge_p.append(edge_p)
             self._opp = np.zeros(tree.num_nodes)
             # Row p holds p's values; terminal entries are p's returns, never overwritten.
             self._val = np.ascontiguousarray(tree.returns.T)
@@ -170,11 +179,11 @@ class CFRSolver:
         if cfg.alternating_updates:
             for p in range(tree.num_players):
                 K.alternating_update(
-                    p, weight, cfg.regret_matching_plus, discount, pos, neg, self._internal,
-                    tree.first_child, tree.num_children, tree.player, tree.edge, self.prob,
-                    self._player_infosets[p], tree.infoset_parent_slot, tree.slot_infoset,
-                    tree.infoset_slots, self._reach_is, self.cumulative, self.regret, self._opp,
-                    self._val[p])
+                    p, weight, cfg.regret_matching_plus, discount, pos, neg, self._parent,
+                    tree.edge, self._edge_p[p], self._internal, self._p_nodes[p],
+                    tree.first_child, tree.num_children, self.prob, self._player_infosets[p],
+                    tree.infoset_parent_slot, tree.slot_infoset, tree.infoset_slots,
+                    self._reach_is, self.cumulative, self.regret, self._opp, self._val[p])
         else:
             infosets = self._all_infosets
             K.own_reach(infosets, tree.infoset_parent_slot, tree.slot_infoset, self.prob,
