@@ -116,11 +116,12 @@ def test_node_budget_is_refused_with_the_count_and_a_hint():
     assert "smaller configuration" in msg and "MCCFR" in msg
 
 
-def test_cli_reports_the_node_budget():
+def test_cli_reports_the_node_budget(tmp_path):
+    out = tmp_path / "leduc.json"
     result = CliRunner().invoke(main, ["solve", "leduc_poker", "--max-nodes", "500", "--no-cache",
-                                       "--out", os.devnull + ".json"])
+                                       "--out", str(out)])
     assert result.exit_code == 1
-    assert "501 reached" in result.output
+    assert "501 reached" in result.output and not out.exists()
 
 
 # --- CFR against OpenSpiel -----------------------------------------------------
