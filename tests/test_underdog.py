@@ -385,6 +385,101 @@ def test_openspiel_ismcts_bot_plays_complete_games():
         assert sum(state.returns()) == pytest.approx(1.0)
 
 
+# ------------------------------------------------------ information states
+def _visible_cards(state, me):
+    """The card values ``me`` has seen this round, read from the full log."""
+    log = state.log()
+    start = max(i for i, e in enumerate(log) if e[0] == "round")
+    seen = set()
+    for e in log[start:]:
+        if e[0] in ("underdog", "flip"):
+            seen.add(e[-1])
+        elif e[0] in ("deal", "draw") and e[1] == me:
+            seen.add(e[2])
+        elif e[0] == "keep":
+            seen.add(e[3])           # the laid card is face up
+        elif e[0] == "show":
+            seen.update(v for _, v in e[1])
+    return seen
+
+
+def _relabelled(game, history, me, perm):
+    """Replays ``history`` with the cards hidden from ``me`` renamed by ``perm``."""
+    state = game.new_initial_state()
+    for a in history:
+        if state.is_chance_node():
+            a = card(perm.get(a + 1, a + 1))
+        elif state.current_player() != me and a >= ud.KEEP_BASE:
+            a = keep(perm.get(a - ud.KEEP_BASE + 1, a - ud.KEEP_BASE + 1))
+        state.apply_action(a)
+    return state
+
+
+def test_information_states_over_the_whole_tiny_tree():
+    """On every node of underdog(players=3,cards=5,bank=2), a one-round game
+    (max_rounds=1 only shortens the tensor), for every player:
+    the string and the tensor define the same partition; an information state
+    fixes the player's own moves and the public moves (perfect recall); and
+    renaming the cards the player has not seen changes neither (no leak)."""
+    game = pyspiel.load_game("underdog(players=3,cards=5,bank=2,max_rounds=1)")
+    rng = np.random.default_rng(11)
+    by_string, by_tensor, recall = {}, {}, {}
+    stack = [(game.new_initial_state(), ())]   # (state, moves by whom so far)
+    decision_nodes = 0
+    while stack:
+        state, moves_so_far = stack.pop()
+        history = state.history()
+        for me in range(3):
+            info = state.information_state_string(me)
+            tensor = tuple(state.information_state_tensor(me))
+            assert by_string.setdefault((me, info), tensor) == tensor
+            assert by_tensor.setdefault((me, tensor), info) == info
+            # own moves exactly, others' moves by type (a keep names a hidden card)
+            moves = tuple((who, a if who == me or a < ud.KEEP_BASE else "keep")
+                          for who, a in moves_so_far)
+            assert recall.setdefault((me, info), moves) == moves
+            if not state.is_chance_node():
+                hidden = sorted(set(range(1, 6)) - _visible_cards(state, me))
+                perm = dict(zip(hidden, rng.permutation(hidden).tolist()))
+                other = _relabelled(game, history, me, perm)
+                assert other.information_state_string(me) == info
+                assert tuple(other.information_state_tensor(me)) == tensor
+                assert other.returns() == state.returns()
+        if state.is_terminal():
+            continue
+        if state.is_chance_node():
+            stack.extend((state.child(a), moves_so_far) for a, _ in state.chance_outcomes())
+        else:
+            decision_nodes += 1
+            who = state.current_player()
+            stack.extend((state.child(a), moves_so_far + ((who, a),))
+                         for a in state.legal_actions())
+    assert decision_nodes > 2000
+    # Different deals are different information states for the dealt player.
+    assert len({info for (me, info) in by_string if me == 0}) > 100
+
+
+def test_string_and_tensor_partitions_agree_over_several_rounds():
+    game = pyspiel.load_game("underdog(players=3,cards=6,chips=2,bank=5)")
+    rng = np.random.default_rng(5)
+    by_string, by_tensor = {}, {}
+    for _ in range(150):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            else:
+                me = state.current_player()
+                info = state.information_state_string(me)
+                tensor = tuple(state.information_state_tensor(me))
+                assert by_string.setdefault((me, info), tensor) == tensor
+                assert by_tensor.setdefault((me, tensor), info) == info
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+    assert max(s.count("[round") for _, s in by_string) >= 3
+
+
 # ------------------------------------------------------------ resampling
 def test_resample_keeps_the_information_state_and_varies_hidden_cards():
     game = pyspiel.load_game("underdog")
@@ -412,7 +507,66 @@ def test_resample_keeps_the_information_state_and_varies_hidden_cards():
     assert len(others) > 1
 
 
+def test_resample_draws_hidden_cards_with_the_chance_probabilities():
+    # Worked-example deal; p2 and p3 swap, p1 turns a new underdog. At p0's
+    # fight decision p0 has seen 9 and 2 (own), 4 and 10 (underdogs), 11 and 5
+    # (laid): the others' cards are a uniform draw without replacement from
+    # {1, 3, 6, 7, 8, 12, 13}, and for a swapper the laid card was the dealt
+    # one or the drawn one with probability 1/2 each.
+    state = play("underdog", [card(9), card(3), card(11), card(6), card(4),
+                              SWAP, card(2), keep(9), NEW, card(10),
+                              SWAP, card(12), keep(12), SWAP, card(5), keep(6)])
+    assert state.current_player() == 0 and state.legal_actions() == [FIGHT, PASS]
+    info = state.information_state_string(0)
+    pool = [1, 3, 6, 7, 8, 12, 13]
+    rng = np.random.default_rng(2024)
+    n = 2100
+    counts = {seat: {v: 0 for v in pool} for seat in (1, 2, 3)}
+    laid_was_dealt = 0
+    for _ in range(n):
+        sample = state.resample_from_infostate(0, lambda: float(rng.random()))
+        assert sample.information_state_string(0) == info
+        hands = sample.hands
+        assert hands[0] == 9 and sample.face_up == (2, 0, 11, 5) and sample.underdog == 10
+        assert len({hands[1], hands[2], hands[3]}) == 3
+        for seat in (1, 2, 3):
+            counts[seat][hands[seat]] += 1
+        laid_was_dealt += ("deal", 2, 11) in sample.log()
+    sd = (n * (1 / 7) * (6 / 7)) ** 0.5
+    for seat in (1, 2, 3):
+        for v in pool:
+            assert abs(counts[seat][v] - n / 7) < 5 * sd, (seat, v, counts[seat])
+    assert abs(laid_was_dealt / n - 0.5) < 0.05
+
+
 # ------------------------------------------------------------ agents, seeds
+def test_heuristic_reads_only_its_own_information_state():
+    """Given the same seed, the heuristic chooses the same on every state that
+    its seat cannot tell apart (resampled from its information state)."""
+    game = pyspiel.load_game("underdog")
+    rng = np.random.default_rng(8)
+    checked = 0
+    for g in range(6):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                continue
+            me = state.current_player()
+            legal = state.legal_actions()
+            if len(state.log()) % 3 == 0:
+                want = make_agent("heuristic", game, me, seed=g).action_probabilities(state)
+                for _ in range(3):
+                    sample = state.resample_from_infostate(me, lambda: float(rng.random()))
+                    agent = make_agent("heuristic", game, me, seed=g)
+                    assert agent.action_probabilities(sample) == want
+                checked += 1
+            state.apply_action(legal[rng.integers(len(legal))])
+    assert checked > 20
+
+
+
 def test_heuristic_beats_random_with_rotated_seats():
     game = pyspiel.load_game("underdog")
     rng = np.random.default_rng(0)
