@@ -45,6 +45,7 @@ DOC_COMMANDS = [(p, commands(p)) for p in DOCS if commands(p)]
 @pytest.mark.parametrize("path,lines", DOC_COMMANDS, ids=[str(p.relative_to(ROOT)) for p, _ in DOC_COMMANDS])
 def test_documented_commands_run(path, lines, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "experiments").symlink_to(ROOT / "experiments")  # docs run from the repo root
     runner = CliRunner()
     for line in lines:
         args = shlex.split(line)[1:]
