@@ -36,6 +36,7 @@ import json
 import math
 import multiprocessing
 import os
+import queue
 import signal
 from typing import Callable, Iterable
 
@@ -341,9 +342,9 @@ def _worker_init():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _worker(job):
-    plan, index = job
-    return play_one(plan, index)
+def _worker_chunk(job):
+    plan, indices = job
+    return [play_one(plan, i) for i in indices]
 
 
 def read_records(path: str) -> list[dict]:
@@ -437,9 +438,27 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         else:
             ctx = multiprocessing.get_context(_start_method())
             pool = ctx.Pool(workers, initializer=_worker_init)
-            chunk = max(1, min(16, len(todo) // (workers * 8)))
-            for rec in pool.imap_unordered(_worker, [(plan, i) for i in todo], chunksize=chunk):
-                keep(rec)
+            size = max(1, min(16, len(todo) // (workers * 8)))
+            chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+            # A bounded window of chunks in flight: the pool's task queue
+            # never fills, so terminate() on Ctrl-C cannot block on it.
+            done_q: queue.Queue = queue.Queue()
+            next_chunk, in_flight = 0, 0
+            while next_chunk < len(chunks) or in_flight:
+                while in_flight < 2 * workers and next_chunk < len(chunks):
+                    pool.apply_async(_worker_chunk, ((plan, chunks[next_chunk]),),
+                                     callback=done_q.put, error_callback=done_q.put)
+                    next_chunk += 1
+                    in_flight += 1
+                try:
+                    got = done_q.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                in_flight -= 1
+                if isinstance(got, BaseException):
+                    raise got
+                for rec in got:
+                    keep(rec)
             pool.close()
             pool.join()
             pool = None

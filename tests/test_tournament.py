@@ -149,6 +149,31 @@ def test_ctrl_c_keeps_what_finished(tmp_path, monkeypatch):
     assert res["agents"][0]["games"] == 7
 
 
+def test_ctrl_c_with_workers_stops_the_pool(tmp_path, monkeypatch):
+    import queue
+
+    class Interrupting(queue.Queue):
+        gets = 0
+
+        def get(self, *a, **k):
+            item = super().get(*a, **k)
+            Interrupting.gets += 1
+            if Interrupting.gets == 3:
+                raise KeyboardInterrupt
+            return item
+
+    monkeypatch.setattr(tour.queue, "Queue", Interrupting)
+    out = run_tournament(SMALL, ["random", "heuristic"], 120, seed=1, workers=2,
+                         out_dir=str(tmp_path), progress=False)
+    assert out.interrupted and out.total == 120
+    kept = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    # chunks of min(16, 120 // (2 workers * 8)) = 7 games; two arrived before Ctrl-C
+    assert len(kept) == out.finished == 14
+    assert len({r["index"] for r in kept}) == 14
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["games_played"] == 14 and res["complete"] is False
+
+
 def test_cli_tournament_and_replay(tmp_path):
     out = tmp_path / "t"
     r = CliRunner().invoke(tournament, [SMALL, "--agents", "random,heuristic", "--games", "6",

@@ -52,3 +52,5 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     click.echo(f"{game_string}: {outcome.finished} of {outcome.total} games, seed {seed}\n")
     click.echo(format_table(outcome.results))
     click.echo(f"\nwrote {os.path.join(out_dir, 'results.json')}, results.csv, games.jsonl")
+    if outcome.interrupted:
+        raise SystemExit(130)
