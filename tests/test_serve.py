@@ -141,3 +141,22 @@ def test_bad_json_terminal_and_paths(url):
 def test_cli_rejects_unknown_agent():
     r = CliRunner().invoke(serve, ["--agent", "nosuch", "--port", "0"])
     assert r.exit_code == 2 and "unknown agent 'nosuch'" in r.output
+
+
+def test_serialized_python_state_is_never_unpickled(url, tmp_path):
+    import base64
+    import pickle
+
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    payload = base64.b64encode(pickle.dumps({"_c": Evil()})).decode()
+    text = f"history=-1:0,-1:1,-1:2,-1:3\nmove_number=4\n__dict__={payload}"
+    status, body = call(url, "/act", {"game": GAME, "agent": "random", "state": text})
+    assert status == 200 and body["player"] == 0  # the history line was replayed
+    assert not marker.exists()
+    status, body = call(url, "/act", {"game": GAME, "agent": "random", "state": "__dict__=" + payload})
+    assert status == 400 and not marker.exists()
