@@ -309,6 +309,18 @@ def test_bad_parameters_name_the_problem(game_string, words):
         assert w in str(err.value)
 
 
+@pytest.mark.parametrize("game_string,words", [
+    ("underdog(players=three)", ["players", "kInt"]),
+    ("underdog(cards=13.5)", ["cards", "kInt"]),
+    ("underdog(payoff=1)", ["payoff", "kString"]),
+])
+def test_wrong_parameter_type_rejected(game_string, words):
+    with pytest.raises(pyspiel.SpielError) as err:
+        pyspiel.load_game(game_string)
+    for w in words:
+        assert w in str(err.value)
+
+
 def test_unknown_parameter_rejected():
     with pytest.raises(pyspiel.SpielError, match="cardz"):
         pyspiel.load_game("underdog(cardz=9)")
