@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import time
 
 import numpy as np
@@ -48,12 +49,16 @@ def main():
     game = load_game(args.game)
     specs = args.agents.split(",")
     bare = bare_playouts(game, args.games, np.random.default_rng(0))
-    one = time.perf_counter()
+    one, cpu1 = time.perf_counter(), time.process_time()
     r1 = run_tournament(args.game, specs, args.games, seed=0, workers=1, progress=False)
-    one = time.perf_counter() - one
+    one, cpu1 = time.perf_counter() - one, time.process_time() - cpu1
+    load = os.getloadavg()[0]
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     two = time.perf_counter()
     r2 = run_tournament(args.game, specs, args.games, seed=0, workers=2, progress=False)
     two = time.perf_counter() - two
+    kids2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    worker_cpu = (kids2.ru_utime + kids2.ru_stime) - (kids.ru_utime + kids.ru_stime)
     assert r1.results == r2.results, "results differ between 1 and 2 workers"
     n = r1.total
     print(f"game {game}, agents {','.join(specs)}, {n} games, {os.cpu_count()} cpus")
@@ -61,6 +66,8 @@ def main():
     print(f"tournament, 1 worker:    {n / one:9.1f} games/s")
     print(f"tournament, 2 workers:   {n / two:9.1f} games/s")
     print(f"ratio 2 workers / 1:     {one / two:9.2f}x (target >= 1.7x on 2 free cores)")
+    print(f"  CPU per game: 1 worker {1000 * cpu1 / n:.3f} ms, 2 workers {1000 * worker_cpu / n:.3f} ms; "
+          f"the 2 workers got {worker_cpu / two:.2f} cores on average (load average {load:.1f} before)")
     print(f"overhead per game (1 worker vs bare loop): {1000 * (one / n - bare / args.games):.3f} ms "
           f"({one / n / (bare / args.games):.2f}x the bare game time)")
 
