@@ -45,8 +45,8 @@ def timed_iterations(step, seconds: float) -> tuple[int, float]:
 def solver_bytes(solver: CFRSolver) -> int:
     arrays = [solver.regret, solver.cumulative, solver.prob, solver._reach_is,
               *solver._player_infosets]
-    arrays += [solver._internal, solver._parent, *solver._edge_p, *solver._p_nodes, solver._opp,
-               solver._val] if solver.config.alternating_updates \
+    arrays += [solver._internal, solver._parent, solver._edge_p, solver._p_nodes,
+               solver._infosets_flat, solver._opp, solver._val] if solver.config.alternating_updates \
         else [solver._reach, solver._vals]
     return sum(a.nbytes for a in arrays)
 

@@ -269,6 +269,10 @@ def warmup() -> None:
     alternating_update(0, 1.0, True, False, 1.0, 1.0, parent, edge, edge_p, internal, internal,
                        first_child, num_children, prob3, infosets, parent_slot, slot_infoset, slots,
                        reach_is, cum, regret, opp, val2)
+    alternating_iteration(1.0, True, False, 1.0, 1.0, parent, edge, edge_p[None, :], internal,
+                          internal, np.array([0, 1], dtype=np.int64), first_child, num_children,
+                          prob3, infosets, np.array([0, 1], dtype=np.int64), parent_slot,
+                          slot_infoset, slots, reach_is, cum, regret, opp, val2[None, :])
 
 
 @numba.njit(**_JIT)
@@ -317,3 +321,21 @@ def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, par
             regret[edge[c]] += r * (val[c] - v)
     update_regrets_and_policy(infosets, infoset_slots, regret, rm_plus, discount, pos_factor,
                               neg_factor, prob)
+
+
+@numba.njit(**_JIT)
+def alternating_iteration(weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, edge_p,
+                          internal, p_nodes, p_nodes_start, first_child, num_children, prob,
+                          infosets, infosets_start, infoset_parent_slot, slot_infoset,
+                          infoset_slots, reach_is, cumulative, regret, opp, val):
+    """One whole alternating iteration in one call: :func:`alternating_update`
+    for each player in turn. Per player ``p``: ``edge_p[p]``, ``val[p]``, and
+    the slices ``p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]]`` and
+    ``infosets[infosets_start[p]:infosets_start[p + 1]]``."""
+    for p in range(edge_p.shape[0]):
+        alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
+                           edge_p[p], internal, p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]],
+                           first_child, num_children, prob,
+                           infosets[infosets_start[p]:infosets_start[p + 1]],
+                           infoset_parent_slot, slot_infoset, infoset_slots, reach_is, cumulative,
+                           regret, opp, val[p])

@@ -131,13 +131,18 @@ class CFRSolver:
         if config.alternating_updates:
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
             self._parent = np.maximum(tree.parent, 0).astype(np.uint32)
-            self._p_nodes, self._edge_p = [], []
             one = np.uint32(len(self.prob) - 1)
+            # Per player p: edge with p's own edges pointing at the constant 1.0.
+            self._edge_p = np.repeat(tree.edge[None, :], n, axis=0)
             for p in range(n):
-                self._p_nodes.append(np.flatnonzero(tree.player == p).astype(np.uint32))
-                edge_p = tree.edge.copy()
-                edge_p[1:][tree.player[tree.parent[1:]] == p] = one
-                self._edge_p.append(edge_p)
+                self._edge_p[p, 1:][tree.player[tree.parent[1:]] == p] = one
+            # Decision nodes of player 0, then of player 1, ...
+            p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
+            self._p_nodes = np.concatenate(p_nodes).astype(np.uint32)
+            self._p_nodes_start = np.cumsum([0] + [len(x) for x in p_nodes]).astype(np.int64)
+            self._infosets_flat = np.concatenate(self._player_infosets).astype(np.int32)
+            self._infosets_start = np.cumsum(
+                [0] + [len(x) for x in self._player_infosets]).astype(np.int64)
             self._opp = np.zeros(tree.num_nodes)
             # Row p holds p's values; terminal entries are p's returns, never overwritten.
             self._val = np.ascontiguousarray(tree.returns.T)
@@ -177,13 +182,13 @@ class CFRSolver:
         weight = float(self.iteration) ** cfg.average_gamma
         discount, pos, neg = self._discount()
         if cfg.alternating_updates:
-            for p in range(tree.num_players):
-                K.alternating_update(
-                    p, weight, cfg.regret_matching_plus, discount, pos, neg, self._parent,
-                    tree.edge, self._edge_p[p], self._internal, self._p_nodes[p],
-                    tree.first_child, tree.num_children, self.prob, self._player_infosets[p],
-                    tree.infoset_parent_slot, tree.slot_infoset, tree.infoset_slots,
-                    self._reach_is, self.cumulative, self.regret, self._opp, self._val[p])
+            K.alternating_iteration(
+                weight, cfg.regret_matching_plus, discount, pos, neg, self._parent, tree.edge,
+                self._edge_p, self._internal, self._p_nodes, self._p_nodes_start,
+                tree.first_child, tree.num_children, self.prob, self._infosets_flat,
+                self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
+                tree.infoset_slots, self._reach_is, self.cumulative, self.regret, self._opp,
+                self._val)
         else:
             infosets = self._all_infosets
             K.own_reach(infosets, tree.infoset_parent_slot, tree.slot_infoset, self.prob,
