@@ -64,58 +64,103 @@ def arrangements(num_agents: int, num_seats: int) -> list[tuple[int, ...]]:
 class DealChance:
     """Chance outcomes for one deal, the same for every arrangement.
 
-    Card draws: a chance node whose outcomes are equally likely takes the
-    first outcome of a shuffled order (the "deck") that is still among its
-    outcomes. A deck serves while each node's outcomes are exactly the deck
-    minus the outcomes already taken from it (drawing without replacement);
-    a uniform node that does not fit (a reshuffle, a die, a sub-deck) starts
-    a new deck, shuffled afresh from the deal seed and the deck number.
-    Either way the outcome is uniform among the node's outcomes given
-    everything before it, so play samples exactly from the game's chance
-    distribution.
+    Card draws come from a "deck": a shuffled sequence of outcomes (with
+    repeats for repeated cards, e.g. 8 copies of each bill) fixed by the deal
+    seed and the deck's number. A chance node continues the current deck
+    when its probabilities are exactly those of the cards left in it (count
+    left / cards left, over the same outcomes); it then takes the deck's next
+    card. If they are those of the deck with every count multiplied by an
+    integer k (a first node cannot tell 1 of each bill from 8 of each), the
+    deck is scaled, the cards already taken stay its prefix and the rest is
+    shuffled afresh. Otherwise, and whenever the probabilities are the
+    deck's full composition again (a reshuffle; also a die, a seating
+    shuffle), the node starts a new deck from its probabilities (the
+    smallest whole counts that give them). Given everything before it, the next card of a
+    uniformly shuffled deck follows the counts left, so every node's outcome
+    follows its ``chance_outcomes()`` exactly.
 
-    Any other chance node (outcomes with unequal probabilities, e.g. a deck
-    of repeated colours) is drawn from a uniform number seeded by the deal
-    seed and the chance node's index (the number of chance nodes before it),
-    by inverse CDF over ``chance_outcomes()``: exact, and the same for every
-    arrangement as long as the chance nodes line up.
+    A node whose probabilities are not ratios of small whole numbers (up to
+    1000 cards) is drawn by inverse CDF from a uniform number fixed by the
+    deal seed and the chance node's index (the number of chance nodes before
+    it): exact too, and the same in every arrangement where the nodes line up.
     """
+
+    MAX_CARDS = 1000
+    MAX_SCALE = 64
 
     def __init__(self, seed_words: tuple[int, ...]):
         self._words = tuple(int(w) for w in seed_words)
         self._decks = 0
-        self._rank: dict[int, int] | None = None
-        self._deck: frozenset | None = None
-        self._taken: set = set()
+        self._deck: list[int] = []      # the deck's cards in order
+        self._counts: dict[int, int] = {}  # the deck's composition
+        self._pos = 0                   # cards taken so far (a prefix of _deck)
+        self._taken: dict[int, int] = {}   # their counts
         self._index = 0
         self._uniforms = np.empty(0)
 
     def _rng(self, *extra):
         return np.random.default_rng(np.random.SeedSequence(self._words + tuple(extra)))
 
+    @staticmethod
+    def _matches(left: dict, actions, probs) -> bool:
+        total = sum(left.values())
+        if total <= 0 or sum(1 for c in left.values() if c > 0) != len(actions):
+            return False
+        return all(abs(left.get(a, 0) / total - p) <= 1e-9 for a, p in zip(actions, probs))
+
+    def _left(self, scale: int) -> dict:
+        taken = self._taken
+        return {a: scale * c - taken.get(a, 0) for a, c in self._counts.items()}
+
+    @classmethod
+    def _whole_counts(cls, probs):
+        for total in range(len(probs), cls.MAX_CARDS + 1):
+            counts = [p * total for p in probs]
+            if all(abs(c - round(c)) <= 1e-6 and round(c) >= 1 for c in counts):
+                return [int(round(c)) for c in counts]
+        return None
+
+    def _shuffle(self, counts: dict, *key) -> list[int]:
+        cards = [a for a in sorted(counts) for _ in range(counts[a])]
+        return [int(a) for a in self._rng(*key).permutation(cards)] if cards else []
+
     def __call__(self, outcomes: list[tuple[int, float]]) -> int:
         index = self._index
         self._index += 1
-        actions = [a for a, _ in outcomes]
-        probs = [p for _, p in outcomes]
+        actions = [int(a) for a, _ in outcomes]
+        total_p = float(sum(p for _, p in outcomes))
+        probs = [p / total_p for _, p in outcomes]
+        # the deck's own composition again is a reshuffle: a new deck
+        if self._deck and not self._matches(self._counts, actions, probs):
+            for k in range(1, self.MAX_SCALE + 1):
+                left = self._left(k)
+                if min(left.values()) < 0:
+                    continue
+                if self._matches(left, actions, probs):
+                    if k > 1:  # scale the deck: keep the prefix, shuffle the rest
+                        self._counts = {a: k * c for a, c in self._counts.items()}
+                        rest = self._shuffle(left, 3, self._decks, k, self._pos)
+                        self._deck = self._deck[:self._pos] + rest
+                    card = self._deck[self._pos]
+                    self._pos += 1
+                    self._taken[card] = self._taken.get(card, 0) + 1
+                    return card
         if len(actions) == 1:
-            return int(actions[0])
-        if max(probs) - min(probs) <= 1e-9 * max(probs):
-            here = frozenset(actions)
-            if self._deck is None or here != self._deck - self._taken:
-                self._decks += 1
-                order = self._rng(1, self._decks).permutation(sorted(here))
-                self._rank = {int(a): i for i, a in enumerate(order)}
-                self._deck, self._taken = here, set()
-            choice = min(actions, key=self._rank.__getitem__)
-            self._taken.add(choice)
-            return int(choice)
+            return actions[0]
+        counts = self._whole_counts(probs)
+        if counts is not None:
+            self._decks += 1
+            self._counts = dict(zip(actions, counts))
+            self._deck = self._shuffle(self._counts, 1, self._decks)
+            self._pos = 1
+            self._taken = {self._deck[0]: 1}
+            return self._deck[0]
         if index >= len(self._uniforms):  # one stream per deal: u[index] for node index
             self._uniforms = self._rng(2).random(max(64, 2 * (index + 1)))
         u = self._uniforms[index]
         cdf = np.cumsum(probs)
         i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
-        return int(actions[min(i, len(actions) - 1)])
+        return actions[min(i, len(actions) - 1)]
 
 
 # ---------------------------------------------------------------- one game

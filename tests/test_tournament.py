@@ -203,3 +203,52 @@ def test_other_games_replay_exactly(game):
         rec = tour.play_one(plan, g)
         state = tour.replay_record(rec, rerun=True)
         assert state.returns() == rec["returns"]
+
+
+def test_repeated_cards_are_drawn_without_replacement_exactly():
+    # a deck of 2 A (0) and 2 B (1): the chance node gives the counts left
+    def node(left):
+        total = sum(left)
+        return [(a, c / total) for a, c in enumerate(left) if c]
+
+    counts = collections.Counter()
+    n = 3000
+    for deal in range(n):
+        chance, left, seq = DealChance((5, deal)), [2, 2], []
+        while sum(left):
+            a = chance(node(left))
+            left[a] -= 1
+            seq.append(a)
+        counts[tuple(seq)] += 1
+    # 6 orders of AABB, each 1/6 (the first node alone cannot tell 1+1 from 2+2)
+    assert len(counts) == 6
+    for c in counts.values():
+        assert abs(c - n / 6) < 5 * math.sqrt(n / 6 * 5 / 6)
+
+
+def test_weighted_decks_give_every_seating_the_same_cards():
+    # Over/Under's cash deck repeats each bill; every round is a new deck. All
+    # seatings of a deal see the same bills in the same order in each round
+    # (a round may end sooner in one seating than in the other).
+    game = "over_under(players=2,copies=2,stacks=2,rounds=2)"
+    plan = tour.Plan(game, ("random", "heuristic"), 3, 2)
+    g = pyspiel.load_game(game)
+
+    def cards_by_round(rec):
+        state, out = g.new_initial_state(), collections.defaultdict(list)
+        for a in rec["moves"]:
+            if state.is_chance_node():
+                rounds = [ln for ln in state.information_state_string(0).split("\n") if ln.startswith("round ")]
+                out[rounds[-1].split(":")[0] if rounds else "round 1"].append(a)
+            state.apply_action(a)
+        return out
+
+    compared = 0
+    for deal in range(4):
+        a, b = (cards_by_round(tour.play_one(plan, 2 * deal + r)) for r in range(2))
+        assert set(a) == set(b) == {"round 1 of 2", "round 2 of 2"}
+        for rnd in a:
+            k = min(len(a[rnd]), len(b[rnd]))
+            assert a[rnd][:k] == b[rnd][:k]
+            compared += k
+    assert compared >= 30
