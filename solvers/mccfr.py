@@ -58,6 +58,8 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
 #: sampling schemes
 SAMPLINGS = ("es", "os")
+#: share of forced decisions above which legal actions are asked before the key
+FORCED_SHARE = 0.2
 
 
 def regret_matching(regrets):
@@ -120,6 +122,15 @@ class MCCFR:
         self.num_players = game.num_players()
         #: information-state string -> [legal actions, regrets, average weights, player]
         self.table: dict[str, list] = {}
+        #: information states with a single legal action -> that action (no entry in the table)
+        self._forced: dict[str, int] = {}
+        #: decision nodes walked, and how many of them had a single legal action
+        self.decisions = self.forced_decisions = 0
+        # Where many decisions are forced, asking for the legal actions first
+        # skips their information-state strings; elsewhere the string comes
+        # first and the legal actions are asked only for new information
+        # states. Both orders give the same results (no random draw differs).
+        self._legal_first = False
         #: iterations done
         self.iteration = 0
         self._random = random.Random(int(rng.integers(2**63)))
@@ -130,6 +141,7 @@ class MCCFR:
     # -------------------------------------------------------------- iterate
     def iterate(self):
         """One iteration: one traversal per player."""
+        self._legal_first = self.forced_decisions > FORCED_SHARE * self.decisions
         for player in range(self.num_players):
             state = self.game.new_initial_state()
             if self.sampling == "es":
@@ -142,6 +154,20 @@ class MCCFR:
         """``iterations`` more iterations."""
         for _ in range(iterations):
             self.iterate()
+
+    def _new_entry(self, state, key, player):
+        """The table entry for an information state met for the first time, or,
+        for a forced move (one legal action), None after applying it."""
+        forced = self._forced.get(key)
+        if forced is None:
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                entry = self.table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+                return entry
+            forced = self._forced[key] = legal[0]
+        self.forced_decisions += 1
+        state.apply_action(forced)
+        return None
 
     def _external(self, state, traverser):
         """The traverser's sampled value of ``state`` (which it may modify).
@@ -160,14 +186,24 @@ class MCCFR:
                 continue
             if player == _TERMINAL:
                 return state.returns()[traverser]
-            legal = state.legal_actions()
-            if len(legal) == 1:
-                state.apply_action(legal[0])
-                continue
-            key = state.information_state_string(player)
-            entry = table.get(key)
-            if entry is None:
-                entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+            self.decisions += 1
+            if self._legal_first:
+                legal = state.legal_actions()
+                if len(legal) == 1:
+                    self.forced_decisions += 1
+                    state.apply_action(legal[0])
+                    continue
+                key = state.information_state_string(player)
+                entry = table.get(key)
+                if entry is None:
+                    entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+            else:
+                key = state.information_state_string(player)
+                entry = table.get(key)
+                if entry is None:
+                    entry = self._new_entry(state, key, player)
+                    if entry is None:
+                        continue
             legal, regrets, avg, _ = entry
             if player == traverser:
                 break
@@ -226,14 +262,24 @@ class MCCFR:
                 continue
             if player == _TERMINAL:
                 break
-            legal = state.legal_actions()
-            if len(legal) == 1:
-                state.apply_action(legal[0])
-                continue
-            key = state.information_state_string(player)
-            entry = table.get(key)
-            if entry is None:
-                entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+            self.decisions += 1
+            if self._legal_first:
+                legal = state.legal_actions()
+                if len(legal) == 1:
+                    self.forced_decisions += 1
+                    state.apply_action(legal[0])
+                    continue
+                key = state.information_state_string(player)
+                entry = table.get(key)
+                if entry is None:
+                    entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+            else:
+                key = state.information_state_string(player)
+                entry = table.get(key)
+                if entry is None:
+                    entry = self._new_entry(state, key, player)
+                    if entry is None:
+                        continue
             legal, regrets, avg, _ = entry
             sigma = regret_matching(regrets)
             if player == traverser:

@@ -203,3 +203,19 @@ def test_kibitz_solve_mccfr_records_a_fallback_agent(tmp_path):
     r = CliRunner().invoke(main, ["solve", "kuhn_poker", "-a", "mccfr-es", "-n", "3", "--fallback", "heuristic",
                                   "--out", str(tmp_path / "k.json"), "--no-progress"])
     assert r.exit_code != 0 and "no heuristic agent" in r.output
+
+
+@pytest.mark.parametrize("sampling", ["es", "os"])
+def test_both_lookup_orders_give_the_same_tables(monkeypatch, sampling):
+    from solvers import mccfr
+
+    game = pyspiel.load_game(games.REGISTRY["doubt_and_bet"].small)  # has forced moves
+    tables = []
+    for share in (-1.0, 2.0):  # always legal actions first / always the key first
+        monkeypatch.setattr(mccfr, "FORCED_SHARE", share)
+        solver = MCCFR(game, np.random.default_rng(6), sampling)
+        solver.run(150)
+        assert solver._legal_first == (share < 0)
+        assert 0 < solver.forced_decisions < solver.decisions
+        tables.append(solver.table)
+    assert tables[0] == tables[1]
