@@ -38,7 +38,15 @@ Rulings that are our own (also in the rules page):
   $100..$499 Big, $500..$999 Wealthy, $1000 and up Mega (the text's ranges
   overlap at $500 and skip $99).
 * ``stacks`` must leave at least one bill in the deck to flip.
-* Default ``players`` is 4 (the text allows 2..8).
+* Default ``players`` is 4 (the text allows 2..8). Caps: ``rounds`` <= 16,
+  ``stacks`` <= 20, ``copies`` <= 16 (cash) or 4 (standard); the standard
+  deck is our own addition; cut-throat needs 2+ players.
+* Round 1's dealer is the last seat (seat 0 starts); the deal passes left
+  and the player left of the dealer starts; every round uses the full deck.
+* The $2 joker counts $2 in its stack, a Pyramid or Eagle $0; the text's
+  "hand it to any player" means another player (alone: the player claims it).
+* ``payoff=win``: the lowest tallies share 1; ``payoff=score``: mean tally
+  minus own tally.
 
 Encoding. Player actions: ``2*s`` is ``stack s over``, ``2*s + 1`` is
 ``stack s under`` (stacks numbered from 0 as dealt), ``2*stacks + p`` is

@@ -555,3 +555,44 @@ def test_same_seed_same_game():
         return state.history(), lines
     assert run(5) == run(5)
     assert run(5)[0] != run(6)[0]
+
+
+# ------------------------------------------------------------ rules page
+RULES_PAGE = __import__("pathlib").Path(__file__).resolve().parent.parent / "docs/rules/over_under.md"
+
+
+def ruling_passages():
+    """Each passage of the rules page that starts with **Our ruling**, up to
+    the end of its paragraph or list item."""
+    import re
+    text = RULES_PAGE.read_text()
+    out = []
+    for m in re.finditer(r"\*\*Our ruling", text):
+        end = re.search(r"\n\s*\n|\n\s*(?:- |\d+\. |\| )", text[m.end():])
+        out.append(" ".join(text[m.start():m.end() + (end.start() if end else len(text))].split()))
+    return out
+
+
+@pytest.mark.parametrize("topic,words", [
+    ("cash deck count", ["8 of each", "copies=0"]),
+    ("standard deck", ["standard", "52"]),
+    ("default players", ["default player count is 4"]),
+    ("caps", ["rounds", "16", "stacks", "20"]),
+    ("a card left to flip", ["stacks", "one bill"]),
+    ("cut-throat players", ["cutthroat", "2 or more players"]),
+    ("first dealer and start", ["last seat", "seat 0 starts", "passes left"]),
+    ("fresh deck each round", ["full deck"]),
+    ("jokers not in the grid", ["dealt from the bills"]),
+    ("dealer predicts", ["dealer predicts too"]),
+    ("give turn order", ["after a give"]),
+    ("joker money", ["$2 joker", "counts $2", "counts $0"]),
+    ("Pyramid/Eagle to another player", ["any player", "another player"]),
+    ("Pyramid/Eagle alone", ["players=1", "claims it"]),
+    ("payoffs", ["payoff=win", "payoff=score"]),
+    ("solo one round", ["one round", "rounds"]),
+    ("solo payoff", ["both payoff modes"]),
+    ("donor ranges", ["$99", "$500"]),
+])
+def test_rules_page_marks_each_of_our_rulings(topic, words):
+    passages = ruling_passages()
+    assert any(all(w in p for w in words) for p in passages), (topic, passages)
