@@ -215,6 +215,10 @@ def play_recorded(game, agents, chance: Callable) -> tuple[list[int], list[float
     return moves, [float(r) for r in state.returns()]
 
 
+class GameFailed(RuntimeError):
+    """An agent or the game raised during a tournament game."""
+
+
 def play_one(plan: Plan, game_index: int) -> dict:
     """Plays game number ``game_index`` of ``plan``; returns its record."""
     game = _load(plan.game)
@@ -223,7 +227,11 @@ def play_one(plan: Plan, game_index: int) -> dict:
     arr = arrs[arr_index]
     seeds = [plan.agent_seed(game_index, s) for s in range(plan.num_seats)]
     agents = [make_agent(plan.specs[a], game, s, seed=seeds[s]) for s, a in enumerate(arr)]
-    moves, returns = play_recorded(game, agents, DealChance(plan.deal_words(deal)))
+    try:
+        moves, returns = play_recorded(game, agents, DealChance(plan.deal_words(deal)))
+    except Exception as e:  # name the game, so that it can be replayed
+        raise GameFailed(f"game {game_index} (deal {deal}, seats {', '.join(plan.specs[a] for a in arr)}) "
+                         f"failed: {type(e).__name__}: {e}") from e
     return {
         "index": game_index,
         "game": plan.game,

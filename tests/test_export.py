@@ -191,3 +191,16 @@ def test_exported_agent_plays_a_tournament(files):
     cfr, rnd = out.results["agents"]
     assert cfr["mean_payoff"] > 0 > rnd["mean_payoff"]  # CFR+ beats uniform random at Kuhn
     assert cfr["mean_payoff"] == pytest.approx(-rnd["mean_payoff"])
+
+
+def test_a_failing_agent_names_its_game(files, tmp_path):
+    from agents.tournament import GameFailed, run_tournament
+    _, paths = files
+    doc = read_agent_file(paths["kuhn"][1])
+    doc["unseen"] = {"behaviour": "error"}
+    del doc["policy"]["1p"]  # seat 1 holding the queen after a pass
+    (tmp_path / "holes.json").write_text(json.dumps(doc))
+    for workers in (1, 2):
+        with pytest.raises(GameFailed, match=r"game \d+ \(deal \d+, seats .*UnseenInformationState"):
+            run_tournament("kuhn_poker", [f"policy({tmp_path / 'holes.json'})", "random"], 60, seed=1,
+                           workers=workers, out_dir=str(tmp_path / f"w{workers}"), progress=False)

@@ -7,7 +7,7 @@ import os
 import click
 
 from agents.registry import split_specs
-from agents.tournament import format_table, run_tournament
+from agents.tournament import GameFailed, format_table, run_tournament
 from kibitz.gameutil import GameStringError, load_game
 
 
@@ -44,6 +44,8 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     try:
         outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
                                  out_dir=out_dir, resume=resume, progress=not no_progress)
+    except GameFailed as e:
+        raise click.ClickException(f"{e}; the games finished before it are in {out_dir}") from None
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if outcome.interrupted:
