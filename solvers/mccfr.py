@@ -486,6 +486,9 @@ def solve_command(game, algorithm: str, *, iterations: int, time_limit, out, res
 
     if algorithm not in ALGORITHMS:
         raise click.UsageError(f"unknown MCCFR algorithm {algorithm!r}")
+    if algorithm == "mccfr-es" and epsilon != 0.6:
+        raise click.UsageError("--epsilon is the exploration of outcome sampling (mccfr-os), "
+                               "not used by mccfr-es")
     if fallback != "uniform":
         from agents.registry import make_agent
         try:

@@ -219,3 +219,20 @@ def test_both_lookup_orders_give_the_same_tables(monkeypatch, sampling):
         assert 0 < solver.forced_decisions < solver.decisions
         tables.append(solver.table)
     assert tables[0] == tables[1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-a", "mccfr-es", "--target-nashconv", "0.1"], "--target-nashconv: CFR options"),
+    (["-a", "mccfr-os", "--simultaneous"], "--simultaneous: CFR options"),
+    (["-a", "mccfr-es", "--epsilon", "0.3"], "--epsilon"),
+    (["-a", "cfr+", "--seed", "3"], "MCCFR options"),
+    (["-a", "cfr", "--fallback", "heuristic"], "MCCFR options")])
+def test_kibitz_solve_rejects_options_of_the_other_family(tmp_path, args, message):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+
+    r = CliRunner().invoke(main, ["solve", "kuhn_poker", *args, "-n", "5", "--out", str(tmp_path / "p.json"),
+                                  "--no-progress"])
+    assert r.exit_code == 2 and message in r.output
+    assert not (tmp_path / "p.json").exists()

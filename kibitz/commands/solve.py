@@ -206,11 +206,20 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     limit = parse_duration(time_limit)
     if algorithm.startswith("mccfr"):
         from solvers import mccfr
+        cfr_only = [name for name, value in (
+            ("--target-nashconv", target_nashconv), ("--eval-every", eval_every),
+            ("--simultaneous", simultaneous or None), ("--alpha", alpha), ("--beta", beta),
+            ("--gamma", gamma)) if value is not None]
+        if cfr_only:
+            raise click.UsageError(f"{', '.join(cfr_only)}: CFR options, not used by {algorithm}")
         mccfr.solve_command(game, algorithm, iterations=iterations, time_limit=limit, out=out,
                             resume=resume, checkpoint_every=checkpoint_every, progress=progress,
                             seed=seed, epsilon=epsilon, fallback=fallback, max_nodes=max_nodes,
                             use_cache=not no_cache)
         return
+    if seed != 0 or epsilon != 0.6 or fallback != "uniform":
+        raise click.UsageError("--seed, --epsilon and --fallback are MCCFR options "
+                               "(--algorithm mccfr-es or mccfr-os)")
     try:
         config = cfr_mod.make_config(algorithm, alternating_updates=not simultaneous,
                                      alpha=alpha, beta=beta, gamma=gamma)
