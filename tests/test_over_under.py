@@ -175,6 +175,15 @@ def test_two_dollar_joker_is_always_safe_and_resets_the_top():
     assert state.tally == (0, 0)
 
 
+def test_two_dollar_joker_is_safe_in_cutthroat_too():
+    # "always safe": on a $1 top, the $2 joker is neither a tie nor a bust.
+    g = "over_under(players=2,copies=1,stacks=2,rounds=1,jokers=true,variant=cutthroat)"
+    state = play(g, [D1, D100, under(0), JOKER2])
+    assert state.log()[-1] == ("flip", JOKER2, 0, "safe")
+    assert state.tally == (0, 0) and state.current_player() == 1
+    assert state.stacks()[0] == (JOKER2, 3, -1)
+
+
 @pytest.mark.parametrize("joker", [PYRAMID, EAGLE])
 def test_pyramid_or_eagle_hands_the_stack_to_another_player(joker):
     g = "over_under(players=3,copies=1,stacks=2,rounds=1,jokers=true)"
@@ -186,9 +195,10 @@ def test_pyramid_or_eagle_hands_the_stack_to_another_player(joker):
     assert state.current_player() == 1
 
 
-def test_pyramid_alone_the_player_claims_the_stack():
+@pytest.mark.parametrize("joker", [PYRAMID, EAGLE])
+def test_pyramid_or_eagle_alone_the_player_claims_the_stack(joker):
     state = play("over_under(players=1,copies=1,stacks=2,jokers=true)",
-                 [D100, D20, under(1), PYRAMID])
+                 [D100, D20, under(1), joker])
     assert state.tally == (20,)
     assert state.current_player() == 0 and state.legal_actions() == [over(0), under(0)]
 
@@ -444,6 +454,16 @@ def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
         state.apply_action(bad)
     assert str(state) == before and state.history() == history
     assert state.information_state_string(0) == info
+
+
+def test_action_after_the_end_raises_and_leaves_state_unchanged():
+    state = play("over_under(players=1,copies=1,stacks=2)",
+                 [D50, D1, under(0), D100, under(1), D5])
+    assert state.is_terminal()
+    before, history = str(state), state.history()
+    with pytest.raises(ValueError, match="game is over"):
+        state.apply_action(over(0))
+    assert str(state) == before and state.history() == history and state.returns() == [0.0]
 
 
 # ----------------------------------------------- OpenSpiel's own algorithms
