@@ -13,6 +13,9 @@ Opponents: ``random``, ``heuristic`` (the game's rule-based agent) and
 ``openspiel`` (OpenSpiel's Python ``ISMCTSBot`` with the same simulations,
 the same UCT constant and one random rollout per leaf).
 
+``python experiments/ismcts_strength.py summarize FILE.csv ...`` prints the
+summary of match files, also of matches stopped early.
+
 The CSV has one row per game (seat of IS-MCTS, every seat's return, seconds);
 the summary printed at the end gives, for IS-MCTS and for the mean opponent
 seat, the mean return with its 95% confidence interval, and the mean of the
@@ -69,7 +72,41 @@ def mean_ci(xs):
     return float(xs.mean()), 1.96 * float(xs.std(ddof=1)) / math.sqrt(len(xs))
 
 
+def summarize(path) -> None:
+    """Prints the summary of a match CSV (also of a match stopped early)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        print(f"{path}: no games")
+        return
+    n = sum(1 for k in rows[0] if k.startswith("return_"))
+    mine, theirs = [], []
+    for r in rows:
+        seat = int(r["ismcts_seat"])
+        ret = [float(r[f"return_{p}"]) for p in range(n)]
+        mine.append(ret[seat])
+        theirs.append((sum(ret) - ret[seat]) / (n - 1))
+    report(rows[0]["game"], rows[0]["opponent"], rows[0]["sims"], mine, theirs,
+           f"{sum(float(r['seconds']) for r in rows) / len(rows):.1f} s per game")
+
+
+def report(game, opponent, sims, mine, theirs, note=""):
+    m1, h1 = mean_ci(mine)
+    m2, h2 = mean_ci(theirs)
+    md, hd = mean_ci(np.subtract(mine, theirs))
+    print(f"{game} vs {opponent}, sims={sims}, games={len(mine)}{', ' + note if note else ''}:")
+    print(f"  ismcts mean return    {m1:.4f} +- {h1:.4f}")
+    print(f"  opponent mean return  {m2:.4f} +- {h2:.4f}")
+    print(f"  difference            {md:+.4f} +- {hd:.4f}")
+
+
 def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "summarize":
+        for path in argv[1:]:
+            summarize(path)
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", required=True, help="game string, e.g. underdog or pub(players=5)")
     ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel"])
@@ -121,14 +158,8 @@ def main(argv=None):
               f"ismcts-minus-opponent {m:+.3f} +- {h:.3f}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     f.close()
-    m1, h1 = mean_ci(mine)
-    m2, h2 = mean_ci(theirs)
-    md, hd = mean_ci(diffs)
-    print(f"{args.game} vs {args.opponent}, sims={args.sims}, games={len(mine)} "
-          f"(index {args.start}..{args.start + len(mine) - 1}, seed {args.seed}):")
-    print(f"  ismcts mean return    {m1:.4f} +- {h1:.4f}")
-    print(f"  opponent mean return  {m2:.4f} +- {h2:.4f}")
-    print(f"  difference            {md:+.4f} +- {hd:.4f}")
+    report(args.game, args.opponent, args.sims, mine, theirs,
+           f"index {args.start}..{args.start + len(mine) - 1}, seed {args.seed}")
 
 
 if __name__ == "__main__":
