@@ -33,11 +33,19 @@ def _key_documentation(short: str) -> str:
     return f"OpenSpiel's {short} game: its InformationStateString"
 
 
-def agent_document(policy_doc: dict, *, unseen: str = "uniform", source: dict | None = None,
+def agent_document(policy_doc: dict, *, unseen: str | None = None, source: dict | None = None,
                    name: str | None = None, created: str | None = None) -> dict:
-    """The agent-file document for a policy-file document."""
+    """The agent-file document for a policy-file document.
+
+    ``unseen`` (``uniform`` or ``error``) defaults to ``uniform``. A policy
+    file whose ``fallback`` is an agent spec (MCCFR with ``--fallback
+    heuristic``) keeps it as ``unseen.kibitz_fallback``: kibitz's
+    ``policy(path)`` agent plays that agent there, a frontend without kibitz
+    plays ``unseen.behaviour``.
+    """
     if policy_doc.get("format") != POLICY_FORMAT:
         raise AgentFileError("expected a kibitz policy document (format 'kibitz-policy')")
+    unseen = unseen or "uniform"
     if unseen not in UNSEEN_BEHAVIOURS:
         raise ValueError(f"unseen must be one of {', '.join(UNSEEN_BEHAVIOURS)}; got {unseen!r}")
     from solvers.policy_file import kibitz_version
@@ -59,6 +67,9 @@ def agent_document(policy_doc: dict, *, unseen: str = "uniform", source: dict | 
         },
         "unseen": {"behaviour": unseen},
     })
+    fallback = policy_doc.get("fallback")
+    if isinstance(fallback, str) and fallback not in ("uniform", "error"):
+        doc["unseen"]["kibitz_fallback"] = fallback
     doc["policy"] = policy_doc["policy"]
     return doc
 
@@ -71,10 +82,13 @@ def policy_document_from_checkpoint(path) -> dict:
     from solvers.cfr import CFRConfig, CFRSolver
     from solvers.tree import compile_tree
 
+    from kibitz.gameutil import load_game
+
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(z["meta"].tobytes().decode())
+        if str(meta.get("algorithm", "")).startswith("mccfr"):
+            return _mccfr_document(meta, {"mccfr": z["mccfr"]})
         state = {k: z[k] for k in ("iteration", "regret", "cumulative", "policy")}
-    from kibitz.gameutil import load_game
 
     tree = compile_tree(load_game(meta["game"]))
     if int(tree.num_slots) != int(meta["slots"]):
@@ -89,7 +103,25 @@ def policy_document_from_checkpoint(path) -> dict:
         seconds=meta.get("seconds"), nash_conv=nc, expected_returns=on)
 
 
-def export_agent(source, out, *, unseen: str = "uniform", name: str | None = None) -> dict:
+def _mccfr_document(meta: dict, arrays: dict) -> dict:
+    from kibitz.gameutil import load_game
+    from solvers import mccfr
+    from solvers import tree as tree_mod
+
+    game = load_game(meta["game"])
+    settings = meta["settings"]
+    solver = mccfr.MCCFR(game, np.random.default_rng(settings["seed"]), mccfr.ALGORITHMS[meta["algorithm"]],
+                         epsilon=settings["epsilon"], fallback=settings["fallback"])
+    solver.load_state_dict(arrays)
+    try:
+        tree = tree_mod.compile_tree(game, max_nodes=mccfr.EVAL_MAX_NODES)
+    except tree_mod.TreeTooLarge:
+        tree = None
+    return mccfr.policy_document(solver, algorithm=meta["algorithm"], seconds=float(meta.get("seconds", 0.0)),
+                                 tree=tree)
+
+
+def export_agent(source, out, *, unseen: str | None = None, name: str | None = None) -> dict:
     """Writes the agent file ``out`` from a policy file or a checkpoint."""
     from solvers.policy_file import read_policy_file, write_policy_file
 

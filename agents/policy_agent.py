@@ -3,8 +3,9 @@
 ``policy(path/to/agent.json.gz)`` looks up the acting player's
 information-state string in the file and plays its probabilities. On an
 information state the file does not hold, option ``unseen`` decides:
-``file`` (default: what the file says; an agent file's ``unseen`` field,
-``error`` for a bare policy file), ``uniform`` (equal over the legal moves),
+``file`` (default: what the file says: an agent file's ``unseen`` field,
+its ``kibitz_fallback`` agent if it has one; for a policy file its MCCFR
+``fallback`` agent, else ``error``), ``uniform`` (equal over the legal moves),
 ``error`` (raise), or ``heuristic`` / ``random`` (ask that agent). The file's
 game must be the game being played (same game string after defaults).
 """
@@ -52,8 +53,16 @@ class PolicyAgent(Agent):
             raise ValueError(f"policy option unseen must be one of {', '.join(choices)}; got {unseen!r}")
         self.unseen = self.table.unseen if unseen == "file" else unseen
         self._fallback = None
-        if self.unseen in ("heuristic", "random"):
-            self._fallback = make_agent(self.unseen, game, player_id, seed=seed)
+        fallback_spec = None
+        if unseen == "file":  # an MCCFR fallback agent recorded in the file
+            fallback_spec = (self.table.document.get("unseen") or {}).get("kibitz_fallback") \
+                or (self.table.document.get("fallback") if self.table.document.get("fallback")
+                    not in (None, "uniform", "error") else None)
+        elif unseen in ("heuristic", "random"):
+            fallback_spec = unseen
+        if fallback_spec:
+            self.unseen = fallback_spec
+            self._fallback = make_agent(fallback_spec, game, player_id, seed=seed)
         self.unseen_count = 0
 
     def action_probabilities(self, state):

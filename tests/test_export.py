@@ -204,3 +204,28 @@ def test_a_failing_agent_names_its_game(files, tmp_path):
         with pytest.raises(GameFailed, match=r"game \d+ \(deal \d+, seats .*UnseenInformationState"):
             run_tournament("kuhn_poker", [f"policy({tmp_path / 'holes.json'})", "random"], 60, seed=1,
                            workers=workers, out_dir=str(tmp_path / f"w{workers}"), progress=False)
+
+
+def test_mccfr_checkpoint_and_its_fallback_agent(tmp_path):
+    pol = tmp_path / "mc.json"
+    invoke(solve, [SMALL, "-a", "mccfr-os", "-n", "200", "--fallback", "heuristic", "-o", str(pol),
+                   "--no-progress"])
+    invoke(export, [str(pol), "-o", str(tmp_path / "a.json")])
+    invoke(export, [str(pol) + ".ckpt.npz", "-o", str(tmp_path / "b.json")])
+    a, b = read_agent_file(tmp_path / "a.json"), read_agent_file(tmp_path / "b.json")
+    assert a["policy"] == b["policy"] and a["iterations"] == b["iterations"] == 200
+    assert a["unseen"] == {"behaviour": "uniform", "kibitz_fallback": "heuristic"}
+    # kibitz plays the recorded fallback agent where the table has no entry
+    game = pyspiel.load_game(SMALL)
+    agent = make_agent(f"policy({tmp_path / 'a.json'})", game, 0, seed=0)
+    heur = make_agent("heuristic", game, 0, seed=0)
+    missing = [s for s in decision_states(game)
+               if s.current_player() == 0 and s.information_state_string(0) not in a["policy"]]
+    assert missing
+    for s in missing[:20]:
+        assert agent.action_probabilities(s) == heur.action_probabilities(s)
+    # a frontend without kibitz plays uniform there
+    loader = KibitzAgent.load(tmp_path / "a.json")
+    s = missing[0]
+    legal = s.legal_actions()
+    assert loader.action_probabilities(s.information_state_string(0), legal) == {x: 1 / len(legal) for x in legal}

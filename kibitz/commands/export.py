@@ -13,8 +13,9 @@ from agents.kibitz_agent_loader import AgentFileError
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               help="The agent file to write (.json, or .json.gz for gzip).")
-@click.option("--unseen", type=click.Choice(["uniform", "error"]), default="uniform", show_default=True,
-              help="What the agent does on an information state that is not in the file.")
+@click.option("--unseen", type=click.Choice(["uniform", "error"]), default=None,
+              help="What the agent does on an information state that is not in the file "
+                   "(default uniform; an MCCFR fallback agent is kept for kibitz as well).")
 @click.option("--name", default=None, help="A name for the agent (default GAME-ALGORITHM).")
 def export(source, out, unseen, name):
     """Export a solve result (policy file) or checkpoint (.ckpt.npz) as an agent file.
@@ -28,7 +29,8 @@ def export(source, out, unseen, name):
     except (AgentFileError, ValueError, KeyError) as e:
         raise click.ClickException(f"cannot export {source}: {e}") from None
     click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, {len(doc['policy']):,} information states, "
-               f"unseen={unseen}")
+               f"unseen={doc['unseen']['behaviour']}"
+               + (f" (kibitz: {doc['unseen']['kibitz_fallback']})" if "kibitz_fallback" in doc["unseen"] else ""))
 
 
 @click.command("inspect")
@@ -50,7 +52,9 @@ def inspect(path, games, seed):
                 "algorithm", "settings", "iterations", "nash_conv", "expected_returns"):
         if key in doc:
             click.echo(f"{key + ':':18}{doc[key]}")
-    click.echo(f"{'unseen:':18}{doc.get('unseen', {}).get('behaviour', 'error (policy file)')}")
+    unseen = doc.get("unseen", {})
+    click.echo(f"{'unseen:':18}{unseen.get('behaviour', 'error (policy file)')}"
+               + (f" (kibitz fallback: {unseen['kibitz_fallback']})" if "kibitz_fallback" in unseen else ""))
     click.echo(f"information states: {len(doc.get('policy') or {}):,}")
     if not problems and games:
         from kibitz.gameutil import GameStringError
