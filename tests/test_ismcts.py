@@ -166,3 +166,26 @@ def test_beats_random_on_a_seeded_sample(name, games_played, bound):
                 for p in range(n)]
         total += play(game, bots, seed=i).returns()[seat]
     assert total / games_played > bound
+
+
+def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
+    # Underdog deals and draws hidden cards below the root. The edge below a
+    # run of chance moves is keyed by the searcher's information-state string
+    # (first line "p<seat>"), never by the outcome itself, so outcomes the
+    # searcher cannot tell apart share one subtree.
+    game = pyspiel.load_game("underdog(players=3,cards=7,bank=4)")
+    keys = []
+    for seed in range(4):
+        state = first_decision(game, seed=seed, skip=3)
+        me = state.current_player()
+        search = ISMCTS(game, me, np.random.default_rng(seed), sims=200)
+        search.search(state)
+        stack = [search.root]
+        while stack:
+            node = stack.pop()
+            for key, child in node.children.items():
+                if not isinstance(key, int):
+                    keys.append((me, key))
+                stack.append(child)
+    assert keys, "no chance move below a root was met"
+    assert all(isinstance(k, str) and k.startswith(f"p{me}\n") for me, k in keys)
