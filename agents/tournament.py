@@ -207,9 +207,9 @@ def play_recorded(game, agents, chance: Callable) -> tuple[list[int], list[float
             action = chance(state.chance_outcomes())
         else:
             action = int(agents[player].step(state))
-            for i, a in enumerate(agents):
-                if i != player:
-                    a.inform_action(state, player, action)
+        for i, a in enumerate(agents):  # as kibitz play does: every action, chance too
+            if i != player:
+                a.inform_action(state, player, action)
         moves.append(action)
         state.apply_action(action)
     return moves, [float(r) for r in state.returns()]
