@@ -104,6 +104,8 @@ class ISMCTS:
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
                  seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
                  final: str = "visits", max_world_samples: int = -1):
+        if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+            raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
             raise ValueError(f"sims and seconds must be >= 0; got sims={sims}, seconds={seconds}")
         if sims == 0 and seconds == 0:
@@ -152,6 +154,11 @@ class ISMCTS:
                                     for p in range(self.game.num_players())]
         root = self.root = _Node()
         legal_root = state.legal_actions()
+        try:
+            first = state.resample_from_infostate(me, rand)
+        except (AttributeError, pyspiel.SpielError) as e:
+            raise ValueError(f"IS-MCTS needs resample_from_infostate, which game "
+                             f"{self.game.get_type().short_name!r} does not implement ({e})") from None
         sims, n = self.sims, 0
         deadline = time.perf_counter() + self.seconds if self.seconds else None
         worlds = []
@@ -160,7 +167,11 @@ class ISMCTS:
                 break
             if deadline is not None and time.perf_counter() >= deadline and n > 0:
                 break
-            if self.max_world_samples < 0:
+            if first is not None:
+                world, first = first, None
+                if self.max_world_samples > 0:
+                    worlds.append(world.clone())
+            elif self.max_world_samples < 0:
                 world = state.resample_from_infostate(me, rand)
             elif len(worlds) < self.max_world_samples:
                 world = state.resample_from_infostate(me, rand)

@@ -189,3 +189,14 @@ def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
                 stack.append(child)
     assert keys, "no chance move below a root was met"
     assert all(isinstance(k, str) and k.startswith(f"p{me}\n") for me, k in keys)
+
+
+def test_games_it_cannot_search_are_refused_clearly():
+    from open_spiel.python.games import kuhn_poker  # noqa: F401  (python_kuhn_poker: no resampling)
+
+    game = pyspiel.load_game("python_kuhn_poker")
+    state = first_decision(game, seed=0)
+    with pytest.raises(ValueError, match="resample_from_infostate"):
+        ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=5).search(state)
+    with pytest.raises(ValueError, match="sequential"):
+        ISMCTS(pyspiel.load_game("goofspiel(players=2)"), 0, np.random.default_rng(0))
