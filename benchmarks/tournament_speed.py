@@ -48,7 +48,9 @@ def main():
     args = ap.parse_args()
     game = load_game(args.game)
     specs = args.agents.split(",")
+    bare_cpu = time.process_time()
     bare = bare_playouts(game, args.games, np.random.default_rng(0))
+    bare_cpu = time.process_time() - bare_cpu
     one, cpu1 = time.perf_counter(), time.process_time()
     r1 = run_tournament(args.game, specs, args.games, seed=0, workers=1, progress=False)
     one, cpu1 = time.perf_counter() - one, time.process_time() - cpu1
@@ -68,8 +70,10 @@ def main():
     print(f"ratio 2 workers / 1:     {one / two:9.2f}x (target >= 1.7x on 2 free cores)")
     print(f"  CPU per game: 1 worker {1000 * cpu1 / n:.3f} ms, 2 workers {1000 * worker_cpu / n:.3f} ms; "
           f"the 2 workers got {worker_cpu / two:.2f} cores on average (load average {load:.1f} before)")
-    print(f"overhead per game (1 worker vs bare loop): {1000 * (one / n - bare / args.games):.3f} ms "
-          f"({one / n / (bare / args.games):.2f}x the bare game time)")
+    print(f"overhead per game (1 worker vs bare loop): {1000 * (one / n - bare / args.games):.3f} ms wall "
+          f"({one / n / (bare / args.games):.2f}x the bare game time); "
+          f"{1000 * (cpu1 / n - bare_cpu / args.games):.3f} ms CPU "
+          f"({cpu1 / n / (bare_cpu / args.games):.2f}x the bare game's CPU)")
 
 
 if __name__ == "__main__":
