@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import itertools
 import json
 import math
 import multiprocessing
 import os
 import queue
+import random
 import signal
 from typing import Callable, Iterable
 
@@ -69,48 +71,76 @@ class DealChance:
     seed and the deck's number. A chance node continues the current deck
     when its probabilities are exactly those of the cards left in it (count
     left / cards left, over the same outcomes); it then takes the deck's next
-    card. If they are those of the deck with every count multiplied by an
-    integer k (a first node cannot tell 1 of each bill from 8 of each), the
-    deck is scaled, the cards already taken stay its prefix and the rest is
-    shuffled afresh. Otherwise, and whenever the probabilities are the
-    deck's full composition again (a reshuffle; also a die, a seating
-    shuffle), the node starts a new deck from its probabilities (the
-    smallest whole counts that give them). Given everything before it, the next card of a
-    uniformly shuffled deck follows the counts left, so every node's outcome
-    follows its ``chance_outcomes()`` exactly.
+    card. Failing that, a node whose probabilities are the deck's full
+    composition again (a reshuffle, a new round) starts a new deck. If they
+    are those of the deck with every count multiplied by an integer k (a
+    first node cannot tell 1 of each bill from 8 of each), the deck is
+    scaled: the cards already taken stay its prefix and the rest is shuffled
+    afresh. Any other node (a die, a seating shuffle, another deck) starts a
+    new deck from its probabilities: the smallest whole counts that give
+    them. Given everything before it, the next card of a uniformly shuffled
+    deck follows the counts left, so every node's outcome follows its
+    ``chance_outcomes()`` exactly.
 
     A node whose probabilities are not ratios of small whole numbers (up to
     1000 cards) is drawn by inverse CDF from a uniform number fixed by the
     deal seed and the chance node's index (the number of chance nodes before
     it): exact too, and the same in every arrangement where the nodes line up.
+
+    Shuffles use Python's ``random.Random`` seeded with a BLAKE2 hash of the
+    deal seed and the deck's key: cheap to seed, the same in every process.
     """
 
     MAX_CARDS = 1000
     MAX_SCALE = 64
+    TOL = 1e-9
 
     def __init__(self, seed_words: tuple[int, ...]):
         self._words = tuple(int(w) for w in seed_words)
         self._decks = 0
-        self._deck: list[int] = []      # the deck's cards in order
-        self._counts: dict[int, int] = {}  # the deck's composition
-        self._pos = 0                   # cards taken so far (a prefix of _deck)
-        self._taken: dict[int, int] = {}   # their counts
+        self._deck: list[int] = []         # the deck's cards in order
+        self._counts: dict[int, int] = {}  # the deck's composition (current scale)
+        self._pos = 0                      # cards taken so far (a prefix of _deck)
+        self._left: dict[int, int] = {}    # cards left, by outcome
+        self._left_total = 0
+        self._support = 0                  # outcomes with cards left
         self._index = 0
-        self._uniforms = np.empty(0)
 
-    def _rng(self, *extra):
-        return np.random.default_rng(np.random.SeedSequence(self._words + tuple(extra)))
+    def _random(self, *key) -> random.Random:
+        digest = hashlib.blake2b(repr(self._words + key).encode(), digest_size=16).digest()
+        return random.Random(int.from_bytes(digest, "little"))
 
-    @staticmethod
-    def _matches(left: dict, actions, probs) -> bool:
-        total = sum(left.values())
-        if total <= 0 or sum(1 for c in left.values() if c > 0) != len(actions):
+    def _fits(self, counts: dict, total: int, actions, probs) -> bool:
+        if total <= 0:
             return False
-        return all(abs(left.get(a, 0) / total - p) <= 1e-9 for a, p in zip(actions, probs))
+        tol = self.TOL
+        for a, p in zip(actions, probs):
+            if abs(counts.get(a, 0) / total - p) > tol:
+                return False
+        return True
 
-    def _left(self, scale: int) -> dict:
-        taken = self._taken
-        return {a: scale * c - taken.get(a, 0) for a, c in self._counts.items()}
+    def _start(self, counts: dict, deck: list[int], pos: int) -> None:
+        self._counts, self._deck, self._pos = counts, deck, pos
+        taken: dict[int, int] = {}
+        for a in deck[:pos]:
+            taken[a] = taken.get(a, 0) + 1
+        self._left = {a: c - taken.get(a, 0) for a, c in counts.items()}
+        self._left_total = sum(self._left.values())
+        self._support = sum(1 for c in self._left.values() if c > 0)
+
+    def _take(self) -> int:
+        card = self._deck[self._pos]
+        self._pos += 1
+        self._left[card] -= 1
+        self._left_total -= 1
+        if self._left[card] == 0:
+            self._support -= 1
+        return card
+
+    def _shuffled(self, counts: dict, *key) -> list[int]:
+        cards = [a for a in sorted(counts) for _ in range(counts[a])]
+        self._random(*key).shuffle(cards)
+        return cards
 
     @classmethod
     def _whole_counts(cls, probs):
@@ -120,47 +150,42 @@ class DealChance:
                 return [int(round(c)) for c in counts]
         return None
 
-    def _shuffle(self, counts: dict, *key) -> list[int]:
-        cards = [a for a in sorted(counts) for _ in range(counts[a])]
-        return [int(a) for a in self._rng(*key).permutation(cards)] if cards else []
-
-    def __call__(self, outcomes: list[tuple[int, float]]) -> int:
+    def __call__(self, outcomes) -> int:
         index = self._index
         self._index += 1
         actions = [int(a) for a, _ in outcomes]
         total_p = float(sum(p for _, p in outcomes))
         probs = [p / total_p for _, p in outcomes]
-        # the deck's own composition again is a reshuffle: a new deck
-        if self._deck and not self._matches(self._counts, actions, probs):
-            for k in range(1, self.MAX_SCALE + 1):
-                left = self._left(k)
-                if min(left.values()) < 0:
-                    continue
-                if self._matches(left, actions, probs):
-                    if k > 1:  # scale the deck: keep the prefix, shuffle the rest
-                        self._counts = {a: k * c for a, c in self._counts.items()}
-                        rest = self._shuffle(left, 3, self._decks, k, self._pos)
-                        self._deck = self._deck[:self._pos] + rest
-                    card = self._deck[self._pos]
-                    self._pos += 1
-                    self._taken[card] = self._taken.get(card, 0) + 1
-                    return card
+        if self._deck:
+            # the deck's next card
+            if len(actions) == self._support and self._fits(self._left, self._left_total, actions, probs):
+                return self._take()
+            full = sum(self._counts.values())
+            if not (len(actions) == len(self._counts) and self._fits(self._counts, full, actions, probs)):
+                # the same deck with k times the cards: keep the prefix, shuffle the rest
+                for k in range(2, self.MAX_SCALE + 1):
+                    left = {a: self._left[a] + (k - 1) * c for a, c in self._counts.items()}
+                    support = sum(1 for c in left.values() if c > 0)
+                    if support == len(actions) and self._fits(left, sum(left.values()), actions, probs):
+                        rest = self._shuffled(left, 3, self._decks, k, self._pos)
+                        counts = {a: k * c for a, c in self._counts.items()}
+                        self._start(counts, self._deck[:self._pos] + rest, self._pos)
+                        return self._take()
         if len(actions) == 1:
             return actions[0]
         counts = self._whole_counts(probs)
         if counts is not None:
             self._decks += 1
-            self._counts = dict(zip(actions, counts))
-            self._deck = self._shuffle(self._counts, 1, self._decks)
-            self._pos = 1
-            self._taken = {self._deck[0]: 1}
-            return self._deck[0]
-        if index >= len(self._uniforms):  # one stream per deal: u[index] for node index
-            self._uniforms = self._rng(2).random(max(64, 2 * (index + 1)))
-        u = self._uniforms[index]
-        cdf = np.cumsum(probs)
-        i = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
-        return actions[min(i, len(actions) - 1)]
+            composition = dict(zip(actions, counts))
+            self._start(composition, self._shuffled(composition, 1, self._decks), 0)
+            return self._take()
+        u = self._random(2, index).random()
+        acc = 0.0
+        for a, p in zip(actions, probs):
+            acc += p
+            if u < acc:
+                return a
+        return actions[-1]
 
 
 # ---------------------------------------------------------------- one game
