@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pyspiel
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -123,6 +124,11 @@ def test_metadata_and_schema(files):
     assert doc["created"].endswith("Z") and doc["nash_conv"] >= 0
     assert doc["information_state"]["documentation"] == "docs/rules/underdog.md#information-state-string"
     assert structure_problems(doc) == []
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(doc, schema)
+    broken = dict(doc, format_version="one")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
 
 
 def test_unseen_behaviours(files, tmp_path):
