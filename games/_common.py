@@ -134,6 +134,23 @@ def win_shares(scores, higher_is_better: bool) -> list[float]:
     return [share if i in winners else 0.0 for i in range(len(scores))]
 
 
+class SlotsState:
+    """Base of a game's ``_Core``: pickling for a ``__slots__`` class.
+
+    pyspiel serializes a Python state by pickling its attributes; a class
+    with ``__slots__`` and no ``__dict__`` needs these two methods for that.
+    """
+
+    __slots__ = ()
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, d):
+        for k, v in d.items():
+            setattr(self, k, v)
+
+
 class IllegalActionError(ValueError):
     """An action that is not legal in the state it was applied to."""
 

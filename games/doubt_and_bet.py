@@ -216,7 +216,7 @@ class DoubtAndBetGame(pyspiel.Game):
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
 
 
-class _Core:
+class _Core(_common.SlotsState):
     """All mutable state of a game in one object that copies cheaply.
 
     Lists hold ints or tuples only, so a shallow copy of each is a deep copy.
@@ -239,13 +239,6 @@ class _Core:
             self.bstake, self.dstake, self.sd_turn, self.sd_moves, self.bet)
         c.log = self.log[:]
         return c
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __setstate__(self, d):
-        for k, v in d.items():
-            setattr(self, k, v)
 
 
 class DoubtAndBetState(pyspiel.State):

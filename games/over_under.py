@@ -218,7 +218,7 @@ class OverUnderGame(pyspiel.Game):
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
 
 
-class _Core:
+class _Core(_common.SlotsState):
     """All mutable state in one object that copies cheaply (lists of ints)."""
 
     __slots__ = ("tally", "rnd", "dealer", "turn", "phase", "counts", "rem", "ndealt",
@@ -236,13 +236,6 @@ class _Core:
         c.pstack, c.pover, c.donated = self.pstack, self.pover, self.donated
         c.log = self.log[:]
         return c
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __setstate__(self, d):
-        for k, v in d.items():
-            setattr(self, k, v)
 
 
 class OverUnderState(pyspiel.State):

@@ -224,7 +224,7 @@ class PubGame(pyspiel.Game):
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
 
 
-class _Core:
+class _Core(_common.SlotsState):
     """All mutable state of a game in one object that copies cheaply.
 
     pyspiel clones a Python state by deep-copying each attribute; one object
@@ -246,13 +246,6 @@ class _Core:
         c.log = self.log[:]
         c.scores = self.scores
         return c
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __setstate__(self, d):
-        for k, v in d.items():
-            setattr(self, k, v)
 
 
 class PubState(pyspiel.State):

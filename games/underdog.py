@@ -122,7 +122,7 @@ class UnderdogGame(pyspiel.Game):
             iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
 
 
-class _Core:
+class _Core(_common.SlotsState):
     """All mutable state of a game in one object that copies cheaply.
 
     pyspiel clones a Python state by deep-copying each attribute; one object
@@ -144,13 +144,6 @@ class _Core:
         c.drawn, c.underdog, c.winner = self.drawn, self.underdog, self.winner
         c.fighters, c.stakes, c.log = self.fighters[:], self.stakes[:], self.log[:]
         return c
-
-    def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __setstate__(self, d):
-        for k, v in d.items():
-            setattr(self, k, v)
 
 
 class UnderdogState(pyspiel.State):
