@@ -234,6 +234,8 @@ class ISMCTS:
 
     def _playout(self, state, rand):
         agents = self._rollout_agents if self.rollout == "heuristic" else None
+        if agents is None and hasattr(state, "_apply_action"):
+            return self._fast_random_playout(state, rand)
         apply = state.apply_action
         player = state.current_player()
         while player != _TERMINAL:
@@ -245,6 +247,34 @@ class ISMCTS:
                 legal = state.legal_actions()
                 apply(legal[int(rand() * len(legal))])
             player = state.current_player()
+
+    @staticmethod
+    def _fast_random_playout(state, rand):
+        """A random rollout on a Python game, calling its rule methods directly.
+
+        ``state.apply_action`` goes from Python to C++ and back to the game's
+        ``_apply_action``, and ``legal_actions`` likewise; a rollout state is
+        thrown away after its returns are read, so the C++ side's history
+        bookkeeping is not needed. Profiling Underdog showed these trampolines
+        at about half of the rollout time.
+        """
+        apply, legal_of = state._apply_action, state._legal_actions
+        current, outcomes_of = state.current_player, state.chance_outcomes
+        player = current()
+        while player != _TERMINAL:
+            if player == _CHANCE:
+                outcomes = outcomes_of()
+                u, acc, action = rand(), 0.0, outcomes[-1][0]
+                for a, prob in outcomes:
+                    acc += prob
+                    if u < acc:
+                        action = a
+                        break
+                apply(action)
+            else:
+                legal = legal_of(player)
+                apply(legal[int(rand() * len(legal))])
+            player = current()
 
     # ------------------------------------------------------------------ policy
     def policy(self, state) -> dict[int, float]:
