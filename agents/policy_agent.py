@@ -52,6 +52,8 @@ class PolicyAgent(Agent):
         if unseen not in choices:
             raise ValueError(f"policy option unseen must be one of {', '.join(choices)}; got {unseen!r}")
         self.unseen = self.table.unseen if unseen == "file" else unseen
+        if unseen == "file" and self.table.document.get("fallback") == "uniform":
+            self.unseen = "uniform"  # an MCCFR policy file that says so
         self._fallback = None
         fallback_spec = None
         if unseen == "file":  # an MCCFR fallback agent recorded in the file

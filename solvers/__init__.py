@@ -1,9 +1,11 @@
-"""kibitz solvers: exact CFR on compiled game trees.
+"""kibitz solvers: exact CFR on compiled game trees, MCCFR and IS-MCTS.
 
 * :mod:`solvers.tree`: compile a pyspiel game into flat arrays (cached on disk).
 * :mod:`solvers.cfr`: CFR, CFR+, Linear CFR and Discounted CFR on a compiled tree.
 * :mod:`solvers.evaluate`: expected returns, best response, NashConv, exploitability.
 * :mod:`solvers.policy_file`: the versioned policy file; :func:`load_policy`.
+* :mod:`solvers.mccfr`: external- and outcome-sampling Monte Carlo CFR over game states.
+* :mod:`solvers.ismcts`: single-observer information-set MCTS (the ``ismcts`` agent).
 
 The command line is ``kibitz solve`` (``kibitz/commands/solve.py``); the
 documentation is ``docs/solvers/cfr.md`` and ``docs/formats/policy-file.md``.

@@ -235,3 +235,31 @@ def test_mccfr_checkpoint_and_its_fallback_agent(tmp_path):
     s = missing[0]
     legal = s.legal_actions()
     assert loader.action_probabilities(s.information_state_string(0), legal) == {x: 1 / len(legal) for x in legal}
+
+
+def test_policy_agent_follows_an_mccfr_files_uniform_fallback(tmp_path):
+    """An MCCFR policy file that covers few states and says fallback=uniform
+    is played uniformly on the states it lacks (it used to raise)."""
+    game_string = "underdog(players=3,cards=7,bank=2)"
+    out = tmp_path / "es.json.gz"
+    result = CliRunner().invoke(solve, [game_string, "-a", "mccfr-es", "--iterations", "3",
+                                        "--out", str(out), "--no-progress"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    game = pyspiel.load_game(game_string)
+    agent = make_agent(f"policy({out})", game, 0, seed=0)
+    rng = np.random.default_rng(0)
+    unseen_before = agent.unseen_count
+    for _ in range(20):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+            elif state.current_player() == 0:
+                probs = agent.action_probabilities(state)
+                assert sum(probs.values()) == pytest.approx(1.0)
+                state.apply_action(agent.step(state))
+            else:
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+    assert agent.unseen_count > unseen_before

@@ -187,7 +187,7 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
 def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_every, out,
           resume, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
           progress, seed, epsilon, fallback):
-    """Solve GAME with CFR on its compiled tree and save the average policy.
+    """Solve GAME with CFR on its compiled tree, or MCCFR over states, and save the average policy.
 
     \b
     Examples:
