@@ -516,7 +516,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         else:
             ctx = multiprocessing.get_context(_start_method())
             pool = ctx.Pool(workers, initializer=_worker_init)
-            size = max(1, min(16, len(todo) // (workers * 8)))
+            size = max(1, min(64, len(todo) // (workers * 8)))
             chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
             # A bounded window of chunks in flight: the pool's task queue
             # never fills, so terminate() on Ctrl-C cannot block on it.
