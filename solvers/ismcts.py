@@ -48,6 +48,8 @@ import time
 import numpy as np
 import pyspiel
 
+from solvers._direct import direct_rules
+
 #: rollout policies
 ROLLOUTS = ("random", "heuristic")
 #: final move selection
@@ -234,7 +236,7 @@ class ISMCTS:
 
     def _playout(self, state, rand):
         agents = self._rollout_agents if self.rollout == "heuristic" else None
-        if agents is None and hasattr(state, "_apply_action"):
+        if agents is None and direct_rules(state):
             return self._fast_random_playout(state, rand)
         apply = state.apply_action
         player = state.current_player()
@@ -250,7 +252,7 @@ class ISMCTS:
 
     @staticmethod
     def _fast_random_playout(state, rand):
-        """A random rollout on a Python game, calling its rule methods directly.
+        """A random rollout on a kibitz game, calling its rule methods directly.
 
         ``state.apply_action`` goes from Python to C++ and back to the game's
         ``_apply_action``, and ``legal_actions`` likewise; a rollout state is

@@ -53,6 +53,8 @@ import sys
 import numpy as np
 import pyspiel
 
+from solvers._direct import direct_rules
+
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 
@@ -179,19 +181,21 @@ class MCCFR:
         table = self.table
         rand = self._random.random
         averaging = (traverser + 1) % self.num_players
+        direct = direct_rules(state)
+        apply = state._apply_action if direct else state.apply_action
         while True:
             player = state.current_player()
             if player == _CHANCE:
-                state.apply_action(_sample_chance(state, rand))
+                apply(_sample_chance(state, rand))
                 continue
             if player == _TERMINAL:
                 return state.returns()[traverser]
             self.decisions += 1
             if self._legal_first:
-                legal = state.legal_actions()
+                legal = state._legal_actions(player) if direct else state.legal_actions()
                 if len(legal) == 1:
                     self.forced_decisions += 1
-                    state.apply_action(legal[0])
+                    apply(legal[0])
                     continue
                 key = state.information_state_string(player)
                 entry = table.get(key)
@@ -232,13 +236,16 @@ class MCCFR:
                     w = 1.0 / n
                     for j in range(n):
                         avg[j] += w
-            state.apply_action(legal[choice])
+            apply(legal[choice])
         sigma = regret_matching(regrets)
         last = len(legal) - 1
         values = []
         for j, action in enumerate(legal):
             child = state.clone() if j < last else state
-            child.apply_action(action)
+            if direct:
+                child._apply_action(action)
+            else:
+                child.apply_action(action)
             values.append(self._external(child, traverser))
         value = 0.0
         for p, v in zip(sigma, values):
