@@ -817,7 +817,7 @@ class DoubtAndBetState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
         """A state drawn from ``player_id``'s information state.
 
         In every round whose cards were not revealed, the other players'
@@ -828,6 +828,10 @@ class DoubtAndBetState(pyspiel.State):
         In revealed rounds only the order in which each other player's known
         cards were dealt is drawn again (uniformly).
         The game is then replayed with those cards; every action is checked.
+
+        With ``internal=True`` (kibitz's own searches only) the actions are
+        replayed through the game's Python rules directly, so the returned
+        state's pyspiel history is not kept; use it only inside a search.
         """
         g = self.get_game()
         k1 = self._k1
@@ -874,12 +878,13 @@ class DoubtAndBetState(pyspiel.State):
                 total -= 1
                 new_cards.append(j)
         state = g.new_initial_state()
+        apply = state._apply_action if internal else state.apply_action
         cards = iter(new_cards)
         for a in self.history():
             if state._c.phase == DEAL:
-                state.apply_action(next(cards))
+                apply(next(cards))
             else:
-                state.apply_action(a)
+                apply(a)
         return state
 
 

@@ -507,7 +507,7 @@ class OverUnderState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
         """A state drawn from ``player_id``'s information state.
 
         Every card is face up and each chance outcome is a card value, so the
@@ -515,6 +515,9 @@ class OverUnderState(pyspiel.State):
         is this one. The deck order, the only hidden thing, is not part of a
         state (it is drawn at the chance nodes still to come), so a copy is an
         exact sample; ``probability_sampler`` is not needed.
+
+        ``internal`` (kibitz's searches pass it to the other games, which then
+        replay without pyspiel's history bookkeeping) changes nothing here.
         """
         return self.clone()
 

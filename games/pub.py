@@ -485,7 +485,7 @@ class PubState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
         """A state drawn from ``player_id``'s information state.
 
         Hidden are the removed cards and the other players' hands (until the
@@ -494,6 +494,10 @@ class PubState(pyspiel.State):
         actions are replayed. Every consistent history has the same chance
         probability, so this is exact with respect to chance (opponents'
         strategies are not modelled).
+
+        With ``internal=True`` (kibitz's own searches only) the actions are
+        replayed through the game's Python rules directly, so the returned
+        state's pyspiel history is not kept; use it only inside a search.
         """
         game = self.get_game()
         hist = self.history()
@@ -510,8 +514,9 @@ class PubState(pyspiel.State):
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
             new_setup[i] = pool.pop(j)
         state = game.new_initial_state()
+        apply = state._apply_action if internal else state.apply_action
         for a in new_setup + list(rest):
-            state.apply_action(a)
+            apply(a)
         return state
 
 

@@ -417,7 +417,7 @@ class UnderdogState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
         """A state drawn from ``player_id``'s information state.
 
         Other players' unrevealed cards, and which of a swapper's two cards
@@ -425,6 +425,10 @@ class UnderdogState(pyspiel.State):
         consistent with what the player has seen. Every consistent history
         has the same chance probability, so this is exact with respect to
         chance (opponents' strategies are not modelled).
+
+        With ``internal=True`` (kibitz's own searches only) the actions are
+        replayed through the game's Python rules directly, so the returned
+        state's pyspiel history is not kept; use it only inside a search.
         """
         log = self._c.log
         new_log = []
@@ -435,7 +439,7 @@ class UnderdogState(pyspiel.State):
                 end += 1
             new_log.extend(self._resample_round(log[start:end], player_id, probability_sampler))
             start = end
-        return self._replay(new_log)
+        return self._replay(new_log, internal)
 
     def _resample_round(self, events, me, sampler):
         def pick(seq):
@@ -503,27 +507,28 @@ class UnderdogState(pyspiel.State):
             out.append(e)
         return out
 
-    def _replay(self, events):
+    def _replay(self, events, internal=False):
         """Replays a log's actions on a new game; each action is checked."""
         state = self.get_game().new_initial_state()
+        apply = state._apply_action if internal else state.apply_action
         for e in events:
             kind = e[0]
             if kind in ("deal", "draw"):
-                state.apply_action(e[2] - 1)
+                apply(e[2] - 1)
             elif kind == "underdog":
-                state.apply_action(e[1] - 1)
+                apply(e[1] - 1)
             elif kind == "swap":
-                state.apply_action(SWAP)
+                apply(SWAP)
             elif kind == "new":
-                state.apply_action(NEW_UNDERDOG)
+                apply(NEW_UNDERDOG)
             elif kind == "flip":
-                state.apply_action(e[2] - 1)
+                apply(e[2] - 1)
             elif kind == "keep":
-                state.apply_action(KEEP_BASE + e[2] - 1)
+                apply(KEEP_BASE + e[2] - 1)
             elif kind == "fight":
-                state.apply_action(FIGHT)
+                apply(FIGHT)
             elif kind == "pass":
-                state.apply_action(PASS)
+                apply(PASS)
         return state
 
 

@@ -156,8 +156,14 @@ class ISMCTS:
                                     for p in range(self.game.num_players())]
         root = self.root = _Node()
         legal_root = state.legal_actions()
+        if direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
+            def resample():
+                return state.resample_from_infostate(me, rand, internal=True)
+        else:
+            def resample():
+                return state.resample_from_infostate(me, rand)
         try:
-            first = state.resample_from_infostate(me, rand)
+            first = resample()
         except (AttributeError, pyspiel.SpielError) as e:
             raise ValueError(f"IS-MCTS needs resample_from_infostate, which game "
                              f"{self.game.get_type().short_name!r} does not implement ({e})") from None
@@ -174,9 +180,9 @@ class ISMCTS:
                 if self.max_world_samples > 0:
                     worlds.append(world.clone())
             elif self.max_world_samples < 0:
-                world = state.resample_from_infostate(me, rand)
+                world = resample()
             elif len(worlds) < self.max_world_samples:
-                world = state.resample_from_infostate(me, rand)
+                world = resample()
                 worlds.append(world.clone())
             else:
                 world = worlds[int(rand() * len(worlds))].clone()

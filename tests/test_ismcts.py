@@ -200,3 +200,34 @@ def test_games_it_cannot_search_are_refused_clearly():
         ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=5).search(state)
     with pytest.raises(ValueError, match="sequential"):
         ISMCTS(pyspiel.load_game("goofspiel(players=2)"), 0, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("game_string", ["underdog", "pub", "over_under", "doubt_and_bet(players=3)"])
+def test_internal_resample_draws_the_same_world(game_string):
+    """IS-MCTS asks kibitz games for ``resample_from_infostate(..., internal=True)``
+    (a replay without pyspiel's history bookkeeping): with the same random
+    stream it must give the same world as the public call."""
+    import random as _random
+
+    game = pyspiel.load_game(game_string)
+    rng = np.random.default_rng(4)
+    state = game.new_initial_state()
+    for _ in range(40):
+        if state.is_terminal():
+            break
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    me = state.current_player()
+    for seed in range(5):
+        a = state.resample_from_infostate(me, _random.Random(seed).random)
+        b = state.resample_from_infostate(me, _random.Random(seed).random, internal=True)
+        assert str(a) == str(b)
+        for p in range(game.num_players()):
+            assert a.information_state_string(p) == b.information_state_string(p)
+        assert a.legal_actions() == b.legal_actions()
