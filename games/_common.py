@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
+import numpy as np
 import pyspiel
 
 
@@ -132,6 +133,21 @@ def win_shares(scores, higher_is_better: bool) -> list[float]:
     winners = [i for i, s in enumerate(scores) if s == best]
     share = 1.0 / len(winners)
     return [share if i in winners else 0.0 for i in range(len(scores))]
+
+
+def tensor_views(pieces):
+    """One flat float32 tensor and named views into it.
+
+    ``pieces`` is a sequence of ``(name, size, shape)``; the views are
+    reshaped slices of the one array, so writing into a view (``view[...] =``)
+    writes the flat tensor that pyspiel reads.
+    """
+    tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
+    views, i = {}, 0
+    for name, size, shape in pieces:
+        views[name] = tensor[i:i + size].reshape(shape)
+        i += size
+    return tensor, views
 
 
 class SlotsState:

@@ -1017,12 +1017,7 @@ class DoubtAndBetObserver:
                       ("colour", k1, (k1,)), ("claim_stake", 2, (2,)), ("doubter", n, (n,)),
                       ("bettor_stake", 2, (2,)), ("doubter_stake", 2, (2,)),
                       ("doubter_staked", 1, (1,)), ("revealed", n * k1, (n, k1))]
-        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
-        self.dict = {}
-        i = 0
-        for name, size, shape in pieces:
-            self.dict[name] = self.tensor[i:i + size].reshape(shape)
-            i += size
+        self.tensor, self.dict = _common.tensor_views(pieces)
 
     def set_from(self, state, player):
         self.tensor.fill(0)

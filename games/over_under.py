@@ -610,12 +610,7 @@ class OverUnderObserver:
                       ("claimed_by", S * n, (S, n)), ("money", S, (S,)),
                       ("deck", KC, (KC,)), ("pending", S, (S,)), ("direction", 2, (2,)),
                       ("phase", 5, (5,))]
-        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
-        self.dict = {}
-        i = 0
-        for name, size, shape in pieces:
-            self.dict[name] = self.tensor[i:i + size].reshape(shape)
-            i += size
+        self.tensor, self.dict = _common.tensor_views(pieces)
 
     def set_from(self, state, player):
         self.tensor.fill(0)

@@ -586,12 +586,7 @@ class PubObserver:
                       ("own_hand", N, (N,)), ("face_up", N, (N,)), ("drawn", N, (N,)),
                       ("collections", n * N, (n, N)), ("deck", 1, (1,)),
                       ("shown", n * N, (n, N)), ("phase", 6, (6,))]
-        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
-        self.dict = {}
-        i = 0
-        for name, size, shape in pieces:
-            self.dict[name] = self.tensor[i:i + size].reshape(shape)
-            i += size
+        self.tensor, self.dict = _common.tensor_views(pieces)
 
     def set_from(self, state, player):
         self.tensor.fill(0)

@@ -619,12 +619,7 @@ class UnderdogObserver:
                       ("chips", n, (n,)), ("bank", 1, (1,)), ("fight", n, (n,)),
                       ("pass", n, (n,)), ("shown", n * C, (n, C)), ("last", 1, (1,)),
                       ("pile", 1, (1,)), ("phase", 6, (6,))]
-        self.tensor = np.zeros(sum(size for _, size, _ in pieces), np.float32)
-        self.dict = {}
-        i = 0
-        for name, size, shape in pieces:
-            self.dict[name] = self.tensor[i:i + size].reshape(shape)
-            i += size
+        self.tensor, self.dict = _common.tensor_views(pieces)
 
     def set_from(self, state, player):
         self.tensor.fill(0)

@@ -1,4 +1,4 @@
-"""Direct calls into the rules of kibitz games, for states internal to a search."""
+"""Small helpers shared by kibitz's searches (IS-MCTS, MCCFR)."""
 
 
 def direct_rules(state) -> bool:
@@ -10,3 +10,15 @@ def direct_rules(state) -> bool:
     of such states is not kept, and nothing reads it.
     """
     return type(state).__module__.startswith("games.")
+
+
+def sample_chance(state, rand):
+    """A chance outcome of ``state`` drawn with ``rand()`` (uniform in [0, 1))."""
+    outcomes = state.chance_outcomes()
+    u = rand()
+    acc = 0.0
+    for action, prob in outcomes:
+        acc += prob
+        if u < acc:
+            return action
+    return outcomes[-1][0]

@@ -49,6 +49,7 @@ import numpy as np
 import pyspiel
 
 from solvers._direct import direct_rules
+from solvers._direct import sample_chance as _sample_chance
 
 #: rollout policies
 ROLLOUTS = ("random", "heuristic")
@@ -69,17 +70,6 @@ class _Node:
         self.visits = 0
         self.total = 0.0
         self.avail = 1
-
-
-def _sample_chance(state, rand):
-    outcomes = state.chance_outcomes()
-    u = rand()
-    acc = 0.0
-    for action, prob in outcomes:
-        acc += prob
-        if u < acc:
-            return action
-    return outcomes[-1][0]
 
 
 class ISMCTS:

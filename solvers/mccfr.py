@@ -54,6 +54,7 @@ import numpy as np
 import pyspiel
 
 from solvers._direct import direct_rules
+from solvers._direct import sample_chance as _sample_chance
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -81,17 +82,6 @@ def _pick(probs, u):
         if u < acc:
             return i
     return len(probs) - 1
-
-
-def _sample_chance(state, rand):
-    outcomes = state.chance_outcomes()
-    u = rand()
-    acc = 0.0
-    for action, prob in outcomes:
-        acc += prob
-        if u < acc:
-            return action
-    return outcomes[-1][0]
 
 
 class MCCFR:
