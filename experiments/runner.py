@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import time
 import tomllib
 from pathlib import Path

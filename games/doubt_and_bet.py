@@ -73,7 +73,6 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
 import pyspiel
 
 from games import _common

@@ -66,7 +66,6 @@ deck KC | pending S | direction 2 | phase 5``.
 
 from __future__ import annotations
 
-import numpy as np
 import pyspiel
 
 from games import _common

@@ -75,7 +75,6 @@ Observation (current view only)::
 
 from __future__ import annotations
 
-import numpy as np
 import pyspiel
 
 from games import _common

@@ -36,7 +36,6 @@ Encoding. Player actions: ``0 swap``, ``1 new underdog``, ``2 fight``,
 
 from __future__ import annotations
 
-import numpy as np
 import pyspiel
 
 from games import _common

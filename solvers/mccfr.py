@@ -472,7 +472,6 @@ def solve_command(game, algorithm: str, *, iterations: int, time_limit, out, res
     itself walks game states.
     """
     import signal
-    import time
     from pathlib import Path
 
     import click
