@@ -57,23 +57,30 @@ def eval_points(iterations: int, points: int) -> list[int]:
 
 
 # ----------------------------------------------------------------- convergence
-def _kibitz_curve(tree, algorithm, iterations, points, log):
-    from solvers import make_config, nash_conv
-    from solvers.cfr import CFRSolver
+def _curve(label, step, evaluate, iterations, points, log):
+    """Runs ``step`` to each evaluation point; rows of (iterations, seconds, NashConv).
 
-    solver = CFRSolver(tree, make_config(algorithm))
-    solver.iterate()  # compiles the kernels outside the timed loop
-    solver = CFRSolver(tree, make_config(algorithm))
+    Only the steps are timed, not the evaluations."""
     rows, done, spent = [], 0, 0.0
     for mark in eval_points(iterations, points):
         t0 = time.perf_counter()
         while done < mark:
-            solver.iterate()
+            step()
             done += 1
         spent += time.perf_counter() - t0
-        rows.append((done, spent, nash_conv(tree, solver.average_policy())))
-        log(f"    {algorithm:<6} {done:>8,} it  {spent:8.2f} s  NashConv {rows[-1][2]:.3e}")
+        rows.append((done, spent, evaluate()))
+        log(f"    {label:<7} {done:>8,} it  {spent:8.2f} s  NashConv {rows[-1][2]:.3e}")
     return rows
+
+
+def _kibitz_curve(tree, algorithm, iterations, points, log):
+    from solvers import make_config, nash_conv
+    from solvers.cfr import CFRSolver
+
+    CFRSolver(tree, make_config(algorithm)).iterate()  # compiles the kernels outside the timed loop
+    solver = CFRSolver(tree, make_config(algorithm))
+    return _curve(algorithm, solver.iterate, lambda: nash_conv(tree, solver.average_policy()),
+                  iterations, points, log)
 
 
 def _openspiel_curve(game_string, iterations, points, log):
@@ -83,16 +90,8 @@ def _openspiel_curve(game_string, iterations, points, log):
     cached = pyspiel.load_game_as_cached_tree(game_string)
     log(f"    openspiel cached tree built in {time.perf_counter() - t0:.1f} s")
     solver = pyspiel.CFRPlusSolver(cached)
-    rows, done, spent = [], 0, 0.0
-    for mark in eval_points(iterations, points):
-        t0 = time.perf_counter()
-        while done < mark:
-            solver.evaluate_and_update_policy()
-            done += 1
-        spent += time.perf_counter() - t0
-        rows.append((done, spent, pyspiel.nash_conv(cached, solver.average_policy())))
-        log(f"    os-cfr+ {done:>8,} it  {spent:8.2f} s  NashConv {rows[-1][2]:.3e}")
-    return rows
+    return _curve("os-cfr+", solver.evaluate_and_update_policy,
+                  lambda: pyspiel.nash_conv(cached, solver.average_policy()), iterations, points, log)
 
 
 def run_convergence(spec: dict, out: Path, log=print) -> list[dict]:

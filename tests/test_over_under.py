@@ -9,6 +9,7 @@ from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
 from open_spiel.python.observation import make_observation
 
 import games  # noqa: F401
+from helpers import heuristic_vs_random
 from agents import make_agent
 from agents.heuristics import over_under as ouh
 from games import over_under as ou
@@ -520,15 +521,7 @@ def test_resample_keeps_the_information_state_and_the_public_history():
 # ------------------------------------------------------------ agents, seeds
 def test_heuristic_beats_random_with_rotated_seats():
     game = pyspiel.load_game("over_under(players=3,rounds=1,variant=cutthroat,jokers=true)")
-    rng = np.random.default_rng(0)
-    heuristic, rand = [], []
-    for g in range(24):
-        seat = g % 3
-        bots = [make_agent("heuristic" if s == seat else "random", game, s, seed=g * 10 + s)
-                for s in range(3)]
-        r = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rng)
-        heuristic.append(r[seat])
-        rand.extend(r[s] for s in range(3) if s != seat)
+    heuristic, rand = heuristic_vs_random(game, 24)
     assert np.mean(heuristic) > np.mean(rand) + 0.3
 
 

@@ -3,9 +3,10 @@
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
+from open_spiel.python.algorithms import ismcts, mcts
 
 import games  # noqa: F401
+from helpers import heuristic_vs_random
 from agents import make_agent
 from games import underdog as ud
 
@@ -581,15 +582,7 @@ def test_heuristic_reads_only_its_own_information_state():
 
 def test_heuristic_beats_random_with_rotated_seats():
     game = pyspiel.load_game("underdog")
-    rng = np.random.default_rng(0)
-    heuristic, rand = [], []
-    for g in range(60):
-        seat = g % 4
-        bots = [make_agent("heuristic" if s == seat else "random", game, s, seed=g * 10 + s)
-                for s in range(4)]
-        r = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rng)
-        heuristic.append(r[seat])
-        rand.extend(r[s] for s in range(4) if s != seat)
+    heuristic, rand = heuristic_vs_random(game, 60)
     assert np.mean(heuristic) > np.mean(rand) + 0.2
 
 

@@ -1,0 +1,25 @@
+"""Helpers shared by the game tests."""
+
+import numpy as np
+from open_spiel.python.algorithms import evaluate_bots
+
+from agents import make_agent
+
+
+def heuristic_vs_random(game, num_games, seed=0):
+    """Plays ``num_games`` games, one heuristic seat rotating among random ones.
+
+    Returns (the heuristic's returns, the random seats' returns); game ``g``
+    puts the heuristic in seat ``g mod n`` and seeds seat ``s`` with ``10 g + s``.
+    """
+    n = game.num_players()
+    rng = np.random.default_rng(seed)
+    heuristic, rand = [], []
+    for g in range(num_games):
+        seat = g % n
+        bots = [make_agent("heuristic" if s == seat else "random", game, s, seed=g * 10 + s)
+                for s in range(n)]
+        r = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rng)
+        heuristic.append(r[seat])
+        rand.extend(r[s] for s in range(n) if s != seat)
+    return heuristic, rand
