@@ -3,8 +3,10 @@
 One match = ``--games`` games of GAME with IS-MCTS in one seat and the
 opponent kind in every other seat; IS-MCTS's seat rotates (game ``i`` puts it
 in seat ``i mod n``). Chance and every agent are seeded from ``--seed`` and
-the game index, so a match is reproducible and can be split across runs
-(``--start``).
+the game index (chance from the deal, ``index // n``: the n seatings of a
+deal draw the same random numbers), so a match is reproducible and can be split across runs
+(``--start``). A run appends to ``--out`` and skips the game indices the
+file already holds, so an interrupted match resumes where it stopped.
 
     python experiments/ismcts_strength.py --game underdog --opponent random \\
         --sims 1000 --games 1000 --out results/strength_underdog_random.csv
@@ -20,7 +22,8 @@ The CSV has one row per game (seat of IS-MCTS, every seat's return, seconds);
 the summary printed at the end gives, for IS-MCTS and for the mean opponent
 seat, the mean return with its 95% confidence interval, and the mean of the
 per-game difference with its 95% interval (normal approximation,
-1.96 standard errors). With ``payoff=win`` an even seat gets ``1/n``.
+1.96 standard errors, taken over deals: each deal counts as the mean of its
+seatings). With ``payoff=win`` an even seat gets ``1/n``.
 """
 
 from __future__ import annotations
@@ -72,29 +75,49 @@ def mean_ci(xs):
     return float(xs.mean()), 1.96 * float(xs.std(ddof=1)) / math.sqrt(len(xs))
 
 
-def summarize(path) -> None:
-    """Prints the summary of a match CSV (also of a match stopped early)."""
+def deal_means(games, n):
+    """Per-deal means of (IS-MCTS return, mean opponent return, difference).
+
+    ``games`` holds (index, seat, returns). The n seatings of a deal share
+    its chance numbers, so they are not independent draws: the confidence
+    intervals are taken over deals (each the mean of its seatings played).
+    """
+    by_deal = {}
+    for index, seat, ret in games:
+        mine = ret[seat]
+        theirs = (sum(ret) - mine) / (n - 1)
+        by_deal.setdefault(index // n, []).append((mine, theirs, mine - theirs))
+    return np.array([np.mean(v, axis=0) for v in by_deal.values()]).reshape(-1, 3)
+
+
+def read_match(path):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows:
+        return None, []
+    n = sum(1 for k in rows[0] if k.startswith("return_"))
+    games = [(int(r["index"]), int(r["ismcts_seat"]), [float(r[f"return_{p}"]) for p in range(n)])
+             for r in rows]
+    return rows, games
+
+
+def summarize(path) -> None:
+    """Prints the summary of a match CSV (also of a match stopped early)."""
+    rows, games = read_match(path)
+    if not rows:
         print(f"{path}: no games")
         return
-    n = sum(1 for k in rows[0] if k.startswith("return_"))
-    mine, theirs = [], []
-    for r in rows:
-        seat = int(r["ismcts_seat"])
-        ret = [float(r[f"return_{p}"]) for p in range(n)]
-        mine.append(ret[seat])
-        theirs.append((sum(ret) - ret[seat]) / (n - 1))
-    report(rows[0]["game"], rows[0]["opponent"], rows[0]["sims"], mine, theirs,
+    n = len(games[0][2])
+    r0 = rows[0]
+    report(r0["game"], r0["opponent"], r0.get("ismcts", f"sims={r0['sims']}"), games, n,
            f"{sum(float(r['seconds']) for r in rows) / len(rows):.1f} s per game")
 
 
-def report(game, opponent, sims, mine, theirs, note=""):
-    m1, h1 = mean_ci(mine)
-    m2, h2 = mean_ci(theirs)
-    md, hd = mean_ci(np.subtract(mine, theirs))
-    print(f"{game} vs {opponent}, sims={sims}, games={len(mine)}{', ' + note if note else ''}:")
+def report(game, opponent, spec, games, n, note=""):
+    per_deal = deal_means(games, n)
+    (m1, h1), (m2, h2), (md, hd) = (mean_ci(per_deal[:, k]) for k in range(3))
+    print(f"{game}: {spec} vs {opponent}, {len(games)} games in {len(per_deal)} deals"
+          f"{', ' + note if note else ''}:")
     print(f"  ismcts mean return    {m1:.4f} +- {h1:.4f}")
     print(f"  opponent mean return  {m2:.4f} +- {h2:.4f}")
     print(f"  difference            {md:+.4f} +- {hd:.4f}")
@@ -112,6 +135,10 @@ def main(argv=None):
     ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel"])
     ap.add_argument("--sims", type=int, default=1000, help="simulations per move (both searchers)")
     ap.add_argument("--uct-c", type=float, default=0.7, help="UCT constant (both searchers)")
+    ap.add_argument("--rollout", default="random", choices=["random", "heuristic"],
+                    help="IS-MCTS rollout policy (OpenSpiel's ISMCTSBot always rolls out at random)")
+    ap.add_argument("--rollout-rounds", type=int, default=0,
+                    help="IS-MCTS rollout_rounds (0 = roll out to the end of the game)")
     ap.add_argument("--games", type=int, default=1000, help="games in the match")
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)
@@ -120,46 +147,64 @@ def main(argv=None):
 
     game = pyspiel.load_game(args.game)
     n = game.num_players()
+    spec = f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}" + (
+        f",rollout_rounds={args.rollout_rounds})" if args.rollout_rounds else ")")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    new = not out.exists()
-    f = out.open("a", newline="")
+    done_before = set()
+    if out.exists() and out.stat().st_size:
+        with out.open(newline="") as f:
+            for r in csv.DictReader(f):
+                mine_key = (r["game"], r["opponent"], r["ismcts"], r["seed"])
+                want = (args.game, args.opponent, spec, str(args.seed))
+                if mine_key != want:
+                    sys.exit(f"{out} holds another match ({', '.join(mine_key)}); "
+                             f"this run is ({', '.join(want)}): give another --out")
+                done_before.add(int(r["index"]))
+    new = not done_before
+    f = out.open("w" if new else "a", newline="")
     w = csv.writer(f)
     if new:
-        w.writerow(["game", "opponent", "sims", "index", "seed", "ismcts_seat", "seconds"]
+        w.writerow(["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "seconds"]
                    + [f"return_{p}" for p in range(n)])
-    mine, theirs, diffs = [], [], []
+    todo = [i for i in range(args.start, args.start + args.games) if i not in done_before]
+    if len(todo) < args.games:
+        print(f"{out}: {args.games - len(todo)} of these games are already played; "
+              f"playing the other {len(todo)}", file=sys.stderr)
+    played = []
     t0 = time.perf_counter()
-    for i in range(args.start, args.start + args.games):
-        seeds = np.random.SeedSequence([args.seed, i]).generate_state(n + 1)
+    for i in todo:
+        # agents' seeds differ per game; chance follows the deal (i // n), so
+        # the n seat rotations of a deal meet the same random numbers
+        seeds = np.random.SeedSequence([args.seed, i]).generate_state(n)
+        deal_seed = np.random.SeedSequence([args.seed, i // n, 1]).generate_state(1)[0]
         seat = i % n
         bots = []
         for p in range(n):
             if p == seat:
-                bots.append(make_agent(f"ismcts(sims={args.sims},uct_c={args.uct_c})", game, p, int(seeds[p])))
+                bots.append(make_agent(spec, game, p, int(seeds[p])))
             elif args.opponent == "openspiel":
                 bots.append(openspiel_bot(game, p, int(seeds[p]), args.sims, args.uct_c))
             else:
                 bots.append(make_agent(args.opponent, game, p, int(seeds[p])))
         g0 = time.perf_counter()
-        returns = play_game(game, bots, np.random.default_rng(int(seeds[n])))
+        returns = play_game(game, bots, np.random.default_rng(int(deal_seed)))
         secs = time.perf_counter() - g0
-        w.writerow([args.game, args.opponent, args.sims, i, args.seed, seat, f"{secs:.3f}"]
+        w.writerow([args.game, args.opponent, args.sims, spec, i, args.seed, seat, f"{secs:.3f}"]
                    + [f"{r:.6g}" for r in returns])
         f.flush()
-        others = [returns[p] for p in range(n) if p != seat]
-        mine.append(returns[seat])
-        theirs.append(sum(others) / len(others))
-        diffs.append(mine[-1] - theirs[-1])
-        done = len(mine)
+        played.append((i, seat, list(returns)))
         el = time.perf_counter() - t0
-        m, h = mean_ci(diffs)
-        print(f"\r{done}/{args.games} games  {done / el:.3f} games/s  "
+        m, h = mean_ci(deal_means(played, n)[:, 2])
+        print(f"\r{len(played)}/{len(todo)} games  {len(played) / el:.3f} games/s  "
               f"ismcts-minus-opponent {m:+.3f} +- {h:.3f}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     f.close()
-    report(args.game, args.opponent, args.sims, mine, theirs,
-           f"index {args.start}..{args.start + len(mine) - 1}, seed {args.seed}")
+    if played:
+        report(args.game, args.opponent, spec, played, n, f"this run, seed {args.seed}")
+    _, games_all = read_match(out)
+    if len(games_all) > len(played):
+        report(args.game, args.opponent, spec, games_all, n, f"all of {out}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ One search builds one tree from the point of view of the searching player
    where ``mean_return`` is the mean return of the player who moves;
 3. **expands** one untried legal action (chosen uniformly);
 4. **rolls out** to the end of the game with uniformly random moves or with
-   the game's heuristic agent;
+   the game's heuristic (its module's fast ``rollout_action`` where there is
+   one, else its agent); with ``rollout_rounds=k`` the rollout stops when
+   the k-th next round begins and the game's standing there is backed up;
 5. **backs up** the returns: each edge adds the return of the player who
    took it.
 
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 
 import numpy as np
@@ -91,11 +94,16 @@ class ISMCTS:
       max_world_samples: if > 0, at most this many determinizations are
         drawn per move and simulations cycle through copies of them at
         random; -1 draws a fresh one every simulation.
+      rollout_rounds: 0 rolls out to the end of the game; k > 0 stops a
+        rollout when the k-th round after the searched one begins and backs
+        up the game's standing at that point (the returns if the game ended
+        there). Only for games with rounds that offer ``_round_number()`` and
+        ``_standing()`` (Underdog, Over/Under, Doubt and Bet).
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
                  seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
-                 final: str = "visits", max_world_samples: int = -1):
+                 final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -108,6 +116,8 @@ class ISMCTS:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}; got {rollout!r}")
         if final not in FINALS:
             raise ValueError(f"final must be one of {', '.join(FINALS)}; got {final!r}")
+        if rollout_rounds < 0:
+            raise ValueError(f"rollout_rounds must be >= 0 (0 = to the end of the game); got {rollout_rounds}")
         if max_world_samples == 0 or max_world_samples < -1:
             raise ValueError(f"max_world_samples must be -1 (unlimited) or >= 1; got {max_world_samples}")
         self.game = game
@@ -119,7 +129,10 @@ class ISMCTS:
         self.rollout = rollout
         self.final = final
         self.max_world_samples = int(max_world_samples)
+        self.rollout_rounds = int(rollout_rounds)
+        self._stop_round = 0
         self._rollout_agents = None
+        self._rollout_fn = None
         if rollout == "heuristic":
             from agents.heuristics import HEURISTICS
             short = game.get_type().short_name
@@ -127,6 +140,11 @@ class ISMCTS:
                 raise ValueError(f"rollout=heuristic: no heuristic agent for game {short!r}; "
                                  f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
             self._heuristic_cls = HEURISTICS[short]
+            # a heuristic module may offer ``rollout_action(state, rand)``: the
+            # same policy as its agent, computed from the state's own lists
+            # (no agent object, no policy dict, no C++ round trip)
+            module = sys.modules[self._heuristic_cls.__module__]
+            self._rollout_fn = getattr(module, "rollout_action", None)
         #: simulations run by the last search
         self.last_simulations = 0
         #: the root of the last search's tree
@@ -140,10 +158,16 @@ class ISMCTS:
             raise ValueError(f"the search plays seat {me} but seat {state.current_player()} is to move")
         rnd = random.Random(int(self.rng.integers(2**63)))
         rand = rnd.random
-        if self.rollout == "heuristic":
+        if self.rollout == "heuristic" and self._rollout_fn is None:
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._rollout_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                     for p in range(self.game.num_players())]
+        if self.rollout_rounds:
+            if not (direct_rules(state) and hasattr(state, "_round_number")):
+                raise ValueError(f"rollout_rounds > 0 needs a game with rounds and a standing "
+                                 f"(underdog, over_under, doubt_and_bet); "
+                                 f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0")
+            self._stop_round = state._round_number() + self.rollout_rounds
         root = self.root = _Node()
         legal_root = state.legal_actions()
         if direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
@@ -224,20 +248,28 @@ class ISMCTS:
             state.apply_action(action)
             node = best
             player = state.current_player()
-        self._playout(state, rand)
-        returns = state.returns()
+        returns = self._playout(state, rand)
         for child, player in path:
             child.visits += 1
             child.total += returns[player]
 
     def _playout(self, state, rand):
+        """Plays ``state`` on (to the end, or to the round limit); its returns."""
         agents = self._rollout_agents if self.rollout == "heuristic" else None
-        if agents is None and direct_rules(state):
-            return self._fast_random_playout(state, rand)
+        if direct_rules(state):
+            if self._rollout_fn is not None:
+                return self._fast_playout(state, rand, self._rollout_fn)
+            if agents is None:
+                return self._fast_playout(state, rand, None)
+            stop = self._stop_round
+        else:
+            stop = 0
         apply = state.apply_action
         player = state.current_player()
         while player != _TERMINAL:
             if player == _CHANCE:
+                if stop and state._round_number() >= stop:
+                    return state._standing()
                 apply(_sample_chance(state, rand))
             elif agents is not None:
                 apply(agents[player].step(state))
@@ -245,10 +277,12 @@ class ISMCTS:
                 legal = state.legal_actions()
                 apply(legal[int(rand() * len(legal))])
             player = state.current_player()
+        return state.returns()
 
-    @staticmethod
-    def _fast_random_playout(state, rand):
-        """A random rollout on a kibitz game, calling its rule methods directly.
+    def _fast_playout(self, state, rand, choose):
+        """A rollout on a kibitz game, calling its rule methods directly:
+        uniformly random moves, or ``choose(state, rand)`` (a heuristic
+        module's ``rollout_action``) if given.
 
         ``state.apply_action`` goes from Python to C++ and back to the game's
         ``_apply_action``, and ``legal_actions`` likewise; a rollout state is
@@ -258,9 +292,13 @@ class ISMCTS:
         """
         apply, legal_of = state._apply_action, state._legal_actions
         current, outcomes_of = state.current_player, state.chance_outcomes
+        stop = self._stop_round
+        round_of = state._round_number if stop else None
         player = current()
         while player != _TERMINAL:
             if player == _CHANCE:
+                if stop and round_of() >= stop:
+                    return state._standing()
                 outcomes = outcomes_of()
                 u, acc, action = rand(), 0.0, outcomes[-1][0]
                 for a, prob in outcomes:
@@ -269,10 +307,13 @@ class ISMCTS:
                         action = a
                         break
                 apply(action)
+            elif choose is not None:
+                apply(choose(state, rand))
             else:
                 legal = legal_of(player)
                 apply(legal[int(rand() * len(legal))])
             player = current()
+        return state.returns()
 
     # ------------------------------------------------------------------ policy
     def policy(self, state) -> dict[int, float]:

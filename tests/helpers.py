@@ -23,3 +23,22 @@ def heuristic_vs_random(game, num_games, seed=0):
         heuristic.append(r[seat])
         rand.extend(r[s] for s in range(n) if s != seat)
     return heuristic, rand
+
+
+def random_play_decisions(game, rng, num_games):
+    """Yields every decision state of ``num_games`` games of uniformly random
+    play (chance drawn with its probabilities). The caller may read the state
+    it is given but not change it; after each yield the walk plays on.
+    Terminal states are yielded too, with ``is_terminal()`` true."""
+    for _ in range(num_games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                probs = np.array([p for _, p in outcomes])
+                state.apply_action(outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0])
+                continue
+            yield state
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+        yield state

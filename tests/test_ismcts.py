@@ -6,6 +6,7 @@ import pytest
 
 import games
 from agents.registry import agent_kinds, make_agent
+from helpers import random_play_decisions
 from solvers.ismcts import ISMCTS
 
 SMALL_UD = "underdog(players=3,cards=5,bank=2)"
@@ -126,10 +127,58 @@ def test_heuristic_rollouts():
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), rollout="heuristic")
 
 
+def test_fast_heuristic_rollout_hook_is_used_where_a_game_offers_it():
+    game = pyspiel.load_game("over_under")
+    state = first_decision(game, seed=2)
+    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=20, rollout="heuristic")
+    assert search._rollout_fn is not None
+    assert sum(search.search(state).values()) == 20
+    assert search._rollout_agents is None  # no agent objects were built
+
+
+@pytest.mark.parametrize("game_string", ["underdog", "over_under", "doubt_and_bet(players=3)"])
+def test_standing_is_the_return_at_the_end(game_string):
+    """``_standing()`` (what a round-limited rollout backs up) equals the
+    returns on terminal states, and the round number never goes down."""
+    game = pyspiel.load_game(game_string)
+    last = 0
+    for state in random_play_decisions(game, np.random.default_rng(0), 3):
+        assert len(state._standing()) == game.num_players()
+        if state.is_terminal():
+            assert state._standing() == pytest.approx(state.returns())
+            last = 0
+        else:
+            assert state._round_number() >= last
+            last = state._round_number()
+
+
+def test_round_limited_rollouts():
+    game = pyspiel.load_game("underdog")
+    state = first_decision(game, seed=3)
+    me = state.current_player()
+    limited = ISMCTS(game, me, np.random.default_rng(5), sims=60, rollout_rounds=1)
+    visits = limited.search(state)
+    assert sum(visits.values()) == 60
+    assert limited._stop_round == state._round_number() + 1
+    again = ISMCTS(game, me, np.random.default_rng(5), sims=60, rollout_rounds=1)
+    assert again.search(state) == visits  # seeded: the same tree
+    # one rollout by hand: it stops as the next round begins, on its standing
+    import random
+    world = state.resample_from_infostate(me, random.Random(1).random, internal=True)
+    returns = limited._playout(world, random.Random(2).random)
+    if not world.is_terminal():
+        assert world._round_number() == limited._stop_round and world.is_chance_node()
+    assert returns == world._standing()
+    pub = pyspiel.load_game("pub")
+    with pytest.raises(ValueError, match="rollout_rounds"):
+        ISMCTS(pub, 0, np.random.default_rng(0), sims=5, rollout_rounds=1).search(
+            first_decision(pub, seed=0))
+
+
 @pytest.mark.parametrize("options, message", [
     ({"sims": -1}, "sims"), ({"sims": 0, "seconds": 0}, "budget"), ({"uct_c": -1}, "uct_c"),
     ({"rollout": "greedy"}, "rollout"), ({"final": "value"}, "final"),
-    ({"max_world_samples": 0}, "max_world_samples")])
+    ({"max_world_samples": 0}, "max_world_samples"), ({"rollout_rounds": -1}, "rollout_rounds")])
 def test_bad_options_are_rejected(options, message):
     with pytest.raises(ValueError, match=message):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), **options)
@@ -137,7 +186,8 @@ def test_bad_options_are_rejected(options, message):
 
 def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
-    assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples"}
+    assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
+                                 "rollout_rounds"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (

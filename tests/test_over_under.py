@@ -9,7 +9,7 @@ from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
 from open_spiel.python.observation import make_observation
 
 import games  # noqa: F401
-from helpers import heuristic_vs_random
+from helpers import heuristic_vs_random, random_play_decisions
 from agents import make_agent
 from agents.heuristics import over_under as ouh
 from games import over_under as ou
@@ -555,6 +555,26 @@ def test_heuristic_picks_the_safest_prediction_and_gives_to_the_leader():
     state = play(g, [D20, D5, D50, under(0), D100, over(1), D1,    # p1 claims $6
                      over(2), D50])                                # p2 ties
     assert ouh.choose(state) == give(1, 3)           # p1 $6 is lower than p0 $120
+
+
+@pytest.mark.parametrize("config", ["over_under", "over_under(players=3,jokers=true,variant=cutthroat)",
+                                    "over_under(players=1,copies=2,stacks=4)",
+                                    "over_under(players=2,deck=standard,jokers=true)"])
+def test_heuristic_choice_is_the_prediction_value_ranking(config):
+    """The one-pass choose() (also the IS-MCTS rollout policy) ranks exactly
+    like prediction_value: most likely safe, least expected money, lowest id."""
+    game = pyspiel.load_game(config)
+    checked = 0
+    for state in random_play_decisions(game, np.random.default_rng(4), 6):
+        if state.is_terminal():
+            continue
+        legal = state.legal_actions()
+        if legal[0] < game.rules.give_base:
+            ranked = min(legal, key=lambda a: (-ouh.prediction_value(state, a >> 1, not a & 1)[0],
+                                               ouh.prediction_value(state, a >> 1, not a & 1)[1], a))
+            assert ouh.choose(state) == ranked
+            checked += 1
+    assert checked > 30
 
 
 def test_same_seed_same_game():

@@ -23,6 +23,7 @@ only rainbows). From that it:
 
 from __future__ import annotations
 
+import functools
 import math
 
 from agents.base import Agent, deterministic
@@ -37,8 +38,12 @@ ALL_IN_AT = 0.4
 BUY_AT_CHIPS = 6
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def tail_probability(need: int, deck: int, good: int, drawn: int) -> float:
-    """P(X >= need) for X ~ Hypergeometric(deck, good, drawn)."""
+    """P(X >= need) for X ~ Hypergeometric(deck, good, drawn).
+
+    Cached: a game asks the same few hundred (need, deck, good, drawn)
+    questions over and over, and each answer is a sum of big binomials."""
     if need <= 0:
         return 1.0
     total = math.comb(deck, drawn)

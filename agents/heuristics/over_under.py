@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from agents.base import Agent, deterministic
 from agents.heuristics import register
+from games.over_under import GIVE as _GIVE
 
 
 def prediction_value(state, stack, over):
@@ -48,22 +49,59 @@ def prediction_value(state, stack, over):
 
 
 def choose(state):
-    """The heuristic's action in ``state`` (a decision node)."""
-    legal = state.legal_actions()
-    r = state.get_game().rules
-    me = state.current_player()
-    if legal[0] >= r.give_base:
-        tally = state.tally
-        others = [p for p in range(r.n) if p != me]
-        target = min(others, key=lambda p: (tally[p], p))
+    """The heuristic's action in ``state`` (a decision node).
+
+    Equal to ranking every legal prediction by :func:`prediction_value`
+    (most likely safe, then least expected money, then lowest action), but
+    computed in one pass over the deck per stack from the state's own lists,
+    so that IS-MCTS can use it as a rollout policy (``rollout=heuristic``).
+    Every card is face up, so nothing here is hidden from the seat.
+    """
+    c, r = state._c, state._r
+    me = c.turn
+    if c.phase == _GIVE:
+        tally = c.tally
+        target = min((p for p in range(r.n) if p != me), key=lambda p: (tally[p], p))
         return r.give_base + target
-    best, best_key = legal[0], None
-    for a in legal:
-        safe, cost = prediction_value(state, a >> 1, not a & 1)
-        key = (-safe, cost, a)
-        if best_key is None or key < best_key:
-            best, best_key = a, key
+    counts, left, vals, K = c.counts, c.rem, r.vals, r.K
+    odd_safe = r.n > 1  # Pyramid/Eagle: handed on (safe) unless alone
+    best, best_key = -1, None
+    for s in range(r.S):
+        if c.top[s] < 0 or c.owner[s] >= 0:
+            continue
+        money = c.money[s]
+        top = vals[c.top[s]]
+        safe_o = safe_u = cost_o = cost_u = 0.0
+        for k, n in enumerate(counts):
+            if not n:
+                continue
+            p = n / left
+            if k < K:
+                v = vals[k]
+                if v == top:
+                    safe_o += p
+                    safe_u += p
+                elif v > top:
+                    safe_o += p
+                    cost_u += p * (money + v)
+                else:
+                    cost_o += p * (money + v)
+                    safe_u += p
+            elif k == K or odd_safe:
+                safe_o += p
+                safe_u += p
+            else:
+                cost_o += p * money
+                cost_u += p * money
+        for key in ((-safe_o, cost_o, 2 * s), (-safe_u, cost_u, 2 * s + 1)):
+            if best_key is None or key < best_key:
+                best, best_key = key[2], key
     return best
+
+
+def rollout_action(state, rand):
+    """IS-MCTS rollout hook: the heuristic's move (deterministic; ``rand`` unused)."""
+    return choose(state)
 
 
 @register("over_under")
