@@ -15,7 +15,9 @@ One search builds one tree from the point of view of the searching player
    parent's visit count:
    ``value(a) = mean_return(a) + uct_c * sqrt(ln(available(a)) / visits(a))``,
    where ``mean_return`` is the mean return of the player who moves;
-3. **expands** one untried legal action (chosen uniformly);
+3. **expands** one untried legal action (chosen uniformly, or the game's
+   heuristic's choice first with ``expand=heuristic``); with progressive
+   widening (``widen``) a node gets new moves only as its visits grow;
 4. **rolls out** to the end of the game with uniformly random moves or with
    the game's heuristic (its module's fast ``rollout_action`` where there is
    one, else its agent); with ``rollout_rounds=k`` the rollout stops when
@@ -58,6 +60,8 @@ from solvers._direct import sample_chance as _sample_chance
 ROLLOUTS = ("random", "heuristic")
 #: final move selection
 FINALS = ("visits", "distribution")
+#: which untried move a node tries first
+EXPANSIONS = ("random", "heuristic")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -66,13 +70,14 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 class _Node:
     """An edge and the node it leads to: statistics of the move into it."""
 
-    __slots__ = ("children", "visits", "total", "avail")
+    __slots__ = ("children", "visits", "total", "avail", "passes")
 
     def __init__(self):
         self.children = {}
         self.visits = 0
         self.total = 0.0
         self.avail = 1
+        self.passes = 0  # simulations that reached this node at a decision (for widening)
 
 
 class ISMCTS:
@@ -94,6 +99,15 @@ class ISMCTS:
       max_world_samples: if > 0, at most this many determinizations are
         drawn per move and simulations cycle through copies of them at
         random; -1 draws a fresh one every simulation.
+      widen: progressive widening; 0 (off) tries every legal move once
+        before any is tried twice; w > 0 lets a node that simulations have
+        reached k times have at most ceil(w * sqrt(k)) tried moves, so large
+        move sets (Doubt and Bet's claims) are searched a few at a time.
+      expand: ``"random"`` (untried moves in random order) or
+        ``"heuristic"``: at a node's first expansion the move tried is the
+        game's heuristic agent's choice in the simulation's world (later
+        ones are random); with ``widen`` this keeps the heuristic's move
+        among the few a wide node considers.
       rollout_rounds: 0 rolls out to the end of the game; k > 0 stops a
         rollout when the k-th round after the searched one begins and backs
         up the game's standing at that point (the returns if the game ended
@@ -103,7 +117,8 @@ class ISMCTS:
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
                  seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
-                 final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0):
+                 final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
+                 widen: float = 0.0, expand: str = "random"):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -116,6 +131,10 @@ class ISMCTS:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}; got {rollout!r}")
         if final not in FINALS:
             raise ValueError(f"final must be one of {', '.join(FINALS)}; got {final!r}")
+        if widen < 0:
+            raise ValueError(f"widen must be >= 0 (0 = off); got {widen}")
+        if expand not in EXPANSIONS:
+            raise ValueError(f"expand must be one of {', '.join(EXPANSIONS)}; got {expand!r}")
         if rollout_rounds < 0:
             raise ValueError(f"rollout_rounds must be >= 0 (0 = to the end of the game); got {rollout_rounds}")
         if max_world_samples == 0 or max_world_samples < -1:
@@ -130,14 +149,17 @@ class ISMCTS:
         self.final = final
         self.max_world_samples = int(max_world_samples)
         self.rollout_rounds = int(rollout_rounds)
+        self.widen = float(widen)
+        self.expand = expand
+        self._expand_agents = None
         self._stop_round = 0
         self._rollout_agents = None
         self._rollout_fn = None
-        if rollout == "heuristic":
+        if rollout == "heuristic" or expand == "heuristic":
             from agents.heuristics import HEURISTICS
             short = game.get_type().short_name
             if short not in HEURISTICS:
-                raise ValueError(f"rollout=heuristic: no heuristic agent for game {short!r}; "
+                raise ValueError(f"rollout=heuristic or expand=heuristic: no heuristic agent for game {short!r}; "
                                  f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
             self._heuristic_cls = HEURISTICS[short]
             # a heuristic module may offer ``rollout_action(state, rand)``: the
@@ -162,6 +184,10 @@ class ISMCTS:
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._rollout_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                     for p in range(self.game.num_players())]
+        if self.expand == "heuristic":
+            seeds = self.rng.integers(2**63, size=self.game.num_players())
+            self._expand_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
+                                   for p in range(self.game.num_players())]
         if self.rollout_rounds:
             if not (direct_rules(state) and hasattr(state, "_round_number")):
                 raise ValueError(f"rollout_rounds > 0 needs a game with rounds and a standing "
@@ -208,6 +234,7 @@ class ISMCTS:
     def _simulate(self, root, state, rand):
         me = self.player_id
         c = self.uct_c
+        widen, expanders = self.widen, self._expand_agents
         log, sqrt = math.log, math.sqrt
         node = root
         path = []
@@ -228,8 +255,16 @@ class ISMCTS:
             legal = state.legal_actions()
             children = node.children
             untried = [a for a in legal if a not in children]
+            if untried and widen:
+                node.passes += 1
+                if len(legal) - len(untried) >= math.ceil(widen * sqrt(node.passes)):
+                    untried = None  # wide enough for now: choose among the tried moves
             if untried:
-                action = untried[int(rand() * len(untried))]
+                action = None
+                if expanders is not None and len(untried) == len(legal):
+                    action = int(expanders[player].step(state))  # the first move tried here
+                if action is None or action in children:
+                    action = untried[int(rand() * len(untried))]
                 for a in legal:
                     if a in children:
                         children[a].avail += 1
@@ -239,7 +274,9 @@ class ISMCTS:
                 break
             best, best_value, action = None, -math.inf, None
             for a in legal:
-                ch = children[a]
+                ch = children.get(a)
+                if ch is None:
+                    continue
                 ch.avail += 1
                 value = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
                 if value > best_value:

@@ -1,5 +1,7 @@
 """IS-MCTS (solvers/ismcts.py) and the ``ismcts`` agent kind."""
 
+import math
+
 import numpy as np
 import pyspiel
 import pytest
@@ -152,6 +154,31 @@ def test_standing_is_the_return_at_the_end(game_string):
             last = state._round_number()
 
 
+def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_first():
+    game = pyspiel.load_game("doubt_and_bet")
+    rng = np.random.default_rng(0)
+    state = first_decision(game, seed=0)
+    while len(state.legal_actions()) < 100:  # a claim with many stakes and quantities
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            state.apply_action(make_agent("heuristic", game, state.current_player(), 0).step(state))
+    me = state.current_player()
+    plain = ISMCTS(game, me, np.random.default_rng(1), sims=200, rollout_rounds=1)
+    assert sum(v > 0 for v in plain.search(state).values()) == 200  # every move once
+    wide = ISMCTS(game, me, np.random.default_rng(1), sims=200, rollout_rounds=1, widen=1.0,
+                  expand="heuristic")
+    visits = wide.search(state)
+    assert sum(visits.values()) == 200
+    assert sum(v > 0 for v in visits.values()) <= math.ceil(math.sqrt(200))
+    # the first move tried at the root is the heuristic's choice (in the first
+    # world drawn; Doubt and Bet's heuristic reads only the seat's own view)
+    first = next(iter(wide.root.children))
+    assert first == make_agent("heuristic", game, me, 0).step(state)
+    with pytest.raises(ValueError, match="expand=heuristic"):
+        ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), expand="heuristic")
+
+
 def test_round_limited_rollouts():
     game = pyspiel.load_game("underdog")
     state = first_decision(game, seed=3)
@@ -178,7 +205,8 @@ def test_round_limited_rollouts():
 @pytest.mark.parametrize("options, message", [
     ({"sims": -1}, "sims"), ({"sims": 0, "seconds": 0}, "budget"), ({"uct_c": -1}, "uct_c"),
     ({"rollout": "greedy"}, "rollout"), ({"final": "value"}, "final"),
-    ({"max_world_samples": 0}, "max_world_samples"), ({"rollout_rounds": -1}, "rollout_rounds")])
+    ({"max_world_samples": 0}, "max_world_samples"), ({"rollout_rounds": -1}, "rollout_rounds"),
+    ({"widen": -0.5}, "widen"), ({"expand": "greedy"}, "expand")])
 def test_bad_options_are_rejected(options, message):
     with pytest.raises(ValueError, match=message):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), **options)
@@ -187,7 +215,7 @@ def test_bad_options_are_rejected(options, message):
 def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
-                                 "rollout_rounds"}
+                                 "rollout_rounds", "widen", "expand"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
