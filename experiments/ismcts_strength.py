@@ -123,6 +123,18 @@ def report(game, opponent, spec, games, n, note=""):
     print(f"  difference            {md:+.4f} +- {hd:.4f}")
 
 
+def ismcts_spec(args) -> str:
+    """The agent spec of the IS-MCTS seat (options left at their defaults are not written)."""
+    extra = ""
+    if args.rollout_rounds:
+        extra += f",rollout_rounds={args.rollout_rounds}"
+    if args.widen:
+        extra += f",widen={args.widen:g}"
+    if args.expand != "random":
+        extra += f",expand={args.expand}"
+    return f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}{extra})"
+
+
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
@@ -139,6 +151,9 @@ def main(argv=None):
                     help="IS-MCTS rollout policy (OpenSpiel's ISMCTSBot always rolls out at random)")
     ap.add_argument("--rollout-rounds", type=int, default=0,
                     help="IS-MCTS rollout_rounds (0 = roll out to the end of the game)")
+    ap.add_argument("--widen", type=float, default=0.0, help="IS-MCTS progressive widening (0 = off)")
+    ap.add_argument("--expand", default="random", choices=["random", "heuristic"],
+                    help="IS-MCTS: first move tried at a new node")
     ap.add_argument("--games", type=int, default=1000, help="games in the match")
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)
@@ -147,8 +162,7 @@ def main(argv=None):
 
     game = pyspiel.load_game(args.game)
     n = game.num_players()
-    spec = f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}" + (
-        f",rollout_rounds={args.rollout_rounds})" if args.rollout_rounds else ")")
+    spec = ismcts_spec(args)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done_before = set()

@@ -54,101 +54,117 @@ def tail_probability(need: int, deck: int, good: int, drawn: int) -> float:
     return hits / total
 
 
+# ------------------------------------------------------------ estimates
+def claim_probability(state, me, q, k):
+    game = state.get_game()
+    k1, copies = game.k1, game.copies
+    hand = state.hand(me)
+    own = sum(hand)
+    rb = k1 - 1
+    if k == rb:
+        known, good = hand[rb], copies - hand[rb]
+    else:
+        known, good = hand[k] + hand[rb], 2 * copies - hand[k] - hand[rb]
+    return tail_probability(q - known, k1 * copies - own, good, state.cards_dealt - own)
+
+
+def _stake(state, me, value):
+    """Chips first; slot chips only for the part chips cannot pay."""
+    chips, slots = state.chips[me], state.slots[me]
+    value = min(value, chips + slots - 1)
+    ch = min(value, chips)
+    return ch, value - ch
+
+
+# ------------------------------------------------------------- choices
+def choose(state, legal):
+    me = state.current_player()
+    phase = state.phase
+    if phase == "exchange":
+        chips, slots = state.chips[me], state.slots[me]
+        if db.BUY in legal and chips >= BUY_AT_CHIPS:
+            return db.BUY
+        if db.SELL in legal and chips == 0 and slots >= 3:
+            return db.SELL
+        return db.KEEP
+    if phase == "claim":
+        return _claim_or_doubt(state, me, legal)
+    return _showdown(state, me, legal)
+
+
+def _claim_or_doubt(state, me, legal):
+    game = state.get_game()
+    k1 = game.k1
+    claim = state.claim
+    dealt = state.cards_dealt
+    lowest = 1 if claim is None else claim[1] + 1
+    best = None  # (probability, quantity, colour)
+    if claim is None:
+        for k in range(k1):
+            q = 1
+            while q < dealt and claim_probability(state, me, q + 1, k) >= OPEN_CONFIDENCE:
+                q += 1
+            p = claim_probability(state, me, q, k)
+            if best is None or (p, q) > (best[0], best[1]):
+                best = (p, q, k)
+    elif lowest <= dealt:
+        for k in range(k1):
+            p = claim_probability(state, me, lowest, k)
+            if best is None or p > best[0]:
+                best = (p, lowest, k)
+    if claim is not None:
+        p_prev = claim_probability(state, me, claim[1], claim[2])
+        if best is None or p_prev < DOUBT_BELOW or 1.0 - p_prev > best[0]:
+            return db.DOUBT
+    p, q, k = best
+    big = p >= BIG_STAKE_AT and state.chips[me] >= 2
+    ch, s = _stake(state, me, 2 if big else 1)
+    action = _encode_claim(game, q, k, ch, s)
+    return action if action in legal else legal[-1]
+
+
+def _encode_claim(game, q, k, ch, s):
+    pair = ch * game.max_slots + s
+    return game.claim_base + pair * game.qmax * game.k1 + (q - 1) * game.k1 + k
+
+
+def _showdown(state, me, legal):
+    game = state.get_game()
+    bettor, _, bstake, dstake = state.showdown
+    claim = state.claim
+    p_true = claim_probability(state, me, claim[1], claim[2])
+    p = p_true if me == bettor else 1.0 - p_true
+    mine = bstake if me == bettor else dstake
+    opp = dstake if me == bettor else bstake
+    v = opp[0] + opp[1]
+    can_fold = db.FOLD in legal
+    if db.ALL_IN in legal:
+        return db.ALL_IN if (p >= ALL_IN_AT or not can_fold) else db.FOLD
+    chips = state.chips[me]
+    if p >= RAISE_AT and chips >= v + 1:
+        return game.raise_base + (v + 1) * game.max_slots
+    mine_v = 0 if mine is None else mine[0] + mine[1]
+    if not can_fold or (2 * p - 1) * v > -mine_v:
+        ch, s = _stake(state, me, v)
+        return db.CALL_BASE + ch * game.max_slots + s
+    return db.FOLD
+
+
+def rollout_action(state, rand):
+    """IS-MCTS rollout hook: the heuristic's move (deterministic; ``rand``
+    unused), with the legal moves read from the game's rules directly."""
+    return choose(state, state._legal_actions(state.current_player()))
+
+
 @register("doubt_and_bet")
 class DoubtAndBetHeuristic(Agent):
     name = "heuristic"
 
     def action_probabilities(self, state):
         legal = state.legal_actions()
-        return deterministic(self._choose(state, legal), legal)
+        return deterministic(choose(state, legal), legal)
 
-    # ------------------------------------------------------------ estimates
-    def _claim_probability(self, state, me, q, k):
-        game = state.get_game()
-        k1, copies = game.k1, game.copies
-        hand = state.hand(me)
-        own = sum(hand)
-        rb = k1 - 1
-        if k == rb:
-            known, good = hand[rb], copies - hand[rb]
-        else:
-            known, good = hand[k] + hand[rb], 2 * copies - hand[k] - hand[rb]
-        return tail_probability(q - known, k1 * copies - own, good, state.cards_dealt - own)
-
-    def _stake(self, state, me, value):
-        """Chips first; slot chips only for the part chips cannot pay."""
-        chips, slots = state.chips[me], state.slots[me]
-        value = min(value, chips + slots - 1)
-        ch = min(value, chips)
-        return ch, value - ch
-
-    # ------------------------------------------------------------- choices
-    def _choose(self, state, legal):
-        me = state.current_player()
-        phase = state.phase
-        if phase == "exchange":
-            chips, slots = state.chips[me], state.slots[me]
-            if db.BUY in legal and chips >= BUY_AT_CHIPS:
-                return db.BUY
-            if db.SELL in legal and chips == 0 and slots >= 3:
-                return db.SELL
-            return db.KEEP
-        if phase == "claim":
-            return self._claim_or_doubt(state, me, legal)
-        return self._showdown(state, me, legal)
-
-    def _claim_or_doubt(self, state, me, legal):
-        game = state.get_game()
-        k1 = game.k1
-        claim = state.claim
-        dealt = state.cards_dealt
-        lowest = 1 if claim is None else claim[1] + 1
-        best = None  # (probability, quantity, colour)
-        if claim is None:
-            for k in range(k1):
-                q = 1
-                while q < dealt and self._claim_probability(state, me, q + 1, k) >= OPEN_CONFIDENCE:
-                    q += 1
-                p = self._claim_probability(state, me, q, k)
-                if best is None or (p, q) > (best[0], best[1]):
-                    best = (p, q, k)
-        elif lowest <= dealt:
-            for k in range(k1):
-                p = self._claim_probability(state, me, lowest, k)
-                if best is None or p > best[0]:
-                    best = (p, lowest, k)
-        if claim is not None:
-            p_prev = self._claim_probability(state, me, claim[1], claim[2])
-            if best is None or p_prev < DOUBT_BELOW or 1.0 - p_prev > best[0]:
-                return db.DOUBT
-        p, q, k = best
-        big = p >= BIG_STAKE_AT and state.chips[me] >= 2
-        ch, s = self._stake(state, me, 2 if big else 1)
-        action = self._encode_claim(game, q, k, ch, s)
-        return action if action in legal else legal[-1]
-
-    @staticmethod
-    def _encode_claim(game, q, k, ch, s):
-        pair = ch * game.max_slots + s
-        return game.claim_base + pair * game.qmax * game.k1 + (q - 1) * game.k1 + k
-
-    def _showdown(self, state, me, legal):
-        game = state.get_game()
-        bettor, _, bstake, dstake = state.showdown
-        claim = state.claim
-        p_true = self._claim_probability(state, me, claim[1], claim[2])
-        p = p_true if me == bettor else 1.0 - p_true
-        mine = bstake if me == bettor else dstake
-        opp = dstake if me == bettor else bstake
-        v = opp[0] + opp[1]
-        can_fold = db.FOLD in legal
-        if db.ALL_IN in legal:
-            return db.ALL_IN if (p >= ALL_IN_AT or not can_fold) else db.FOLD
-        chips = state.chips[me]
-        if p >= RAISE_AT and chips >= v + 1:
-            return game.raise_base + (v + 1) * game.max_slots
-        mine_v = 0 if mine is None else mine[0] + mine[1]
-        if not can_fold or (2 * p - 1) * v > -mine_v:
-            ch, s = self._stake(state, me, v)
-            return db.CALL_BASE + ch * game.max_slots + s
-        return db.FOLD
+    def step(self, state):
+        # the policy is one move: skip building (and sampling) a dict over
+        # thousands of legal claims; the generator is not used by this agent
+        return choose(state, state.legal_actions())
