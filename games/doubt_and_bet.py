@@ -702,6 +702,26 @@ class DoubtAndBetState(pyspiel.State):
                 w, l, v = c.bet
                 out[w], out[l] = float(v), -float(v)
             return out
+        return self._standing()
+
+    # ------------------------------------------------- search hooks (IS-MCTS)
+    def _round_number(self):
+        """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
+        return self._c.rnd
+
+    def _standing(self):
+        """What a round-limited rollout backs up: the returns at the end; before
+        it, with ``payoff=win``, each player's share of the chips + slots of
+        the players still in (the chance to win of a player with that share
+        when the rest of the game is fair, even bets; players out get 0); with
+        ``payoff=rank``, the ranks if the game ended now (players out by when
+        they went out, the others by chips + slots, as at the round cap)."""
+        n, g, c = self._n, self.get_game(), self._c
+        if g.payoff == "win" and c.phase != OVER:
+            held = [c.chips[s] + c.slots[s] if c.out[s] < 0 else 0 for s in range(n)]
+            total = sum(held)
+            if total:
+                return [h / total for h in held]
         keys = self._place_keys()
         if g.payoff == "win":
             best = max(keys)

@@ -411,6 +411,20 @@ class OverUnderState(pyspiel.State):
             return [0.0] * r.n
         if r.n == 1:
             return [float(c.donated)]
+        return self._standing()
+
+    # ------------------------------------------------- search hooks (IS-MCTS)
+    def _round_number(self):
+        """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
+        return self._c.rnd
+
+    def _standing(self):
+        """The returns if the game ended now (tallies as they stand; with
+        one player, the money on the table in unclaimed stacks)."""
+        c, r = self._c, self._r
+        if r.n == 1:
+            return [float(c.donated if c.phase == OVER else
+                          sum(m for m, o in zip(c.money, c.owner) if o < 0))]
         if r.payoff == "win":
             return _common.win_shares(c.tally, higher_is_better=False)
         mean = sum(c.tally) / r.n

@@ -333,11 +333,27 @@ class UnderdogState(pyspiel.State):
         return self._c.phase == OVER
 
     def returns(self):
-        c = self._c
-        if c.phase != OVER:
+        if self._c.phase != OVER:
             return [0.0] * self._n
+        return self._standing()
+
+    # ------------------------------------------------- search hooks (IS-MCTS)
+    def _round_number(self):
+        """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
+        return self._c.rnd
+
+    def _standing(self):
+        """What a round-limited rollout backs up: the returns at the end; before
+        it, with ``payoff=win``, each player's share of the chips players hold
+        (the chance to win of a player with that share when the rest of the
+        game is fair, even bets: chip counts are then a martingale); with
+        ``payoff=chips``, the returns if the game ended now."""
+        c = self._c
         if self.get_game().payoff == "win":
-            return _common.win_shares(c.chips, higher_is_better=True)
+            total = sum(c.chips)
+            if c.phase == OVER or not total:
+                return _common.win_shares(c.chips, higher_is_better=True)
+            return [x / total for x in c.chips]
         mean = sum(c.chips) / self._n
         return [x - mean for x in c.chips]
 
