@@ -419,12 +419,22 @@ class OverUnderState(pyspiel.State):
         return self._c.rnd
 
     def _standing(self):
-        """The returns if the game ended now (tallies as they stand; with
-        one player, the money on the table in unclaimed stacks)."""
+        """What a round-limited rollout backs up: the returns at the end. Before
+        it, with one player, the money on the table in unclaimed stacks; with
+        ``payoff=win``, each player's share of the money the *others* have
+        claimed, ``(total - tally) / ((n - 1) * total)`` (1/n each while nobody
+        has claimed any): lower tallies score higher and the shares sum to 1,
+        like win shares, but without a winner-takes-all jump on a few dollars;
+        with ``payoff=score``, the returns if the game ended now."""
         c, r = self._c, self._r
         if r.n == 1:
             return [float(c.donated if c.phase == OVER else
                           sum(m for m, o in zip(c.money, c.owner) if o < 0))]
+        if r.payoff == "win" and c.phase != OVER:
+            total = sum(c.tally)
+            if not total:
+                return [1.0 / r.n] * r.n
+            return [(total - t) / ((r.n - 1) * total) for t in c.tally]
         if r.payoff == "win":
             return _common.win_shares(c.tally, higher_is_better=False)
         mean = sum(c.tally) / r.n
