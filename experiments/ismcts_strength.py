@@ -16,7 +16,8 @@ Opponents: ``random``, ``heuristic`` (the game's rule-based agent) and
 the same UCT constant and one random rollout per leaf).
 
 ``python experiments/ismcts_strength.py summarize FILE.csv ...`` prints the
-summary of match files, also of matches stopped early.
+summary of match files, also of matches stopped early; ``... table FILE.csv ...``
+prints them as one Markdown table.
 
 The CSV has one row per game (seat of IS-MCTS, every seat's return, seconds);
 the summary printed at the end gives, for IS-MCTS and for the mean opponent
@@ -113,6 +114,24 @@ def summarize(path) -> None:
            f"{sum(float(r['seconds']) for r in rows) / len(rows):.1f} s per game")
 
 
+def table(paths) -> None:
+    """Prints a Markdown table, one row per match CSV."""
+    print("| game | IS-MCTS | opponent | games (deals) | IS-MCTS mean | opponent seat mean | difference | s/game |")
+    print("| --- | --- | --- | ---: | --- | --- | --- | ---: |")
+    for path in paths:
+        rows, games = read_match(path)
+        if not rows:
+            continue
+        n = len(games[0][2])
+        per_deal = deal_means(games, n)
+        cells = [f"{m:+.3f} ± {h:.3f}" if k == 2 else f"{m:.3f} ± {h:.3f}"
+                 for k, (m, h) in enumerate(mean_ci(per_deal[:, k]) for k in range(3))]
+        secs = sum(float(r["seconds"]) for r in rows) / len(rows)
+        r0 = rows[0]
+        print(f"| {r0['game']} | `{r0['ismcts']}` | {r0['opponent']} | {len(games)} ({len(per_deal)}) | "
+              f"{' | '.join(cells)} | {secs:.1f} |")
+
+
 def report(game, opponent, spec, games, n, note=""):
     per_deal = deal_means(games, n)
     (m1, h1), (m2, h2), (md, hd) = (mean_ci(per_deal[:, k]) for k in range(3))
@@ -141,6 +160,9 @@ def main(argv=None):
     if argv and argv[0] == "summarize":
         for path in argv[1:]:
             summarize(path)
+        return
+    if argv and argv[0] == "table":
+        table(argv[1:])
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", required=True, help="game string, e.g. underdog or pub(players=5)")

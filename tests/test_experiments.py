@@ -51,3 +51,33 @@ def test_bad_spec_is_a_clear_error(tmp_path):
     (tmp_path / "spec.toml").write_text('kind = "magic"\n')
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
     assert result.exit_code == 1 and "allowed kinds: convergence, strength" in result.output
+
+
+def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsys):
+    from experiments import ismcts_strength as st
+    out = tmp_path / "m.csv"
+    args = ["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "random", "--sims", "5",
+            "--seed", "3", "--out", str(out)]
+    st.main(args + ["--games", "4"])
+    with out.open() as f:
+        first = list(csv.DictReader(f))
+    assert [int(r["index"]) for r in first] == [0, 1, 2, 3]
+    assert [int(r["ismcts_seat"]) for r in first] == [0, 1, 2, 0]
+    assert first[0]["ismcts"] == "ismcts(sims=5,uct_c=0.7,rollout=random)"
+    st.main(args + ["--games", "6"])  # plays only games 4 and 5
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["index"]) for r in rows] == [0, 1, 2, 3, 4, 5]
+    assert rows[:4] == first
+    # the same seed gives the same games: replay game 4 into another file
+    again = tmp_path / "again.csv"
+    st.main([a if a != str(out) else str(again) for a in args] + ["--games", "1", "--start", "4"])
+    with again.open() as f:
+        replay = list(csv.DictReader(f))
+    assert [replay[0][f"return_{p}"] for p in range(3)] == [rows[4][f"return_{p}"] for p in range(3)]
+    with pytest.raises(SystemExit, match="another match"):
+        st.main(args + ["--games", "6", "--sims", "6"])
+    capsys.readouterr()
+    st.main(["table", str(out)])
+    table = capsys.readouterr().out
+    assert "| underdog(players=3,cards=5,bank=2) | `ismcts(sims=5,uct_c=0.7,rollout=random)` | random | 6 (2) |" in table
