@@ -236,13 +236,20 @@ class ISMCTS:
         c = self.uct_c
         widen, expanders = self.widen, self._expand_agents
         log, sqrt = math.log, math.sqrt
+        if direct_rules(state):  # the search's own copy: no C++ history needed
+            apply, legal_of = state._apply_action, state._legal_actions
+        else:
+            apply = state.apply_action
+
+            def legal_of(_player):
+                return state.legal_actions()
         node = root
         path = []
         player = state.current_player()
         while player != _TERMINAL:
             if player == _CHANCE:
                 while player == _CHANCE:
-                    state.apply_action(_sample_chance(state, rand))
+                    apply(_sample_chance(state, rand))
                     player = state.current_player()
                 if player == _TERMINAL:
                     break
@@ -252,28 +259,37 @@ class ISMCTS:
                     child = node.children[key] = _Node()
                 node = child
                 continue
-            legal = state.legal_actions()
+            legal = legal_of(player)
             children = node.children
-            untried = [a for a in legal if a not in children]
-            if untried and widen:
+            if widen:
+                # progressive widening: the node's tried legal moves are few;
+                # work from them, not from the (possibly thousands of) legal ones
                 node.passes += 1
-                if len(legal) - len(untried) >= math.ceil(widen * sqrt(node.passes)):
-                    untried = None  # wide enough for now: choose among the tried moves
-            if untried:
+                legal_set = set(legal)
+                tried = [a for a in children if a in legal_set]
+                expand = len(tried) < len(legal) and len(tried) < math.ceil(widen * sqrt(node.passes))
+                untried = None
+            else:
+                untried = [a for a in legal if a not in children]
+                tried = legal
+                expand = bool(untried)
+            if expand:
                 action = None
-                if expanders is not None and len(untried) == len(legal):
+                if expanders is not None and (not tried if widen else len(untried) == len(legal)):
                     action = int(expanders[player].step(state))  # the first move tried here
                 if action is None or action in children:
+                    if untried is None:
+                        untried = [a for a in legal if a not in children]
                     action = untried[int(rand() * len(untried))]
-                for a in legal:
+                for a in tried:
                     if a in children:
                         children[a].avail += 1
                 child = children[action] = _Node()
                 path.append((child, player))
-                state.apply_action(action)
+                apply(action)
                 break
             best, best_value, action = None, -math.inf, None
-            for a in legal:
+            for a in tried:
                 ch = children.get(a)
                 if ch is None:
                     continue
@@ -282,7 +298,7 @@ class ISMCTS:
                 if value > best_value:
                     best, best_value, action = ch, value, a
             path.append((best, player))
-            state.apply_action(action)
+            apply(action)
             node = best
             player = state.current_player()
         returns = self._playout(state, rand)
