@@ -13,7 +13,10 @@ file already holds, so an interrupted match resumes where it stopped.
 
 Opponents: ``random``, ``heuristic`` (the game's rule-based agent) and
 ``openspiel`` (OpenSpiel's Python ``ISMCTSBot`` with the same simulations,
-the same UCT constant and one random rollout per leaf).
+the same UCT constant and one random rollout per leaf). With ``--fill KIND``
+the opponent holds one seat only (its offset from IS-MCTS rotating by deal)
+and KIND the others; IS-MCTS is then compared with that seat, which keeps a
+match against the slower ``ISMCTSBot`` affordable.
 
 ``python experiments/ismcts_strength.py summarize FILE.csv ...`` prints the
 summary of match files, also of matches stopped early; ``... table FILE.csv ...``
@@ -79,14 +82,14 @@ def mean_ci(xs):
 def deal_means(games, n):
     """Per-deal means of (IS-MCTS return, mean opponent return, difference).
 
-    ``games`` holds (index, seat, returns). The n seatings of a deal share
+    ``games`` holds (index, IS-MCTS seat, returns, opponent seats). The n seatings of a deal share
     its chance numbers, so they are not independent draws: the confidence
     intervals are taken over deals (each the mean of its seatings played).
     """
     by_deal = {}
-    for index, seat, ret in games:
+    for index, seat, ret, opp in games:
         mine = ret[seat]
-        theirs = (sum(ret) - mine) / (n - 1)
+        theirs = sum(ret[p] for p in opp) / len(opp)
         by_deal.setdefault(index // n, []).append((mine, theirs, mine - theirs))
     return np.array([np.mean(v, axis=0) for v in by_deal.values()]).reshape(-1, 3)
 
@@ -97,8 +100,12 @@ def read_match(path):
     if not rows:
         return None, []
     n = sum(1 for k in rows[0] if k.startswith("return_"))
-    games = [(int(r["index"]), int(r["ismcts_seat"]), [float(r[f"return_{p}"]) for p in range(n)])
-             for r in rows]
+    games = []
+    for r in rows:
+        seat = int(r["ismcts_seat"])
+        opp = ([int(x) for x in r["opponent_seats"].split()] if r.get("opponent_seats")
+               else [p for p in range(n) if p != seat])
+        games.append((int(r["index"]), seat, [float(r[f"return_{p}"]) for p in range(n)], opp))
     return rows, games
 
 
@@ -167,6 +174,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", required=True, help="game string, e.g. underdog or pub(players=5)")
     ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel"])
+    ap.add_argument("--fill", default="none", choices=["none", "random", "heuristic"],
+                    help="none: the opponent kind in every other seat; random/heuristic: the "
+                         "opponent in one other seat (its offset from IS-MCTS rotating by deal) "
+                         "and this kind in the rest, and IS-MCTS is compared with that one seat")
     ap.add_argument("--sims", type=int, default=1000, help="simulations per move (both searchers)")
     ap.add_argument("--uct-c", type=float, default=0.7, help="UCT constant (both searchers)")
     ap.add_argument("--rollout", default="random", choices=["random", "heuristic"],
@@ -185,24 +196,28 @@ def main(argv=None):
     game = pyspiel.load_game(args.game)
     n = game.num_players()
     spec = ismcts_spec(args)
+    label = args.opponent if args.fill == "none" else f"{args.opponent} (other seats {args.fill})"
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done_before = set()
+    fields = (["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "opponent_seats",
+               "seconds"] + [f"return_{p}" for p in range(n)])
     if out.exists() and out.stat().st_size:
         with out.open(newline="") as f:
-            for r in csv.DictReader(f):
+            reader = csv.DictReader(f)
+            fields = reader.fieldnames  # a file from before a column was added keeps its columns
+            for r in reader:
                 mine_key = (r["game"], r["opponent"], r["ismcts"], r["seed"])
-                want = (args.game, args.opponent, spec, str(args.seed))
+                want = (args.game, label, spec, str(args.seed))
                 if mine_key != want:
                     sys.exit(f"{out} holds another match ({', '.join(mine_key)}); "
                              f"this run is ({', '.join(want)}): give another --out")
                 done_before.add(int(r["index"]))
     new = not done_before
     f = out.open("w" if new else "a", newline="")
-    w = csv.writer(f)
+    w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
     if new:
-        w.writerow(["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "seconds"]
-                   + [f"return_{p}" for p in range(n)])
+        w.writeheader()
     todo = [i for i in range(args.start, args.start + args.games) if i not in done_before]
     if len(todo) < args.games:
         print(f"{out}: {args.games - len(todo)} of these games are already played; "
@@ -215,10 +230,16 @@ def main(argv=None):
         seeds = np.random.SeedSequence([args.seed, i]).generate_state(n)
         deal_seed = np.random.SeedSequence([args.seed, i // n, 1]).generate_state(1)[0]
         seat = i % n
+        if args.fill == "none":
+            opp = [p for p in range(n) if p != seat]
+        else:
+            opp = [(seat + 1 + (i // n) % (n - 1)) % n]
         bots = []
         for p in range(n):
             if p == seat:
                 bots.append(make_agent(spec, game, p, int(seeds[p])))
+            elif p not in opp:
+                bots.append(make_agent(args.fill, game, p, int(seeds[p])))
             elif args.opponent == "openspiel":
                 bots.append(openspiel_bot(game, p, int(seeds[p]), args.sims, args.uct_c))
             else:
@@ -226,10 +247,12 @@ def main(argv=None):
         g0 = time.perf_counter()
         returns = play_game(game, bots, np.random.default_rng(int(deal_seed)))
         secs = time.perf_counter() - g0
-        w.writerow([args.game, args.opponent, args.sims, spec, i, args.seed, seat, f"{secs:.3f}"]
-                   + [f"{r:.6g}" for r in returns])
+        row = dict(game=args.game, opponent=label, sims=args.sims, ismcts=spec, index=i, seed=args.seed,
+                   ismcts_seat=seat, opponent_seats=" ".join(map(str, opp)), seconds=f"{secs:.3f}")
+        row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
+        w.writerow(row)
         f.flush()
-        played.append((i, seat, list(returns)))
+        played.append((i, seat, list(returns), opp))
         el = time.perf_counter() - t0
         m, h = mean_ci(deal_means(played, n)[:, 2])
         print(f"\r{len(played)}/{len(todo)} games  {len(played) / el:.3f} games/s  "
@@ -237,10 +260,10 @@ def main(argv=None):
     print(file=sys.stderr)
     f.close()
     if played:
-        report(args.game, args.opponent, spec, played, n, f"this run, seed {args.seed}")
+        report(args.game, label, spec, played, n, f"this run, seed {args.seed}")
     _, games_all = read_match(out)
     if len(games_all) > len(played):
-        report(args.game, args.opponent, spec, games_all, n, f"all of {out}")
+        report(args.game, label, spec, games_all, n, f"all of {out}")
 
 
 if __name__ == "__main__":

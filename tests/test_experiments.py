@@ -64,6 +64,7 @@ def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsy
     assert [int(r["index"]) for r in first] == [0, 1, 2, 3]
     assert [int(r["ismcts_seat"]) for r in first] == [0, 1, 2, 0]
     assert first[0]["ismcts"] == "ismcts(sims=5,uct_c=0.7,rollout=random)"
+    assert [r["opponent_seats"] for r in first] == ["1 2", "0 2", "0 1", "1 2"]
     st.main(args + ["--games", "6"])  # plays only games 4 and 5
     with out.open() as f:
         rows = list(csv.DictReader(f))
@@ -81,3 +82,16 @@ def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsy
     st.main(["table", str(out)])
     table = capsys.readouterr().out
     assert "| underdog(players=3,cards=5,bank=2) | `ismcts(sims=5,uct_c=0.7,rollout=random)` | random | 6 (2) |" in table
+
+
+def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
+    from experiments import ismcts_strength as st
+    out = tmp_path / "os.csv"
+    st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "openspiel", "--fill", "random",
+             "--sims", "4", "--games", "6", "--out", str(out)])
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert {r["opponent"] for r in rows} == {"openspiel (other seats random)"}
+    # deal 0: the opponent sits one seat after IS-MCTS; deal 1: two seats after
+    assert [(r["ismcts_seat"], r["opponent_seats"]) for r in rows] == [
+        ("0", "1"), ("1", "2"), ("2", "0"), ("0", "2"), ("1", "0"), ("2", "1")]
