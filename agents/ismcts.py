@@ -21,6 +21,8 @@ OPTIONS = {
     "widen": (0.0, "progressive widening: a node reached k times tries at most ceil(widen * sqrt(k)) moves "
                    "(0 = off: every legal move once before any twice)"),
     "expand": ("random", "first move tried at a new node: random | heuristic (the game's heuristic agent's choice)"),
+    "rollout_moves": (-1, "-1 = no limit; k >= 0: stop a rollout before its (k+1)-th player move and back up "
+                          "the standing there (underdog, over_under, doubt_and_bet)"),
     "rollout_rounds": (0, "0 = roll out to the end of the game; k = stop when the k-th next round begins "
                           "and back up the standing there (underdog, over_under, doubt_and_bet)"),
 }
@@ -39,15 +41,17 @@ class ISMCTSAgent(Agent):
         return self.search.policy(state)
 
 
-def _options(sims, seconds, uct_c, rollout, final, max_world_samples, rollout_rounds, widen, expand):
+def _options(sims, seconds, uct_c, rollout, final, max_world_samples, rollout_rounds, widen, expand,
+             rollout_moves):
     return dict(sims=int(sims), seconds=float(seconds), uct_c=float(uct_c), rollout=str(rollout),
                 final=str(final), max_world_samples=int(max_world_samples),
-                rollout_rounds=int(rollout_rounds), widen=float(widen), expand=str(expand))
+                rollout_rounds=int(rollout_rounds), widen=float(widen), expand=str(expand),
+                rollout_moves=int(rollout_moves))
 
 
 @register_agent("ismcts", "information-set Monte Carlo tree search (single observer, Cowling et al. 2012)",
                 options=OPTIONS)
 def _ismcts(game, player_id, seed, sims=1000, seconds=0.0, uct_c=0.7, rollout="random", final="visits",
-            max_world_samples=-1, rollout_rounds=0, widen=0.0, expand="random"):
+            max_world_samples=-1, rollout_rounds=0, widen=0.0, expand="random", rollout_moves=-1):
     return ISMCTSAgent(game, player_id, seed, **_options(sims, seconds, uct_c, rollout, final, max_world_samples,
-                                                         rollout_rounds, widen, expand))
+                                                         rollout_rounds, widen, expand, rollout_moves))

@@ -154,6 +154,8 @@ def ismcts_spec(args) -> str:
     extra = ""
     if args.rollout_rounds:
         extra += f",rollout_rounds={args.rollout_rounds}"
+    if args.rollout_moves >= 0:
+        extra += f",rollout_moves={args.rollout_moves}"
     if args.widen:
         extra += f",widen={args.widen:g}"
     if args.expand != "random":
@@ -184,6 +186,8 @@ def main(argv=None):
                     help="IS-MCTS rollout policy (OpenSpiel's ISMCTSBot always rolls out at random)")
     ap.add_argument("--rollout-rounds", type=int, default=0,
                     help="IS-MCTS rollout_rounds (0 = roll out to the end of the game)")
+    ap.add_argument("--rollout-moves", type=int, default=-1,
+                    help="IS-MCTS rollout_moves (-1 = no limit)")
     ap.add_argument("--widen", type=float, default=0.0, help="IS-MCTS progressive widening (0 = off)")
     ap.add_argument("--expand", default="random", choices=["random", "heuristic"],
                     help="IS-MCTS: first move tried at a new node")

@@ -108,6 +108,11 @@ class ISMCTS:
         game's heuristic agent's choice in the simulation's world (later
         ones are random); with ``widen`` this keeps the heuristic's move
         among the few a wide node considers.
+      rollout_moves: -1 (no limit); k >= 0 stops a rollout before its
+        (k+1)-th move by a player (chance moves are played) and backs up the
+        game's standing there; 0 backs up the standing as soon as the chance
+        moves after the expanded move are resolved. Same games as
+        ``rollout_rounds``; with both, the first limit reached stops it.
       rollout_rounds: 0 rolls out to the end of the game; k > 0 stops a
         rollout when the k-th round after the searched one begins and backs
         up the game's standing at that point (the returns if the game ended
@@ -118,7 +123,7 @@ class ISMCTS:
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
                  seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
                  final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
-                 widen: float = 0.0, expand: str = "random"):
+                 widen: float = 0.0, expand: str = "random", rollout_moves: int = -1):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -135,6 +140,8 @@ class ISMCTS:
             raise ValueError(f"widen must be >= 0 (0 = off); got {widen}")
         if expand not in EXPANSIONS:
             raise ValueError(f"expand must be one of {', '.join(EXPANSIONS)}; got {expand!r}")
+        if rollout_moves < -1:
+            raise ValueError(f"rollout_moves must be -1 (no limit) or >= 0; got {rollout_moves}")
         if rollout_rounds < 0:
             raise ValueError(f"rollout_rounds must be >= 0 (0 = to the end of the game); got {rollout_rounds}")
         if max_world_samples == 0 or max_world_samples < -1:
@@ -149,6 +156,7 @@ class ISMCTS:
         self.final = final
         self.max_world_samples = int(max_world_samples)
         self.rollout_rounds = int(rollout_rounds)
+        self.rollout_moves = int(rollout_moves)
         self.widen = float(widen)
         self.expand = expand
         self._expand_agents = None
@@ -188,11 +196,13 @@ class ISMCTS:
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._expand_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                    for p in range(self.game.num_players())]
-        if self.rollout_rounds:
+        if self.rollout_rounds or self.rollout_moves >= 0:
             if not (direct_rules(state) and hasattr(state, "_round_number")):
-                raise ValueError(f"rollout_rounds > 0 needs a game with rounds and a standing "
-                                 f"(underdog, over_under, doubt_and_bet); "
-                                 f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0")
+                raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with rounds and a "
+                                 f"standing (underdog, over_under, doubt_and_bet); "
+                                 f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0 "
+                                 f"and rollout_moves=-1")
+        if self.rollout_rounds:
             self._stop_round = state._round_number() + self.rollout_rounds
         root = self.root = _Node()
         legal_root = state.legal_actions()
@@ -314,9 +324,9 @@ class ISMCTS:
                 return self._fast_playout(state, rand, self._rollout_fn)
             if agents is None:
                 return self._fast_playout(state, rand, None)
-            stop = self._stop_round
+            stop, left = self._stop_round, self.rollout_moves
         else:
-            stop = 0
+            stop, left = 0, -1
         apply = state.apply_action
         player = state.current_player()
         while player != _TERMINAL:
@@ -324,7 +334,12 @@ class ISMCTS:
                 if stop and state._round_number() >= stop:
                     return state._standing()
                 apply(_sample_chance(state, rand))
-            elif agents is not None:
+                player = state.current_player()
+                continue
+            if left == 0:
+                return state._standing()
+            left -= 1
+            if agents is not None:
                 apply(agents[player].step(state))
             else:
                 legal = state.legal_actions()
@@ -345,7 +360,7 @@ class ISMCTS:
         """
         apply, legal_of = state._apply_action, state._legal_actions
         current, outcomes_of = state.current_player, state.chance_outcomes
-        stop = self._stop_round
+        stop, left = self._stop_round, self.rollout_moves
         round_of = state._round_number if stop else None
         player = current()
         while player != _TERMINAL:
@@ -360,7 +375,12 @@ class ISMCTS:
                         action = a
                         break
                 apply(action)
-            elif choose is not None:
+                player = current()
+                continue
+            if left == 0:
+                return state._standing()
+            left -= 1
+            if choose is not None:
                 apply(choose(state, rand))
             else:
                 legal = legal_of(player)

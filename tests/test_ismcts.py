@@ -179,6 +179,26 @@ def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_fi
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), expand="heuristic")
 
 
+@pytest.mark.parametrize("rollout", ["random", "heuristic"])
+def test_move_limited_rollouts_stop_at_a_decision_and_back_up_the_standing(rollout):
+    import random
+    game = pyspiel.load_game("over_under")
+    state = first_decision(game, seed=4)
+    me = state.current_player()
+    for k in (0, 3):
+        search = ISMCTS(game, me, np.random.default_rng(0), sims=30, rollout_moves=k, rollout=rollout)
+        assert sum(search.search(state).values()) == 30
+        world = state.resample_from_infostate(me, random.Random(k).random, internal=True)
+        moves = len(world.log())
+        world.apply_action(world.legal_actions()[0])
+        returns = search._playout(world, random.Random(1).random)
+        assert returns == world._standing()
+        if not world.is_terminal():
+            assert not world.is_chance_node()
+            made = sum(1 for e in world.log()[moves + 1:] if e[0] in ("predict", "give"))
+            assert made == k
+
+
 def test_round_limited_rollouts():
     game = pyspiel.load_game("underdog")
     state = first_decision(game, seed=3)
@@ -206,7 +226,7 @@ def test_round_limited_rollouts():
     ({"sims": -1}, "sims"), ({"sims": 0, "seconds": 0}, "budget"), ({"uct_c": -1}, "uct_c"),
     ({"rollout": "greedy"}, "rollout"), ({"final": "value"}, "final"),
     ({"max_world_samples": 0}, "max_world_samples"), ({"rollout_rounds": -1}, "rollout_rounds"),
-    ({"widen": -0.5}, "widen"), ({"expand": "greedy"}, "expand")])
+    ({"widen": -0.5}, "widen"), ({"expand": "greedy"}, "expand"), ({"rollout_moves": -2}, "rollout_moves")])
 def test_bad_options_are_rejected(options, message):
     with pytest.raises(ValueError, match=message):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), **options)
@@ -215,7 +235,7 @@ def test_bad_options_are_rejected(options, message):
 def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
-                                 "rollout_rounds", "widen", "expand"}
+                                 "rollout_rounds", "widen", "expand", "rollout_moves"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
