@@ -22,7 +22,7 @@ OPTIONS = {
                    "(0 = off: every legal move once before any twice)"),
     "expand": ("random", "first move tried at a new node: random | heuristic (the game's heuristic agent's choice)"),
     "rollout_moves": (-1, "-1 = no limit; k >= 0: stop a rollout before its (k+1)-th player move and back up "
-                          "the standing there (underdog, over_under, doubt_and_bet)"),
+                          "the standing there (kibitz games)"),
     "rollout_rounds": (0, "0 = roll out to the end of the game; k = stop when the k-th next round begins "
                           "and back up the standing there (underdog, over_under, doubt_and_bet)"),
 }

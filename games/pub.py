@@ -410,6 +410,31 @@ class PubState(pyspiel.State):
         mean = sum(c.scores) / self._n
         return [mean - x for x in c.scores]
 
+    # ------------------------------------------------- search hooks (IS-MCTS)
+    def _round_number(self):
+        """Pub is one deal: always 1 (IS-MCTS ``rollout_rounds`` never stops it)."""
+        return 1
+
+    def _standing(self):
+        """What a move-limited IS-MCTS rollout backs up: the returns at the end;
+        before it, the scores the cards held now would make (collections and
+        hands; the search's own worlds know every hand). With ``payoff=win``
+        each player's share of the points the *others* would score,
+        ``(total - score) / ((n - 1) * total)`` (1/n each at no points), which
+        sums to 1 like win shares; with ``payoff=score``, mean minus own."""
+        c, n = self._c, self._n
+        if c.phase == OVER:
+            return self.returns()
+        g = self.get_game()
+        scores = scores_of([c.coll[s] + c.hands[s] for s in range(n)], g.num_suits, g.num_ranks)
+        if g.payoff == "win":
+            total = sum(scores)
+            if not total:
+                return [1.0 / n] * n
+            return [(total - x) / ((n - 1) * total) for x in scores]
+        mean = sum(scores) / n
+        return [mean - x for x in scores]
+
     # ---------------------------------------------------------- read-only API
     @property
     def phase(self):

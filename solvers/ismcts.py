@@ -116,8 +116,8 @@ class ISMCTS:
       rollout_rounds: 0 rolls out to the end of the game; k > 0 stops a
         rollout when the k-th round after the searched one begins and backs
         up the game's standing at that point (the returns if the game ended
-        there). Only for games with rounds that offer ``_round_number()`` and
-        ``_standing()`` (Underdog, Over/Under, Doubt and Bet).
+        there). Only for games that offer ``_round_number()`` and
+        ``_standing()`` (the four kibitz games; Pub is one round).
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
@@ -198,8 +198,8 @@ class ISMCTS:
                                    for p in range(self.game.num_players())]
         if self.rollout_rounds or self.rollout_moves >= 0:
             if not (direct_rules(state) and hasattr(state, "_round_number")):
-                raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with rounds and a "
-                                 f"standing (underdog, over_under, doubt_and_bet); "
+                raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with a standing "
+                                 f"(the kibitz games); "
                                  f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0 "
                                  f"and rollout_moves=-1")
         if self.rollout_rounds:

@@ -138,7 +138,7 @@ def test_fast_heuristic_rollout_hook_is_used_where_a_game_offers_it():
     assert search._rollout_agents is None  # no agent objects were built
 
 
-@pytest.mark.parametrize("game_string", ["underdog", "over_under", "doubt_and_bet(players=3)"])
+@pytest.mark.parametrize("game_string", ["underdog", "over_under", "doubt_and_bet(players=3)", "pub"])
 def test_standing_is_the_return_at_the_end(game_string):
     """``_standing()`` (what a round-limited rollout backs up) equals the
     returns on terminal states, and the round number never goes down."""
@@ -216,10 +216,13 @@ def test_round_limited_rollouts():
     if not world.is_terminal():
         assert world._round_number() == limited._stop_round and world.is_chance_node()
     assert returns == world._standing()
-    pub = pyspiel.load_game("pub")
-    with pytest.raises(ValueError, match="rollout_rounds"):
-        ISMCTS(pub, 0, np.random.default_rng(0), sims=5, rollout_rounds=1).search(
-            first_decision(pub, seed=0))
+    kuhn = pyspiel.load_game("kuhn_poker")
+    state = kuhn.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    for option in ({"rollout_rounds": 1}, {"rollout_moves": 0}):
+        with pytest.raises(ValueError, match="rollout_rounds"):
+            ISMCTS(kuhn, 0, np.random.default_rng(0), sims=5, **option).search(state)
 
 
 @pytest.mark.parametrize("options, message", [
