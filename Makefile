@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.kibitz-installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench strength clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/game_speed.py
+
+# IS-MCTS strength matches (hours): resumes where the CSVs stop
+strength: $(STAMP)
+	PY=$(BIN)/python experiments/ismcts_strength_campaign.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache

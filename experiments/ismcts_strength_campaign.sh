@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs, or resumes, every IS-MCTS strength match of issue 7, two at a time,
+# then rewrites the results table. Each match appends to its CSV under
+# docs/results/ismcts_strength/ and skips the games already there, so the
+# campaign can be stopped at any point and started again (commit the CSVs
+# to keep them). Progress of each match: docs/results/ismcts_strength/logs/.
+#
+#   experiments/ismcts_strength_campaign.sh          # all matches
+#   JOBS=1 experiments/ismcts_strength_campaign.sh   # one at a time
+#   experiments/ismcts_strength_campaign.sh pub      # only lines naming "pub"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+OUT=docs/results/ismcts_strength
+mkdir -p "$OUT/logs"
+
+# name | options (every match: 1,000 games, seed 0)
+MATCHES="
+pub_vs_random                    | --game pub --opponent random
+pub_vs_heuristic                 | --game pub --opponent heuristic
+pub_vs_openspiel_100sims         | --game pub --opponent openspiel --fill random --sims 100
+over_under_m0_vs_heuristic       | --game over_under --opponent heuristic --rollout-moves 0 --uct-c 0.05
+over_under_m0_vs_random          | --game over_under --opponent random --rollout-moves 0 --uct-c 0.05
+underdog_vs_heuristic            | --game underdog --opponent heuristic
+underdog_vs_random               | --game underdog --opponent random
+underdog_vs_openspiel_100sims    | --game underdog --opponent openspiel --fill random --sims 100
+over_under_vs_openspiel_100sims  | --game over_under --opponent openspiel --fill random --sims 100
+doubt_and_bet_vs_random          | --game doubt_and_bet --opponent random
+"
+
+selected=$(printf '%s\n' "$MATCHES" | grep -v '^\s*$' | grep -- "${1:-}" || true)
+if [ -z "$selected" ]; then
+  echo "no match line contains '${1:-}'" >&2
+  exit 2
+fi
+printf '%s\n' "$selected" | while IFS='|' read -r name opts; do
+  name=$(echo "$name" | xargs)
+  echo "$name|$opts"
+done | xargs -P "${JOBS:-2}" -I{} bash -c '
+  line="{}"; name=${line%%|*}; opts=${line#*|}
+  echo "start $name"
+  '"$PY"' experiments/ismcts_strength.py --sims 1000 --games 1000 --seed 0 $opts \
+      --out '"$OUT"'/$name.csv > '"$OUT"'/logs/$name.log 2>&1 && echo "done  $name" || echo "FAILED $name (see '"$OUT"'/logs/$name.log)"
+'
+"$PY" experiments/ismcts_strength.py table "$OUT"/*.csv > "$OUT/table.md"
+echo "table: $OUT/table.md"
