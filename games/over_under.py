@@ -240,6 +240,9 @@ class _Core(_common.SlotsState):
 class OverUnderState(pyspiel.State):
     """A game of Over/Under; rules only (encoding lives in the observer)."""
 
+    #: every chance outcome is a face-up card: IS-MCTS keys chance edges by it
+    _chance_is_public = True
+
     def __init__(self, game):
         super().__init__(game)
         r = game.rules

@@ -29,7 +29,9 @@ Tree nodes are information sets of the observer: an edge for a player's
 move is the action itself (single-observer ISMCTS treats every move as seen
 by the observer), and chance outcomes met during selection are merged when
 the observer cannot tell them apart: the edge below a run of chance moves is
-keyed by the observer's information-state string after them. So the
+keyed by the observer's information-state string after them (or by the
+outcomes themselves in games whose states declare every chance outcome
+public, ``_chance_is_public``: Over/Under). So the
 observer's own later decisions are conditioned on what it will have seen,
 and cards it cannot see are not.
 
@@ -253,17 +255,23 @@ class ISMCTS:
 
             def legal_of(_player):
                 return state.legal_actions()
+        public_chance = getattr(state, "_chance_is_public", False)
         node = root
         path = []
         player = state.current_player()
         while player != _TERMINAL:
             if player == _CHANCE:
+                drawn = []
                 while player == _CHANCE:
-                    apply(_sample_chance(state, rand))
+                    outcome = _sample_chance(state, rand)
+                    apply(outcome)
+                    drawn.append(outcome)
                     player = state.current_player()
                 if player == _TERMINAL:
                     break
-                key = state.information_state_string(me)
+                # what the observer saw of them: the outcomes themselves where
+                # every chance outcome is public (cheaper than the string)
+                key = tuple(drawn) if public_chance else state.information_state_string(me)
                 child = node.children.get(key)
                 if child is None:
                     child = node.children[key] = _Node()
