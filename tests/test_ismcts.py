@@ -199,6 +199,16 @@ def test_move_limited_rollouts_stop_at_a_decision_and_back_up_the_standing(rollo
             assert made == k
 
 
+def test_public_chance_edges_are_keyed_by_the_outcomes():
+    game = pyspiel.load_game("over_under")
+    state = first_decision(game, seed=1)
+    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=200)
+    search.search(state)
+    below = [k for child in search.root.children.values() for k in child.children]
+    assert below and all(isinstance(k, tuple) and all(isinstance(a, int) for a in k) for k in below)
+    assert all(k[0] in range(game.rules.KC) for k in below)  # a flipped card
+
+
 def test_round_limited_rollouts():
     game = pyspiel.load_game("underdog")
     state = first_decision(game, seed=3)
