@@ -175,8 +175,9 @@ class ISMCTS:
             # a heuristic module may offer ``rollout_action(state, rand)``: the
             # same policy as its agent, computed from the state's own lists
             # (no agent object, no policy dict, no C++ round trip)
-            module = sys.modules[self._heuristic_cls.__module__]
-            self._rollout_fn = getattr(module, "rollout_action", None)
+            if rollout == "heuristic":
+                module = sys.modules[self._heuristic_cls.__module__]
+                self._rollout_fn = getattr(module, "rollout_action", None)
         #: simulations run by the last search
         self.last_simulations = 0
         #: the root of the last search's tree

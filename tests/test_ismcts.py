@@ -136,6 +136,10 @@ def test_fast_heuristic_rollout_hook_is_used_where_a_game_offers_it():
     assert search._rollout_fn is not None
     assert sum(search.search(state).values()) == 20
     assert search._rollout_agents is None  # no agent objects were built
+    # expand=heuristic alone keeps random rollouts
+    random_rollouts = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=5,
+                             expand="heuristic")
+    assert random_rollouts._rollout_fn is None
 
 
 @pytest.mark.parametrize("game_string", ["underdog", "over_under", "doubt_and_bet(players=3)", "pub"])
