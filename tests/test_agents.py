@@ -64,3 +64,37 @@ def test_agents_command_lists_kinds():
     out = CliRunner().invoke(main, ["agents"]).output
     for name in ("random", "heuristic", "human"):
         assert f"{name}:" in out
+
+
+def test_underdog_heuristic_win_chance_matches_an_exact_count(monkeypatch):
+    """The heuristic's sampled chance to win a showdown (vectorized) agrees
+    with counting every deal: seat 2 (turn order 0) holds 4 with underdog 6;
+    seat 0 has fought, seat 1 is undecided (fights with chance FIGHT_RATE)."""
+    import itertools
+    import types
+
+    from agents.heuristics import underdog as uh
+
+    game = pyspiel.load_game("underdog(players=3)")
+    view = types.SimpleNamespace(me=2, underdog=6, fought=[0], undecided=[1],
+                                 order_index={2: 0, 0: 1, 1: 2})
+    unseen = np.array([1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13])
+    card = 4
+
+    def wins(fighters):  # [(turn order, card)]
+        low = min(v for _, v in fighters)
+        best = max((v + view.underdog if v == low else v, -pos) for pos, v in fighters)
+        return best[1] == 0
+
+    exact = 0.0
+    pairs = list(itertools.permutations(unseen.tolist(), 2))
+    for a, b in pairs:
+        both = wins([(0, card), (1, a), (2, b)])
+        alone = wins([(0, card), (1, a)])
+        exact += (uh.FIGHT_RATE * both + (1 - uh.FIGHT_RATE) * alone) / len(pairs)
+    monkeypatch.setattr(uh, "SAMPLES", 40_000)
+    agent = uh.UnderdogHeuristic(game, 2, seed=0)
+    assert abs(agent._win_probability(view, card, unseen) - exact) < 0.01
+    # nobody else in the round: a sure win
+    alone = types.SimpleNamespace(**{**vars(view), "fought": [], "undecided": []})
+    assert agent._win_probability(alone, card, unseen) == 1.0

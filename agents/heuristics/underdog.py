@@ -62,26 +62,32 @@ class UnderdogHeuristic(Agent):
         return legal[int(np.argmax(probs))]
 
     def _win_probability(self, view, card, unseen):
-        """Chance that ``card`` wins the showdown, by sampling the unseen cards."""
+        """Chance that ``card`` wins the showdown, by sampling the unseen cards.
+
+        ``SAMPLES`` deals at once: each rival still in gets a distinct unseen
+        card, an undecided rival fights with chance ``FIGHT_RATE``; the
+        lowest fighter's card adds the underdog card, the highest total wins
+        and a tie goes to the fighter first in turn order.
+        """
         rivals = view.fought + view.undecided
         if not rivals:
             return 1.0
         rng = self.rng
-        wins = 0
-        for _ in range(SAMPLES):
-            dealt = rng.permutation(unseen)[:len(rivals)]
-            fighters = [(view.order_index[view.me], card)]
-            for i, seat in enumerate(rivals):
-                if seat in view.fought or rng.random() < FIGHT_RATE:
-                    fighters.append((view.order_index[seat], int(dealt[i])))
-            if len(fighters) == 1:
-                wins += 1
-                continue
-            low = min(v for _, v in fighters)
-            totals = [(v + view.underdog if v == low else v, -pos) for pos, v in fighters]
-            best = max(totals)
-            wins += best[1] == -view.order_index[view.me]
-        return wins / SAMPLES
+        r = len(rivals)
+        # r distinct unseen cards per sample: the first r of a random order
+        order = np.argsort(rng.random((SAMPLES, len(unseen))), axis=1)[:, :r]
+        cards = unseen[order]
+        fights = rng.random((SAMPLES, r)) < FIGHT_RATE
+        fights[:, [i for i, seat in enumerate(rivals) if seat in view.fought]] = True
+        big = 10 ** 6  # a non-fighter's card: never the lowest, never the best
+        low = np.minimum(card, np.where(fights, cards, big).min(axis=1))
+        mine = card + np.where(low == card, view.underdog, 0)
+        theirs = np.where(cards == low[:, None], cards + view.underdog, cards)
+        theirs = np.where(fights, theirs, -big)
+        pos = np.array([view.order_index[seat] for seat in rivals])
+        me_first = view.order_index[view.me] < pos  # a tie goes to the earlier fighter
+        beaten = (theirs < mine[:, None]) | ((theirs == mine[:, None]) & me_first)
+        return float(beaten.all(axis=1).mean())
 
 
 class _RoundView:
