@@ -160,6 +160,10 @@ def ismcts_spec(args) -> str:
         extra += f",widen={args.widen:g}"
     if args.expand != "random":
         extra += f",expand={args.expand}"
+    if args.max_world_samples != -1:
+        extra += f",max_world_samples={args.max_world_samples}"
+    if args.belief != "uniform":
+        extra += f",belief={args.belief},belief_eps={args.belief_eps:g}"
     return f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}{extra})"
 
 
@@ -191,6 +195,12 @@ def main(argv=None):
     ap.add_argument("--widen", type=float, default=0.0, help="IS-MCTS progressive widening (0 = off)")
     ap.add_argument("--expand", default="random", choices=["random", "heuristic"],
                     help="IS-MCTS: first move tried at a new node")
+    ap.add_argument("--max-world-samples", type=int, default=-1,
+                    help="IS-MCTS determinizations per move (-1 = a fresh one every simulation)")
+    ap.add_argument("--belief", default="uniform", choices=["uniform", "heuristic"],
+                    help="IS-MCTS determinizations: uniform, or weighted by the heuristic opponent model")
+    ap.add_argument("--belief-eps", type=float, default=0.1,
+                    help="IS-MCTS belief=heuristic: weight of a move the heuristic would not make")
     ap.add_argument("--games", type=int, default=1000, help="games in the match")
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)

@@ -167,6 +167,28 @@ class SlotsState:
             setattr(self, k, v)
 
 
+def replay_applier(state, internal: bool, observer: int, check=None):
+    """The apply function a game's ``resample_from_infostate`` replays with.
+
+    ``internal`` calls the game's Python rules directly (no pyspiel history:
+    for a search's own states only). ``check(state, player, action)``, if
+    given, is called before every move of a player other than ``observer``
+    and may raise to abandon the replay: IS-MCTS's belief filter uses it to
+    reject a drawn world as soon as a move in it is unlikely.
+    """
+    apply = state._apply_action if internal else state.apply_action
+    if check is None:
+        return apply
+    current = state.current_player
+
+    def checked(action):
+        player = current()
+        if player >= 0 and player != observer:
+            check(state, player, action)
+        apply(action)
+    return checked
+
+
 class IllegalActionError(ValueError):
     """An action that is not legal in the state it was applied to."""
 

@@ -836,7 +836,7 @@ class DoubtAndBetState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
         """A state drawn from ``player_id``'s information state.
 
         In every round whose cards were not revealed, the other players'
@@ -851,6 +851,9 @@ class DoubtAndBetState(pyspiel.State):
         With ``internal=True`` (kibitz's own searches only) the actions are
         replayed through the game's Python rules directly, so the returned
         state's pyspiel history is not kept; use it only inside a search.
+        ``check(state, player, action)`` is called before each other
+        player's move of the replay and may raise to abandon it
+        (``_common.replay_applier``).
         """
         g = self.get_game()
         k1 = self._k1
@@ -897,7 +900,7 @@ class DoubtAndBetState(pyspiel.State):
                 total -= 1
                 new_cards.append(j)
         state = g.new_initial_state()
-        apply = state._apply_action if internal else state.apply_action
+        apply = _common.replay_applier(state, internal, player_id, check)
         cards = iter(new_cards)
         for a in self.history():
             if state._c.phase == DEAL:

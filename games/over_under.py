@@ -533,7 +533,7 @@ class OverUnderState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
         """A state drawn from ``player_id``'s information state.
 
         Every card is face up and each chance outcome is a card value, so the
@@ -543,7 +543,8 @@ class OverUnderState(pyspiel.State):
         exact sample; ``probability_sampler`` is not needed.
 
         ``internal`` (kibitz's searches pass it to the other games, which then
-        replay without pyspiel's history bookkeeping) changes nothing here.
+        replay without pyspiel's history bookkeeping) changes nothing here,
+        nor does ``check`` (no move is replayed).
         """
         return self.clone()
 

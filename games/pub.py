@@ -509,7 +509,7 @@ class PubState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
         """A state drawn from ``player_id``'s information state.
 
         Hidden are the removed cards and the other players' hands (until the
@@ -522,6 +522,9 @@ class PubState(pyspiel.State):
         With ``internal=True`` (kibitz's own searches only) the actions are
         replayed through the game's Python rules directly, so the returned
         state's pyspiel history is not kept; use it only inside a search.
+        ``check(state, player, action)`` is called before each other
+        player's move of the replay and may raise to abandon it
+        (``_common.replay_applier``).
         """
         game = self.get_game()
         hist = self.history()
@@ -538,7 +541,7 @@ class PubState(pyspiel.State):
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
             new_setup[i] = pool.pop(j)
         state = game.new_initial_state()
-        apply = state._apply_action if internal else state.apply_action
+        apply = _common.replay_applier(state, internal, player_id, check)
         for a in new_setup + list(rest):
             apply(a)
         return state

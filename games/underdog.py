@@ -432,7 +432,7 @@ class UnderdogState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
         """A state drawn from ``player_id``'s information state.
 
         Other players' unrevealed cards, and which of a swapper's two cards
@@ -444,6 +444,11 @@ class UnderdogState(pyspiel.State):
         With ``internal=True`` (kibitz's own searches only) the actions are
         replayed through the game's Python rules directly, so the returned
         state's pyspiel history is not kept; use it only inside a search.
+        ``check(state, player, action)`` is called before each other
+        player's move of the replay and may raise to abandon it
+        (``_common.replay_applier``); an internal replay replays only the
+        current round (earlier rounds are rebuilt from the log), so only its
+        moves are checked.
         """
         log = self._c.log
         new_log = []
@@ -452,9 +457,22 @@ class UnderdogState(pyspiel.State):
             end = start + 1
             while end < len(log) and log[end][0] != "round":
                 end += 1
+            current = len(new_log)
             new_log.extend(self._resample_round(log[start:end], player_id, probability_sampler))
             start = end
-        return self._replay(new_log, internal)
+        if not internal:
+            return self._replay(new_log, internal, player_id, check)
+        # A round starts from what its "round" event records (chips, bank,
+        # start player, round number), so the search's copy is rebuilt there
+        # and only the current round is replayed: the same state as a full
+        # replay (the earlier rounds' re-drawn cards are in its log), without
+        # replaying them.
+        state = self.get_game().new_initial_state()
+        _, rnd, first, _, bank, chips = new_log[current]
+        c = state._c
+        c.chips, c.bank, c.rnd, c.start, c.log = list(chips), bank, rnd - 1, first, new_log[:current]
+        state._new_round()
+        return self._replay(new_log[current + 1:], internal, player_id, check, state)
 
     def _resample_round(self, events, me, sampler):
         def pick(seq):
@@ -522,10 +540,11 @@ class UnderdogState(pyspiel.State):
             out.append(e)
         return out
 
-    def _replay(self, events, internal=False):
-        """Replays a log's actions on a new game; each action is checked."""
-        state = self.get_game().new_initial_state()
-        apply = state._apply_action if internal else state.apply_action
+    def _replay(self, events, internal=False, observer=-1, check=None, state=None):
+        """Replays a log's actions on a new game (or on ``state``); each action is checked."""
+        if state is None:
+            state = self.get_game().new_initial_state()
+        apply = _common.replay_applier(state, internal, observer, check)
         for e in events:
             kind = e[0]
             if kind in ("deal", "draw"):

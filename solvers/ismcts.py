@@ -64,9 +64,16 @@ ROLLOUTS = ("random", "heuristic")
 FINALS = ("visits", "distribution")
 #: which untried move a node tries first
 EXPANSIONS = ("random", "heuristic")
+#: how determinizations are weighted: uniformly over the consistent worlds,
+#: or by how likely the heuristic makes the opponents' moves of this round
+BELIEFS = ("uniform", "heuristic")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
+
+
+class _Rejected(Exception):
+    """A candidate world the belief filter threw away."""
 
 
 class _Node:
@@ -120,12 +127,25 @@ class ISMCTS:
         up the game's standing at that point (the returns if the game ended
         there). Only for games that offer ``_round_number()`` and
         ``_standing()`` (the four kibitz games; Pub is one round).
+      belief: ``"uniform"`` (every world consistent with the observer's
+        information equally likely, as ``resample_from_infostate`` draws
+        them) or ``"heuristic"``: a drawn world is kept with probability
+        ``prod(1 if the heuristic makes the move else belief_eps)`` over the
+        other players' moves of the current round (of the whole game where
+        the game has no rounds), i.e. by rejection sampling from the
+        posterior under an opponent model "the game's heuristic, or a
+        uniformly different move with weight belief_eps".
+      belief_eps: the weight of a move the heuristic would not make, in
+        (0, 1]; 1 is the uniform belief.
+      belief_tries: worlds drawn per determinization before the last one
+        is used whatever its weight.
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
                  seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
                  final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
-                 widen: float = 0.0, expand: str = "random", rollout_moves: int = -1):
+                 widen: float = 0.0, expand: str = "random", rollout_moves: int = -1,
+                 belief: str = "uniform", belief_eps: float = 0.1, belief_tries: int = 50):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -146,6 +166,12 @@ class ISMCTS:
             raise ValueError(f"rollout_moves must be -1 (no limit) or >= 0; got {rollout_moves}")
         if rollout_rounds < 0:
             raise ValueError(f"rollout_rounds must be >= 0 (0 = to the end of the game); got {rollout_rounds}")
+        if belief not in BELIEFS:
+            raise ValueError(f"belief must be one of {', '.join(BELIEFS)}; got {belief!r}")
+        if not 0 < belief_eps <= 1:
+            raise ValueError(f"belief_eps must be in (0, 1]; got {belief_eps}")
+        if belief_tries < 1:
+            raise ValueError(f"belief_tries must be >= 1; got {belief_tries}")
         if max_world_samples == 0 or max_world_samples < -1:
             raise ValueError(f"max_world_samples must be -1 (unlimited) or >= 1; got {max_world_samples}")
         self.game = game
@@ -161,15 +187,22 @@ class ISMCTS:
         self.rollout_moves = int(rollout_moves)
         self.widen = float(widen)
         self.expand = expand
+        self.belief = belief
+        self.belief_eps = float(belief_eps)
+        self.belief_tries = int(belief_tries)
+        self._belief_agents = None
+        self._belief_cache = {}
+        #: worlds drawn and worlds kept by the belief filter (all searches)
+        self.belief_drawn = self.belief_kept = 0
         self._expand_agents = None
         self._stop_round = 0
         self._rollout_agents = None
         self._rollout_fn = None
-        if rollout == "heuristic" or expand == "heuristic":
+        if rollout == "heuristic" or expand == "heuristic" or belief == "heuristic":
             from agents.heuristics import HEURISTICS
             short = game.get_type().short_name
             if short not in HEURISTICS:
-                raise ValueError(f"rollout=heuristic or expand=heuristic: no heuristic agent for game {short!r}; "
+                raise ValueError(f"rollout, expand or belief=heuristic: no heuristic agent for game {short!r}; "
                                  f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
             self._heuristic_cls = HEURISTICS[short]
             # a heuristic module may offer ``rollout_action(state, rand)``: the
@@ -209,7 +242,10 @@ class ISMCTS:
             self._stop_round = state._round_number() + self.rollout_rounds
         root = self.root = _Node()
         legal_root = state.legal_actions()
-        if direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
+        if self.belief == "heuristic":
+            def resample():
+                return self._believed_world(state, rand)
+        elif direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
             def resample():
                 return state.resample_from_infostate(me, rand, internal=True)
         else:
@@ -243,6 +279,63 @@ class ISMCTS:
             n += 1
         self.last_simulations = n
         return {a: (root.children[a].visits if a in root.children else 0) for a in legal_root}
+
+    def _believed_world(self, state, rand):
+        """A determinization drawn by rejection under the heuristic opponent model.
+
+        At each move of another player in the current round of a candidate
+        world, the heuristic's move there (cached by that player's
+        information-state string, which is all the heuristic reads) is
+        compared with the world's; the world survives a differing move with
+        probability ``belief_eps``. kibitz games check while their
+        ``resample_from_infostate`` replays (``check``), so a rejected world
+        costs only the replay up to the move that rejects it; other games'
+        candidates are replayed from their history.
+        """
+        me, eps = self.player_id, self.belief_eps
+        if self._belief_agents is None:
+            seeds = self.rng.integers(2**63, size=self.game.num_players())
+            self._belief_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
+                                   for p in range(self.game.num_players())]
+        agents, cache = self._belief_agents, self._belief_cache
+        if len(cache) > 500_000:
+            cache.clear()
+        this_round = state._round_number() if hasattr(state, "_round_number") else None
+
+        def check(world, player, action):
+            if this_round is not None and world._round_number() != this_round:
+                return
+            key = (player, world.information_state_string(player))
+            choice = cache.get(key)
+            if choice is None:
+                choice = cache[key] = int(agents[player].step(world))
+            if choice != action and rand() >= eps:
+                raise _Rejected
+
+        if direct_rules(state):
+            def draw(last):
+                return state.resample_from_infostate(me, rand, internal=True, check=None if last else check)
+        else:
+            def draw(last):
+                world = state.resample_from_infostate(me, rand)
+                replay = self.game.new_initial_state()
+                for action in world.history():
+                    player = replay.current_player()
+                    if not last and player >= 0 and player != me:
+                        check(replay, player, action)
+                    replay.apply_action(action)
+                return replay
+        tries = self.belief_tries
+        for t in range(tries):
+            self.belief_drawn += 1
+            try:
+                world = draw(False)
+            except _Rejected:
+                continue
+            self.belief_kept += 1
+            return world
+        # every try was rejected: a uniform draw, whatever its weight
+        return draw(True)
 
     def _simulate(self, root, state, rand):
         me = self.player_id

@@ -179,7 +179,7 @@ def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_fi
     # world drawn; Doubt and Bet's heuristic reads only the seat's own view)
     first = next(iter(wide.root.children))
     assert first == make_agent("heuristic", game, me, 0).step(state)
-    with pytest.raises(ValueError, match="expand=heuristic"):
+    with pytest.raises(ValueError, match="expand or belief=heuristic"):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), expand="heuristic")
 
 
@@ -243,7 +243,9 @@ def test_round_limited_rollouts():
     ({"sims": -1}, "sims"), ({"sims": 0, "seconds": 0}, "budget"), ({"uct_c": -1}, "uct_c"),
     ({"rollout": "greedy"}, "rollout"), ({"final": "value"}, "final"),
     ({"max_world_samples": 0}, "max_world_samples"), ({"rollout_rounds": -1}, "rollout_rounds"),
-    ({"widen": -0.5}, "widen"), ({"expand": "greedy"}, "expand"), ({"rollout_moves": -2}, "rollout_moves")])
+    ({"widen": -0.5}, "widen"), ({"expand": "greedy"}, "expand"), ({"rollout_moves": -2}, "rollout_moves"),
+    ({"belief": "bayes"}, "belief"), ({"belief_eps": 0}, "belief_eps"), ({"belief_eps": 1.5}, "belief_eps"),
+    ({"belief_tries": 0}, "belief_tries")])
 def test_bad_options_are_rejected(options, message):
     with pytest.raises(ValueError, match=message):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), **options)
@@ -252,7 +254,8 @@ def test_bad_options_are_rejected(options, message):
 def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
-                                 "rollout_rounds", "widen", "expand", "rollout_moves"}
+                                 "rollout_rounds", "widen", "expand", "rollout_moves", "belief", "belief_eps",
+                                 "belief_tries"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
@@ -317,8 +320,10 @@ def test_games_it_cannot_search_are_refused_clearly():
         ISMCTS(pyspiel.load_game("goofspiel(players=2)"), 0, np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("game_string", ["underdog", "pub", "over_under", "doubt_and_bet(players=3)"])
-def test_internal_resample_draws_the_same_world(game_string):
+@pytest.mark.parametrize("game_string, moves", [
+    ("underdog", 40), ("underdog", 90), ("underdog(players=3,cards=5,bank=2)", 6), ("pub", 40),
+    ("over_under", 40), ("doubt_and_bet(players=3)", 40)])
+def test_internal_resample_draws_the_same_world(game_string, moves):
     """IS-MCTS asks kibitz games for ``resample_from_infostate(..., internal=True)``
     (a replay without pyspiel's history bookkeeping): with the same random
     stream it must give the same world as the public call."""
@@ -327,7 +332,7 @@ def test_internal_resample_draws_the_same_world(game_string):
     game = pyspiel.load_game(game_string)
     rng = np.random.default_rng(4)
     state = game.new_initial_state()
-    for _ in range(40):
+    for _ in range(moves):
         if state.is_terminal():
             break
         if state.is_chance_node():
@@ -346,3 +351,104 @@ def test_internal_resample_draws_the_same_world(game_string):
         for p in range(game.num_players()):
             assert a.information_state_string(p) == b.information_state_string(p)
         assert a.legal_actions() == b.legal_actions()
+        assert a._c.__getstate__() == b._c.__getstate__()  # every field of the rules' state
+
+
+def _kuhn_after_bet(observer_card):
+    """Kuhn poker: the observer (seat 1) holds ``observer_card``; seat 0 bet."""
+    state = pyspiel.load_game("kuhn_poker").new_initial_state()
+    other = 2 if observer_card != 2 else 0
+    state.apply_action(other)
+    state.apply_action(observer_card)
+    state.apply_action(1)  # seat 0 bets
+    return state
+
+
+class _BetsOnlyWithTheKing:
+    """A stand-in heuristic for Kuhn poker: bets with the king (2), else passes."""
+
+    def __init__(self, game, player, seed):
+        self.player = player
+
+    def step(self, state):
+        card = int(state.information_state_string(self.player)[0])
+        return 1 if card == 2 else 0
+
+
+def test_heuristic_belief_keeps_the_worlds_the_opponent_model_explains(monkeypatch):
+    """Seat 0 bet; under a model that bets only with the king, the kept
+    determinizations give seat 0 the king (OpenSpiel game: history replay)."""
+    from agents import heuristics
+    monkeypatch.setitem(heuristics.HEURISTICS, "kuhn_poker", _BetsOnlyWithTheKing)
+    state = _kuhn_after_bet(observer_card=0)
+    game = state.get_game()
+    search = ISMCTS(game, 1, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9)
+    rand = np.random.default_rng(1).random
+    worlds = [search._believed_world(state, rand) for _ in range(40)]
+    assert {w.history()[0] for w in worlds} == {2}
+    # about half the uniform draws (queen or king for seat 0) are thrown away
+    assert 40 < search.belief_drawn < 160 and search.belief_kept == 40
+    drawn = {state.resample_from_infostate(1, np.random.default_rng(k).random).history()[0] for k in range(40)}
+    assert drawn == {1, 2}
+    # belief_eps=1 keeps every draw; and the search runs with the filter
+    loose = ISMCTS(game, 1, np.random.default_rng(0), sims=30, belief="heuristic", belief_eps=1.0)
+    loose.search(state)
+    assert loose.belief_drawn == loose.belief_kept == 30
+
+
+def test_heuristic_belief_when_every_draw_is_rejected_falls_back_to_a_consistent_world(monkeypatch):
+    from agents import heuristics
+
+    class NeverBets(_BetsOnlyWithTheKing):
+        def step(self, state):
+            return 0
+
+    monkeypatch.setitem(heuristics.HEURISTICS, "kuhn_poker", NeverBets)
+    state = _kuhn_after_bet(observer_card=1)
+    search = ISMCTS(state.get_game(), 1, np.random.default_rng(0), sims=5, belief="heuristic",
+                    belief_eps=1e-12, belief_tries=3)
+    world = search._believed_world(state, np.random.default_rng(2).random)
+    assert (search.belief_drawn, search.belief_kept) == (3, 0)
+    assert world.history()[1:] == [1, 1] and world.history()[0] in (0, 2)
+
+
+def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
+    """Underdog, 3 players: the observer (last to act) saw the others fight.
+    With belief=heuristic every kept world gives them cards with which the
+    heuristic fights (the check runs inside the game's own replay), and
+    their cards are higher on average than in uniform draws."""
+    from agents.heuristics import HEURISTICS
+    from games import underdog as ud
+
+    game = pyspiel.load_game("underdog(players=3)")
+    heur = [HEURISTICS["underdog"](game, p, p) for p in range(3)]
+    rng = np.random.default_rng(3)
+    for attempt in range(200):
+        state = game.new_initial_state()
+        while not state.is_terminal() and state.current_player() != 2 or state.is_chance_node() or \
+                state.legal_actions() != [ud.FIGHT, ud.PASS]:
+            if state.is_chance_node():
+                state.apply_action(chance_step(state, rng))
+            else:
+                state.apply_action(heur[state.current_player()].step(state))
+        if all(e[0] == "fight" for e in state.log()[-2:]):
+            break
+    else:
+        pytest.fail("no position where seats 0 and 1 both fought")
+    search = ISMCTS(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9)
+    rand = np.random.default_rng(5).random
+    believed = [search._believed_world(state, rand) for _ in range(60)]
+    uniform = [state.resample_from_infostate(2, rand) for _ in range(60)]
+    assert search.belief_kept == 60 and search.belief_drawn > 60
+    for world in believed:
+        # replay the round's moves: each other seat's move is the heuristic's
+        replay = game.new_initial_state()
+        for action in world.history():
+            player = replay.current_player()
+            if player in (0, 1) and replay._round_number() == state._round_number():
+                assert search._belief_cache[(player, replay.information_state_string(player))] == action
+            replay.apply_action(action)
+
+    # the cards the model explains are fewer than the cards left unseen
+    for p in (0, 1):
+        assert {w.hands[p] for w in believed} < {w.hands[p] for w in uniform}
