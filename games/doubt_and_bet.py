@@ -70,6 +70,7 @@ shuffle can happen, else K1.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 
@@ -224,7 +225,7 @@ class _Core(_common.SlotsState):
     __slots__ = ("chips", "slots", "out", "nout", "rnd", "first", "seating", "order",
                  "phase", "pos", "deal_seats", "deck", "ndeck", "hand", "claim", "turn",
                  "bettor", "doubter", "bstake", "dstake", "sd_turn", "sd_moves", "bet",
-                 "log")
+                 "log", "snap")
 
     def __deepcopy__(self, memo):
         c = _Core.__new__(_Core)
@@ -237,7 +238,13 @@ class _Core(_common.SlotsState):
         c.bstake, c.dstake, c.sd_turn, c.sd_moves, c.bet = (
             self.bstake, self.dstake, self.sd_turn, self.sd_moves, self.bet)
         c.log = self.log[:]
+        c.snap = self.snap  # shared: never changed after it is made
         return c
+
+    def __getstate__(self):
+        d = super().__getstate__()
+        d["snap"] = None  # a cache, not part of the game
+        return d
 
 
 class DoubtAndBetState(pyspiel.State):
@@ -275,6 +282,7 @@ class DoubtAndBetState(pyspiel.State):
         c.sd_moves = 0
         c.bet = None
         c.log = []
+        c.snap = None  # (round, history index, core) at the round's first deal: see _deal_snapshot
         self._c = c
         self._start_round()
 
@@ -899,15 +907,48 @@ class DoubtAndBetState(pyspiel.State):
                 left[j] -= 1
                 total -= 1
                 new_cards.append(j)
+        history = self.history()
         state = g.new_initial_state()
+        start = 0
+        if internal and rounds and rounds[-1][0]:
+            # The search's copy starts from the state at this round's first
+            # deal (made once per round by replaying, then shared), with the
+            # earlier rounds' deals in its log re-drawn: the same state as a
+            # full replay, which only the current round is replayed to reach.
+            _, start, core = self._deal_snapshot()
+            c = state._c = copy.deepcopy(core)
+            earlier = iter(new_cards)
+            c.log = [("deal", e[1], next(earlier)) if e[0] == "deal" else e for e in c.log]
+            new_cards = new_cards[len(new_cards) - len(rounds[-1][0]):]
         apply = _common.replay_applier(state, internal, player_id, check)
         cards = iter(new_cards)
-        for a in self.history():
+        for a in history[start:]:
             if state._c.phase == DEAL:
                 apply(next(cards))
             else:
                 apply(a)
         return state
+
+    def _deal_snapshot(self):
+        """(round, history index, core) at the current round's first deal.
+
+        Made by replaying the history once per round and kept on the core,
+        where clones share it (nothing changes it afterwards).
+        """
+        c = self._c
+        if c.snap is not None and c.snap[0] == c.rnd:
+            return c.snap
+        replay = self.get_game().new_initial_state()
+        r = replay._c
+        for i, a in enumerate(self.history()):
+            if r.rnd == c.rnd and r.phase == DEAL:
+                snap = (c.rnd, i, copy.deepcopy(r))
+                break
+            replay._apply_action(a)
+        else:
+            raise ValueError("the current round has no deal yet")
+        c.snap = snap
+        return snap
 
 
 def _hand_text(counts, k1):

@@ -322,7 +322,8 @@ def test_games_it_cannot_search_are_refused_clearly():
 
 @pytest.mark.parametrize("game_string, moves", [
     ("underdog", 40), ("underdog", 90), ("underdog(players=3,cards=5,bank=2)", 6), ("pub", 40),
-    ("over_under", 40), ("doubt_and_bet(players=3)", 40)])
+    ("over_under", 40), ("doubt_and_bet(players=3)", 40), ("doubt_and_bet(players=3)", 150),
+    ("doubt_and_bet", 200)])
 def test_internal_resample_draws_the_same_world(game_string, moves):
     """IS-MCTS asks kibitz games for ``resample_from_infostate(..., internal=True)``
     (a replay without pyspiel's history bookkeeping): with the same random
@@ -452,3 +453,35 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
     # the cards the model explains are fewer than the cards left unseen
     for p in (0, 1):
         assert {w.hands[p] for w in believed} < {w.hands[p] for w in uniform}
+
+
+def test_doubt_and_bet_internal_resample_matches_the_full_replay_through_a_long_game():
+    """Doubt and Bet's internal resample starts from a snapshot of the
+    current round's first deal (made once per round, shared by clones) and
+    replays only that round; through a heuristic game of many rounds, at
+    every kind of decision, it gives the same world as the full replay."""
+    import random as _random
+
+    game = pyspiel.load_game("doubt_and_bet(players=3)")
+    bots = [make_agent("heuristic", game, p, p) for p in range(3)]
+    rng = np.random.default_rng(11)
+    state = game.new_initial_state()
+    compared, phases, k = 0, set(), 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+            continue
+        k += 1
+        if k % 7 == 0:
+            me = state.current_player()
+            root = state.clone()  # a clone shares the snapshot once it is made
+            for seed in range(2):
+                a = state.resample_from_infostate(me, _random.Random(seed).random)
+                b = root.resample_from_infostate(me, _random.Random(seed).random, internal=True)
+                assert a._c.__getstate__() == b._c.__getstate__()
+            if state.phase != "exchange":  # dealt this round: the fast path ran
+                assert root._c.snap is not None and root._c.snap[0] == state.round
+            compared += 1
+            phases.add(state.phase)
+        state.apply_action(bots[state.current_player()].step(state))
+    assert compared > 20 and state.round > 5 and len(phases) >= 3
