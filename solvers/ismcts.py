@@ -287,7 +287,9 @@ class ISMCTS:
         world, the heuristic's move there (cached by that player's
         information-state string, which is all the heuristic reads) is
         compared with the world's; the world survives a differing move with
-        probability ``belief_eps``. kibitz games check while their
+        probability ``belief_eps``. Where the heuristic's module has a fast
+        ``rollout_action`` (Doubt and Bet, Over/Under) that is called
+        instead, uncached: the string costs more than the move there. kibitz games check while their
         ``resample_from_infostate`` replays (``check``), so a rejected world
         costs only the replay up to the move that rejects it; other games'
         candidates are replayed from their history.
@@ -301,14 +303,22 @@ class ISMCTS:
         if len(cache) > 500_000:
             cache.clear()
         this_round = state._round_number() if hasattr(state, "_round_number") else None
+        # a heuristic module's fast ``rollout_action`` is the same policy,
+        # computed from the state's own lists: called as it is, uncached
+        fast = getattr(sys.modules[self._heuristic_cls.__module__], "rollout_action", None)
+        if not direct_rules(state):
+            fast = None
 
         def check(world, player, action):
             if this_round is not None and world._round_number() != this_round:
                 return
-            key = (player, world.information_state_string(player))
-            choice = cache.get(key)
-            if choice is None:
-                choice = cache[key] = int(agents[player].step(world))
+            if fast is not None:
+                choice = fast(world, rand)
+            else:
+                key = (player, world.information_state_string(player))
+                choice = cache.get(key)
+                if choice is None:
+                    choice = cache[key] = int(agents[player].step(world))
             if choice != action and rand() >= eps:
                 raise _Rejected
 

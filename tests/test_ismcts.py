@@ -485,3 +485,41 @@ def test_doubt_and_bet_internal_resample_matches_the_full_replay_through_a_long_
             phases.add(state.phase)
         state.apply_action(bots[state.current_player()].step(state))
     assert compared > 20 and state.round > 5 and len(phases) >= 3
+
+
+def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
+    """Doubt and Bet's heuristic has a fast rollout_action, which the belief
+    filter calls directly: every kept world makes each other player's move
+    of this round the heuristic's move there."""
+    from agents.heuristics import doubt_and_bet as dh
+
+    game = pyspiel.load_game("doubt_and_bet(players=3)")
+    rng = np.random.default_rng(2)
+    state = game.new_initial_state()
+    while True:  # heuristic play until seat 2 answers two claims of this round
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+            continue
+        if state.current_player() == 2 and state.phase == "claim" and state.claim is not None \
+                and sum(e[0] == "claim" for e in state.log()[-3:]) == 2:
+            break
+        state.apply_action(dh.choose(state, state.legal_actions()))
+    search = ISMCTS(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9,
+                    belief_tries=5000)
+    rand = np.random.default_rng(3).random
+    worlds = [search._believed_world(state, rand) for _ in range(10)]
+    assert search.belief_kept == 10 and search.belief_drawn > 10
+    assert not search._belief_cache  # the fast hook is not cached
+    for world in worlds:
+        # the world's deal, replayed with its moves: the other seats' moves this round are the heuristic's
+        replay = game.new_initial_state()
+        cards = iter(e[2] for e in world.log() if e[0] == "deal")
+        for action in state.history():
+            if replay.is_chance_node() and replay.phase == "deal":
+                replay.apply_action(next(cards))
+                continue
+            player = replay.current_player()
+            if player in (0, 1) and replay.round == state.round:
+                assert dh.choose(replay, replay.legal_actions()) == action
+            replay.apply_action(action)
+        assert next(cards, None) is None  # every card of the world was dealt
