@@ -196,6 +196,7 @@ class ISMCTS:
         self.belief_drawn = self.belief_kept = 0
         self._expand_agents = None
         self._stop_round = 0
+        self._mark = None
         self._rollout_agents = None
         self._rollout_fn = None
         if rollout == "heuristic" or expand == "heuristic" or belief == "heuristic":
@@ -240,6 +241,7 @@ class ISMCTS:
                                  f"and rollout_moves=-1")
         if self.rollout_rounds:
             self._stop_round = state._round_number() + self.rollout_rounds
+        self._mark = state._log_mark() if direct_rules(state) and hasattr(state, "_view_since") else None
         root = self.root = _Node()
         legal_root = state.legal_actions()
         if self.belief == "heuristic":
@@ -360,6 +362,7 @@ class ISMCTS:
             def legal_of(_player):
                 return state.legal_actions()
         public_chance = getattr(state, "_chance_is_public", False)
+        mark = self._mark
         node = root
         path = []
         player = state.current_player()
@@ -375,7 +378,12 @@ class ISMCTS:
                     break
                 # what the observer saw of them: the outcomes themselves where
                 # every chance outcome is public (cheaper than the string)
-                key = tuple(drawn) if public_chance else state.information_state_string(me)
+                if public_chance:
+                    key = tuple(drawn)
+                elif mark is not None:  # the searcher's view since the root: cheaper, same partition
+                    key = state._view_since(me, mark)
+                else:
+                    key = state.information_state_string(me)
                 child = node.children.get(key)
                 if child is None:
                     child = node.children[key] = _Node()

@@ -288,9 +288,9 @@ def test_beats_random_on_a_seeded_sample(name, games_played, bound):
 
 def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
     # Underdog deals and draws hidden cards below the root. The edge below a
-    # run of chance moves is keyed by the searcher's information-state string
-    # (first line "p<seat>"), never by the outcome itself, so outcomes the
-    # searcher cannot tell apart share one subtree.
+    # run of chance moves is keyed by what the searcher saw since the root
+    # (the game's _view_since: its event texts), never by the outcome
+    # itself, so outcomes the searcher cannot tell apart share one subtree.
     game = pyspiel.load_game("underdog(players=3,cards=7,bank=4)")
     keys = []
     for seed in range(4):
@@ -303,10 +303,44 @@ def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
             node = stack.pop()
             for key, child in node.children.items():
                 if not isinstance(key, int):
-                    keys.append((me, key))
+                    keys.append(key)
                 stack.append(child)
     assert keys, "no chance move below a root was met"
-    assert all(isinstance(k, str) and k.startswith(f"p{me}\n") for me, k in keys)
+    assert all(isinstance(k, tuple) and all(isinstance(t, str) for t in k) for k in keys)
+    # nothing the searcher cannot see: no other seat's dealt or drawn card
+    assert all(t.startswith(("you ", "underdog", "p", "[round", "showdown", "nobody")) for k in keys for t in k)
+
+
+@pytest.mark.parametrize("game_string", ["underdog(players=3,cards=7,bank=4)", "underdog", "doubt_and_bet(players=3)"])
+def test_view_since_the_root_partitions_states_as_information_strings_do(game_string):
+    """Within one search (worlds drawn from one root), two states have equal
+    _view_since(me, root mark) exactly when their information-state strings
+    for the searcher are equal."""
+    import random as _random
+
+    game = pyspiel.load_game(game_string)
+    seen = {}
+    for seed in range(3):
+        root = first_decision(game, seed=seed, skip=4)
+        me = root.current_player()
+        mark = root._log_mark()
+        views, strings = {}, {}
+        rand = _random.Random(seed).random
+        for w in range(60):
+            world = root.resample_from_infostate(me, rand)
+            for _ in range(int(rand() * 12)):  # a few random moves and chance outcomes on
+                if world.is_terminal():
+                    break
+                if world.is_chance_node():
+                    world.apply_action(chance_step(world, np.random.default_rng(w)))
+                else:
+                    legal = world.legal_actions()
+                    world.apply_action(legal[int(rand() * len(legal))])
+            view, string = world._view_since(me, mark), world.information_state_string(me)
+            assert views.setdefault(view, string) == string
+            assert strings.setdefault(string, view) == view
+        seen[seed] = len(views)
+    assert max(seen.values()) > 5  # the worlds did reach different views
 
 
 def test_games_it_cannot_search_are_refused_clearly():
@@ -523,3 +557,14 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
                 assert dh.choose(replay, replay.legal_actions()) == action
             replay.apply_action(action)
         assert next(cards, None) is None  # every card of the world was dealt
+
+
+@pytest.mark.parametrize("game_string", ["underdog", "doubt_and_bet(players=3)"])
+def test_view_keys_give_the_same_search_as_information_strings(game_string, monkeypatch):
+    game = pyspiel.load_game(game_string)
+    state = first_decision(game, seed=5, skip=3)
+    me = state.current_player()
+    fast = ISMCTS(game, me, np.random.default_rng(9), sims=300, rollout_rounds=1).search(state)
+    monkeypatch.delattr(type(state), "_view_since")  # back to the information-state strings
+    slow = ISMCTS(game, me, np.random.default_rng(9), sims=300, rollout_rounds=1).search(state)
+    assert fast == slow
