@@ -189,6 +189,19 @@ def replay_applier(state, internal: bool, observer: int, check=None):
     return checked
 
 
+def view_since(log, mark: int, text) -> tuple:
+    """A search hook's key: the texts ``text(event)`` (None: unseen) of
+    ``log[mark:]``, what one player saw of the game since ``mark``.
+
+    Between states that share that player's view up to ``mark`` (the
+    determinizations of one IS-MCTS search), equal views mean equal
+    information states, and this costs a few events instead of the whole
+    history's string. Games offer it as ``_view_since(player, mark)``, with
+    ``_log_mark()`` giving the mark.
+    """
+    return tuple(t for e in log[mark:] if (t := text(e)) is not None)
+
+
 class IllegalActionError(ValueError):
     """An action that is not legal in the state it was applied to."""
 

@@ -714,19 +714,12 @@ class DoubtAndBetState(pyspiel.State):
 
     # ------------------------------------------------- search hooks (IS-MCTS)
     def _log_mark(self):
-        """A point in the game's log, for :meth:`_view_since`."""
         return len(self._c.log)
 
     def _view_since(self, player, mark):
-        """What ``player`` saw of the game since ``mark`` (its event texts).
-
-        Between states that share ``player``'s view up to ``mark`` (the
-        determinizations of one IS-MCTS search), equal views mean equal
-        information states, and this costs a few events instead of the
-        whole history's string.
-        """
+        """What ``player`` saw since ``mark`` (``_common.view_since``)."""
         k1 = self._k1
-        return tuple(t for e in self._c.log[mark:] if (t := event_text(e, player, k1)) is not None)
+        return _common.view_since(self._c.log, mark, lambda e: event_text(e, player, k1))
 
     def _round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
