@@ -568,3 +568,13 @@ def test_view_keys_give_the_same_search_as_information_strings(game_string, monk
     monkeypatch.delattr(type(state), "_view_since")  # back to the information-state strings
     slow = ISMCTS(game, me, np.random.default_rng(9), sims=300, rollout_rounds=1).search(state)
     assert fast == slow
+
+
+def test_every_agent_option_is_in_the_docs_options_table():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "solvers" / "ismcts.md").read_text()
+    table = doc[doc.index("## Options"):doc.index("## Opponent model")]
+    kind = agent_kinds()["ismcts"]
+    for name, (default, _) in kind.options.items():
+        assert f"| `{name}` | " in table, name
