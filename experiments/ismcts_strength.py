@@ -164,6 +164,10 @@ def ismcts_spec(args) -> str:
         extra += f",max_world_samples={args.max_world_samples}"
     if args.belief != "uniform":
         extra += f",belief={args.belief},belief_eps={args.belief_eps:g}"
+    if args.opponents != "search":
+        extra += f",opponents={args.opponents}"
+        if args.belief == "uniform":
+            extra += f",belief_eps={args.belief_eps:g}"
     return f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}{extra})"
 
 
@@ -201,6 +205,8 @@ def main(argv=None):
                     help="IS-MCTS determinizations: uniform, or weighted by the heuristic opponent model")
     ap.add_argument("--belief-eps", type=float, default=0.1,
                     help="IS-MCTS belief=heuristic: weight of a move the heuristic would not make")
+    ap.add_argument("--opponents", default="search", choices=["search", "heuristic"],
+                    help="IS-MCTS: other players' moves in the tree searched, or the heuristic model's")
     ap.add_argument("--games", type=int, default=1000, help="games in the match")
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)

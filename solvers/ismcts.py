@@ -67,6 +67,8 @@ EXPANSIONS = ("random", "heuristic")
 #: how determinizations are weighted: uniformly over the consistent worlds,
 #: or by how likely the heuristic makes the opponents' moves of this round
 BELIEFS = ("uniform", "heuristic")
+#: how other players' moves are chosen inside the tree
+OPPONENTS = ("search", "heuristic")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -139,13 +141,20 @@ class ISMCTS:
         (0, 1]; 1 is the uniform belief.
       belief_tries: worlds drawn per determinization before the last one
         is used whatever its weight.
+      opponents: ``"search"`` (SO-ISMCTS: other players' moves are chosen
+        by UCB1 on their own statistics, which are pooled over every world
+        and so cannot depend on their cards) or ``"heuristic"``: in the tree
+        another player makes the heuristic's move in the simulation's
+        world, or with probability ``belief_eps`` a uniformly random legal
+        move; only the observer's moves are searched.
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
                  seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
                  final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
                  widen: float = 0.0, expand: str = "random", rollout_moves: int = -1,
-                 belief: str = "uniform", belief_eps: float = 0.1, belief_tries: int = 50):
+                 belief: str = "uniform", belief_eps: float = 0.1, belief_tries: int = 50,
+                 opponents: str = "search"):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -170,6 +179,8 @@ class ISMCTS:
             raise ValueError(f"belief must be one of {', '.join(BELIEFS)}; got {belief!r}")
         if not 0 < belief_eps <= 1:
             raise ValueError(f"belief_eps must be in (0, 1]; got {belief_eps}")
+        if opponents not in OPPONENTS:
+            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}; got {opponents!r}")
         if belief_tries < 1:
             raise ValueError(f"belief_tries must be >= 1; got {belief_tries}")
         if max_world_samples == 0 or max_world_samples < -1:
@@ -190,6 +201,7 @@ class ISMCTS:
         self.belief = belief
         self.belief_eps = float(belief_eps)
         self.belief_tries = int(belief_tries)
+        self.opponents = opponents
         self._belief_agents = None
         self._belief_cache = {}
         #: worlds drawn and worlds kept by the belief filter (all searches)
@@ -197,13 +209,14 @@ class ISMCTS:
         self._expand_agents = None
         self._stop_round = 0
         self._mark = None
+        self._model = None
         self._rollout_agents = None
         self._rollout_fn = None
-        if rollout == "heuristic" or expand == "heuristic" or belief == "heuristic":
+        if rollout == "heuristic" or expand == "heuristic" or belief == "heuristic" or opponents == "heuristic":
             from agents.heuristics import HEURISTICS
             short = game.get_type().short_name
             if short not in HEURISTICS:
-                raise ValueError(f"rollout, expand or belief=heuristic: no heuristic agent for game {short!r}; "
+                raise ValueError(f"rollout, expand, belief or opponents=heuristic: no heuristic agent for game {short!r}; "
                                  f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
             self._heuristic_cls = HEURISTICS[short]
             # a heuristic module may offer ``rollout_action(state, rand)``: the
@@ -244,6 +257,9 @@ class ISMCTS:
         self._mark = state._log_mark() if direct_rules(state) and hasattr(state, "_view_since") else None
         root = self.root = _Node()
         legal_root = state.legal_actions()
+        self._model = None
+        if self.belief == "heuristic" or self.opponents == "heuristic":
+            self._model = self._model_move(state, rand)
         if self.belief == "heuristic":
             def resample():
                 return self._believed_world(state, rand)
@@ -282,21 +298,20 @@ class ISMCTS:
         self.last_simulations = n
         return {a: (root.children[a].visits if a in root.children else 0) for a in legal_root}
 
-    def _believed_world(self, state, rand):
-        """A determinization drawn by rejection under the heuristic opponent model.
+    def _model_move(self, state, rand):
+        """The opponent model's move: ``move(world, player)`` is the game's
+        heuristic's choice for ``player`` in ``world``.
 
-        At each move of another player in the current round of a candidate
-        world, the heuristic's move there (cached by that player's
-        information-state string, which is all the heuristic reads) is
-        compared with the world's; the world survives a differing move with
-        probability ``belief_eps``. Where the heuristic's module has a fast
-        ``rollout_action`` (Doubt and Bet, Over/Under) that is called
-        instead, uncached: the string costs more than the move there. kibitz games check while their
-        ``resample_from_infostate`` replays (``check``), so a rejected world
-        costs only the replay up to the move that rejects it; other games'
-        candidates are replayed from their history.
+        A heuristic module's fast ``rollout_action`` (Doubt and Bet,
+        Over/Under) is the same policy computed from the state's own lists
+        and is called as it is; otherwise the heuristic agent's move, which
+        depends only on that player's information state, is cached by the
+        player and its information-state string for the search object's
+        lifetime.
         """
-        me, eps = self.player_id, self.belief_eps
+        fast = getattr(sys.modules[self._heuristic_cls.__module__], "rollout_action", None)
+        if fast is not None and direct_rules(state):
+            return lambda world, player: fast(world, rand)
         if self._belief_agents is None:
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._belief_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
@@ -304,24 +319,36 @@ class ISMCTS:
         agents, cache = self._belief_agents, self._belief_cache
         if len(cache) > 500_000:
             cache.clear()
+
+        def move(world, player):
+            key = (player, world.information_state_string(player))
+            choice = cache.get(key)
+            if choice is None:
+                choice = cache[key] = int(agents[player].step(world))
+            return choice
+        return move
+
+    def _believed_world(self, state, rand):
+        """A determinization drawn by rejection under the heuristic opponent model.
+
+        At each move of another player in the current round of a candidate
+        world, the heuristic's move there (:meth:`_model_move`) is compared
+        with the world's; the world survives a differing move with
+        probability ``belief_eps``. kibitz games check while their
+        ``resample_from_infostate`` replays (``check``), so a rejected world
+        costs only the replay up to the move that rejects it; other games'
+        candidates are replayed from their history.
+        """
+        me, eps = self.player_id, self.belief_eps
+        if self._model is None:
+            self._model = self._model_move(state, rand)
+        model = self._model
         this_round = state._round_number() if hasattr(state, "_round_number") else None
-        # a heuristic module's fast ``rollout_action`` is the same policy,
-        # computed from the state's own lists: called as it is, uncached
-        fast = getattr(sys.modules[self._heuristic_cls.__module__], "rollout_action", None)
-        if not direct_rules(state):
-            fast = None
 
         def check(world, player, action):
             if this_round is not None and world._round_number() != this_round:
                 return
-            if fast is not None:
-                choice = fast(world, rand)
-            else:
-                key = (player, world.information_state_string(player))
-                choice = cache.get(key)
-                if choice is None:
-                    choice = cache[key] = int(agents[player].step(world))
-            if choice != action and rand() >= eps:
+            if model(world, player) != action and rand() >= eps:
                 raise _Rejected
 
         if direct_rules(state):
@@ -363,6 +390,8 @@ class ISMCTS:
                 return state.legal_actions()
         public_chance = getattr(state, "_chance_is_public", False)
         mark = self._mark
+        model = self._model if self.opponents == "heuristic" else None
+        eps = self.belief_eps
         node = root
         path = []
         player = state.current_player()
@@ -388,6 +417,21 @@ class ISMCTS:
                 if child is None:
                     child = node.children[key] = _Node()
                 node = child
+                continue
+            if model is not None and player != me:
+                # opponents=heuristic: the model moves; only the observer's moves are searched
+                if rand() < eps:
+                    legal = legal_of(player)
+                    action = legal[int(rand() * len(legal))]
+                else:
+                    action = model(state, player)
+                child = node.children.get(action)
+                if child is None:
+                    child = node.children[action] = _Node()
+                path.append((child, player))
+                apply(action)
+                node = child
+                player = state.current_player()
                 continue
             legal = legal_of(player)
             children = node.children

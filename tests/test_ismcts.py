@@ -179,7 +179,7 @@ def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_fi
     # world drawn; Doubt and Bet's heuristic reads only the seat's own view)
     first = next(iter(wide.root.children))
     assert first == make_agent("heuristic", game, me, 0).step(state)
-    with pytest.raises(ValueError, match="expand or belief=heuristic"):
+    with pytest.raises(ValueError, match="expand, belief or opponents=heuristic"):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), expand="heuristic")
 
 
@@ -245,7 +245,7 @@ def test_round_limited_rollouts():
     ({"max_world_samples": 0}, "max_world_samples"), ({"rollout_rounds": -1}, "rollout_rounds"),
     ({"widen": -0.5}, "widen"), ({"expand": "greedy"}, "expand"), ({"rollout_moves": -2}, "rollout_moves"),
     ({"belief": "bayes"}, "belief"), ({"belief_eps": 0}, "belief_eps"), ({"belief_eps": 1.5}, "belief_eps"),
-    ({"belief_tries": 0}, "belief_tries")])
+    ({"belief_tries": 0}, "belief_tries"), ({"opponents": "model"}, "opponents")])
 def test_bad_options_are_rejected(options, message):
     with pytest.raises(ValueError, match=message):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), **options)
@@ -255,7 +255,7 @@ def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
                                  "rollout_rounds", "widen", "expand", "rollout_moves", "belief", "belief_eps",
-                                 "belief_tries"}
+                                 "belief_tries", "opponents"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
@@ -578,3 +578,28 @@ def test_every_agent_option_is_in_the_docs_options_table():
     kind = agent_kinds()["ismcts"]
     for name, (default, _) in kind.options.items():
         assert f"| `{name}` | " in table, name
+
+
+def test_opponents_heuristic_lets_the_model_move_for_the_other_players(monkeypatch):
+    """Kuhn poker, the searcher in seat 0 at the first move; seat 1 is
+    modelled as always passing: with opponents=heuristic every seat-1 edge
+    of the tree is a pass, while the searcher's own moves are searched."""
+    from agents import heuristics
+
+    class NeverBets(_BetsOnlyWithTheKing):
+        def step(self, state):
+            return 0
+
+    monkeypatch.setitem(heuristics.HEURISTICS, "kuhn_poker", NeverBets)
+    game = pyspiel.load_game("kuhn_poker")
+    state = game.new_initial_state()
+    state.apply_action(2)
+    state.apply_action(0)
+    search = ISMCTS(game, 0, np.random.default_rng(0), sims=200, opponents="heuristic", belief_eps=1e-9)
+    visits = search.search(state)
+    assert set(visits) == {0, 1} and min(visits.values()) > 0
+    opponent_edges = [set(search.root.children[a].children) for a in (0, 1)]
+    assert opponent_edges == [{0}, {0}]
+    searched = ISMCTS(game, 0, np.random.default_rng(0), sims=200)
+    searched.search(state)
+    assert set(searched.root.children[1].children) == {0, 1}  # searched, seat 1 tries both
