@@ -425,11 +425,20 @@ class ISMCTS:
                     action = legal[int(rand() * len(legal))]
                 else:
                     action = model(state, player)
-                child = node.children.get(action)
+                if mark is not None:
+                    # the edge is what the searcher saw of the move (Underdog's
+                    # "keep 9" shows only the card laid), not the action, so
+                    # the searcher's later nodes do not split by hidden cards
+                    before = state._log_mark()
+                    apply(action)
+                    key = ("saw", state._view_since(me, before))
+                else:
+                    apply(action)
+                    key = action
+                child = node.children.get(key)
                 if child is None:
-                    child = node.children[action] = _Node()
+                    child = node.children[key] = _Node()
                 path.append((child, player))
-                apply(action)
                 node = child
                 player = state.current_player()
                 continue

@@ -603,3 +603,23 @@ def test_opponents_heuristic_lets_the_model_move_for_the_other_players(monkeypat
     searched = ISMCTS(game, 0, np.random.default_rng(0), sims=200)
     searched.search(state)
     assert set(searched.root.children[1].children) == {0, 1}  # searched, seat 1 tries both
+
+
+def test_modelled_opponent_edges_are_what_the_searcher_saw():
+    """Underdog with opponents=heuristic: another player's edge is keyed by
+    the searcher's view of the move ("p1 lays 4"), never by "keep 9"."""
+    game = pyspiel.load_game("underdog(players=3,cards=7,bank=4)")
+    state = first_decision(game, seed=2)
+    me = state.current_player()
+    search = ISMCTS(game, me, np.random.default_rng(0), sims=300, opponents="heuristic")
+    search.search(state)
+    seen, stack = [], [search.root]
+    while stack:
+        node = stack.pop()
+        for key, child in node.children.items():
+            if isinstance(key, tuple) and key[:1] == ("saw",):
+                seen.append(key[1])
+            stack.append(child)
+    texts = [t for view in seen for t in view]
+    assert seen and any(" lays " in t for t in texts)
+    assert not any(t.startswith(("you keep", "you draw", "you are dealt")) for t in texts)
