@@ -306,8 +306,9 @@ class ISMCTS:
         Over/Under) is the same policy computed from the state's own lists
         and is called as it is; otherwise the heuristic agent's move, which
         depends only on that player's information state, is cached by the
-        player and its information-state string for the search object's
-        lifetime.
+        player and its information-state string (or the module's cheaper
+        ``policy_key(state, player)``, Underdog: the seat's view of the
+        current round) for the search object's lifetime.
         """
         fast = getattr(sys.modules[self._heuristic_cls.__module__], "rollout_action", None)
         if fast is not None and direct_rules(state):
@@ -319,9 +320,15 @@ class ISMCTS:
         agents, cache = self._belief_agents, self._belief_cache
         if len(cache) > 500_000:
             cache.clear()
+        # a heuristic module may say what its move depends on (``policy_key``),
+        # cheaper than the information-state string it is a function of
+        policy_key = getattr(sys.modules[self._heuristic_cls.__module__], "policy_key", None)
+        if policy_key is None or not direct_rules(state):
+            def policy_key(world, player):
+                return world.information_state_string(player)
 
         def move(world, player):
-            key = (player, world.information_state_string(player))
+            key = (player, policy_key(world, player))
             choice = cache.get(key)
             if choice is None:
                 choice = cache[key] = int(agents[player].step(world))

@@ -475,14 +475,20 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
     believed = [search._believed_world(state, rand) for _ in range(60)]
     uniform = [state.resample_from_infostate(2, rand) for _ in range(60)]
     assert search.belief_kept == 60 and search.belief_drawn > 60
+    from agents.heuristics.underdog import policy_key
+    checked = 0
     for world in believed:
-        # replay the round's moves: each other seat's move is the heuristic's
-        replay = game.new_initial_state()
-        for action in world.history():
-            player = replay.current_player()
-            if player in (0, 1) and replay._round_number() == state._round_number():
-                assert search._belief_cache[(player, replay.information_state_string(player))] == action
-            replay.apply_action(action)
+        # replay the world's log: each other seat's move this round is the
+        # heuristic's (cached by its policy_key) in that world
+        moves = []
+        state._replay(world.log(), observer=2,
+                      check=lambda s, player, action: moves.append(
+                          (player, s._round_number(), policy_key(s, player), action)))
+        for player, rnd, key, action in moves:
+            if rnd == state._round_number():
+                assert search._belief_cache[(player, key)] == action
+                checked += 1
+    assert checked >= 2 * 60  # both fights (and their draw steps) in every world
 
     # the cards the model explains are fewer than the cards left unseen
     for p in (0, 1):
@@ -544,6 +550,7 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
     worlds = [search._believed_world(state, rand) for _ in range(10)]
     assert search.belief_kept == 10 and search.belief_drawn > 10
     assert not search._belief_cache  # the fast hook is not cached
+    checked = 0
     for world in worlds:
         # the world's deal, replayed with its moves: the other seats' moves this round are the heuristic's
         replay = game.new_initial_state()
@@ -555,8 +562,10 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
             player = replay.current_player()
             if player in (0, 1) and replay.round == state.round:
                 assert dh.choose(replay, replay.legal_actions()) == action
+                checked += 1
             replay.apply_action(action)
         assert next(cards, None) is None  # every card of the world was dealt
+    assert checked >= 2 * 10  # the two claims before seat 2's turn, in every world
 
 
 @pytest.mark.parametrize("game_string", ["underdog", "doubt_and_bet(players=3)"])

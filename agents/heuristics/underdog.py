@@ -90,6 +90,18 @@ class UnderdogHeuristic(Agent):
         return float(beaten.all(axis=1).mean())
 
 
+def policy_key(state, player):
+    """What this heuristic's move for ``player`` depends on: the seat's view
+    of the current round, whose "round" event holds the chips, bank and
+    start player it began with (IS-MCTS caches the heuristic's moves by
+    this instead of the whole information-state string)."""
+    log = state.log()
+    start = len(log) - 1
+    while log[start][0] != "round":
+        start -= 1
+    return state._view_since(player, start)
+
+
 class _RoundView:
     """What seat ``me`` knows of the current round, read from its own view."""
 
