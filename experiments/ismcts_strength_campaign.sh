@@ -18,7 +18,8 @@ mkdir -p "$OUT/logs"
 # game: over_under scores a move by the standing once its flip is resolved
 # (rollout_moves=0, uct_c=0.05: docs/solvers/ismcts.md says why); against
 # Underdog's heuristic the determinizations follow the heuristic opponent
-# model (belief=heuristic, 100 worlds per move); Doubt and Bet rolls out to
+# model (belief=heuristic, 100 worlds per move; and with opponents=heuristic,
+# the model's moves inside the tree too); Doubt and Bet rolls out to
 # the next round (rollout_rounds=1: games against random play are 5x cheaper
 # so); Pub and the rest of Underdog use the defaults. No IS-MCTS
 # configuration found so far beats Doubt and Bet's heuristic, so that match
@@ -30,6 +31,7 @@ pub_vs_openspiel_100sims         | --game pub --opponent openspiel --fill random
 over_under_m0_vs_heuristic       | --game over_under --opponent heuristic --rollout-moves 0 --uct-c 0.05
 over_under_m0_vs_random          | --game over_under --opponent random --rollout-moves 0 --uct-c 0.05
 underdog_belief_vs_heuristic     | --game underdog --opponent heuristic --belief heuristic --max-world-samples 100
+underdog_belief_opp_vs_heuristic | --game underdog --opponent heuristic --belief heuristic --max-world-samples 100 --opponents heuristic
 underdog_vs_random               | --game underdog --opponent random
 underdog_vs_openspiel_100sims    | --game underdog --opponent openspiel --fill random --sims 100
 over_under_vs_openspiel_100sims  | --game over_under --opponent openspiel --fill random --sims 100

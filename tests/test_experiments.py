@@ -95,3 +95,18 @@ def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
     # deal 0: the opponent sits one seat after IS-MCTS; deal 1: two seats after
     assert [(r["ismcts_seat"], r["opponent_seats"]) for r in rows] == [
         ("0", "1"), ("1", "2"), ("2", "0"), ("0", "2"), ("1", "0"), ("2", "1")]
+
+
+def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys):
+    from experiments import ismcts_strength as st
+    out = tmp_path / "m.csv"
+    st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "heuristic", "--sims", "8",
+             "--belief", "heuristic", "--belief-eps", "0.2", "--max-world-samples", "4",
+             "--opponents", "heuristic", "--games", "3", "--out", str(out)])
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3
+    assert rows[0]["ismcts"] == ("ismcts(sims=8,uct_c=0.7,rollout=random,max_world_samples=4,"
+                                 "belief=heuristic,belief_eps=0.2,opponents=heuristic)")
+    assert all(sum(float(r[f"return_{p}"]) for p in range(3)) == pytest.approx(1.0) for r in rows)
+    capsys.readouterr()
