@@ -341,6 +341,14 @@ class UnderdogState(pyspiel.State):
     def _log_mark(self):
         return len(self._c.log)
 
+    def _round_mark(self):
+        """The log index of the current round's "round" event."""
+        log = self._c.log
+        i = len(log) - 1
+        while log[i][0] != "round":
+            i -= 1
+        return i
+
     def _view_since(self, player, mark):
         """What ``player`` saw since ``mark`` (``_common.view_since``)."""
         return _common.view_since(self._c.log, mark, lambda e: event_text(e, player))

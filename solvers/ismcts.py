@@ -364,15 +364,16 @@ class ISMCTS:
         else:
             def draw(last):
                 world = state.resample_from_infostate(me, rand)
+                if last:
+                    return world
                 replay = self.game.new_initial_state()
                 for action in world.history():
                     player = replay.current_player()
-                    if not last and player >= 0 and player != me:
+                    if player >= 0 and player != me:
                         check(replay, player, action)
                     replay.apply_action(action)
                 return replay
-        tries = self.belief_tries
-        for t in range(tries):
+        for _ in range(self.belief_tries):
             self.belief_drawn += 1
             try:
                 world = draw(False)

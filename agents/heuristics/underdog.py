@@ -95,11 +95,7 @@ def policy_key(state, player):
     of the current round, whose "round" event holds the chips, bank and
     start player it began with (IS-MCTS caches the heuristic's moves by
     this instead of the whole information-state string)."""
-    log = state.log()
-    start = len(log) - 1
-    while log[start][0] != "round":
-        start -= 1
-    return state._view_since(player, start)
+    return state._view_since(player, state._round_mark())
 
 
 class _RoundView:
