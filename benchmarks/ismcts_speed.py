@@ -1,11 +1,12 @@
 """IS-MCTS simulations per second: kibitz's SO-ISMCTS beside OpenSpiel's Python ISMCTSBot.
 
-Both search the same positions (decision points drawn from seeded random
-games) with the same budget of simulations, the same UCT constant and
+Both search the same positions (decision points drawn from seeded games
+of random players, or of the game's heuristic with ``--play heuristic``) with the same budget of simulations, the same UCT constant and
 single random rollouts, alternating in rounds in one run so that machine
 noise hits both alike; the ratio is what to quote.
 
     python benchmarks/ismcts_speed.py [--games g1,g2] [--sims N] [--positions P] [--rounds R]
+                                      [--play random|heuristic]
 
 OpenSpiel's C++ ``pyspiel.ISMCTSBot`` is not used: it cannot search a game
 written in Python (see docs/solvers/ismcts.md).
@@ -22,13 +23,19 @@ from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 
 import games
+from agents.registry import make_agent
 from solvers.ismcts import ISMCTS
 
 
-def positions(game, rng: np.random.Generator, count: int):
-    """Decision points with two or more legal moves from random games."""
+def positions(game, rng: np.random.Generator, count: int, play: str = "random"):
+    """Decision points with two or more legal moves, one from each of
+    ``count`` games played by ``play`` agents (random or heuristic) in
+    every seat."""
     out = []
     while len(out) < count:
+        bots = None
+        if play != "random":
+            bots = [make_agent(play, game, p, int(rng.integers(2**31))) for p in range(game.num_players())]
         state = game.new_initial_state()
         found = []
         while not state.is_terminal():
@@ -40,7 +47,10 @@ def positions(game, rng: np.random.Generator, count: int):
             legal = state.legal_actions()
             if len(legal) > 1:
                 found.append(state.clone())
-            state.apply_action(legal[int(rng.integers(len(legal)))])
+            if bots is None:
+                state.apply_action(legal[int(rng.integers(len(legal)))])
+            else:
+                state.apply_action(bots[state.current_player()].step(state))
         if found:
             out.append(found[int(rng.integers(len(found)))])
     return out
@@ -75,12 +85,15 @@ def main(argv=None):
     ap.add_argument("--positions", type=int, default=4, help="positions per game")
     ap.add_argument("--rounds", type=int, default=2, help="alternating measurement rounds")
     ap.add_argument("--uct-c", type=float, default=2.0, help="UCT constant (both bots)")
+    ap.add_argument("--play", default="random", choices=["random", "heuristic"],
+                    help="agents that play the games the positions are drawn from (heuristic games "
+                         "last longer: Doubt and Bet's run to 40-70 rounds)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     print(f"{'game':<28} {'kibitz sims/s':>14} {'openspiel sims/s':>17} {'ratio':>7}")
     for name in args.games.split(","):
         game = pyspiel.load_game(name)
-        states = positions(game, np.random.default_rng(args.seed), args.positions)
+        states = positions(game, np.random.default_rng(args.seed), args.positions, args.play)
         ours = [0, 0.0]
         theirs = [0, 0.0]
         for r in range(args.rounds):

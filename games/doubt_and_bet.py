@@ -864,99 +864,162 @@ class DoubtAndBetState(pyspiel.State):
         cards were dealt is drawn again (uniformly).
         The game is then replayed with those cards; every action is checked.
 
-        With ``internal=True`` (kibitz's own searches only) the actions are
-        replayed through the game's Python rules directly, so the returned
-        state's pyspiel history is not kept; use it only inside a search.
+        With ``internal=True`` (kibitz's own searches only) only the current
+        round is replayed, through the game's Python rules directly, from a
+        snapshot of the round's start (``_round_snapshot``) whose log gets
+        the earlier rounds' cards drawn as above: the same state as the full
+        replay, but its pyspiel history is not kept; use it only inside a
+        search.
         ``check(state, player, action)`` is called before each other
         player's move of the replay and may raise to abandon it
         (``_common.replay_applier``).
         """
         g = self.get_game()
-        k1 = self._k1
-        log = self._c.log
-        rounds = []  # per round: [deals (seat, colour)], revealed
-        for e in log:
-            if e[0] == "round":
-                rounds.append([[], False])
-            elif e[0] == "deal":
-                rounds[-1][0].append((e[1], e[2]))
-            elif e[0] == "reveal":
-                rounds[-1][1] = True
-        new_cards = []
-        for deals, revealed in rounds:
-            if revealed:  # the hands are known, not the order each was dealt in
-                by_seat = {}
-                for s, k in deals:
-                    by_seat.setdefault(s, []).append(k)
-                for s, cards in by_seat.items():
-                    if s != player_id:
-                        for i in range(len(cards) - 1, 0, -1):
-                            j = min(int(probability_sampler() * (i + 1)), i)
-                            cards[i], cards[j] = cards[j], cards[i]
-                taken = {s: iter(cards) for s, cards in by_seat.items()}
-                new_cards.extend(next(taken[s]) for s, _ in deals)
-                continue
-            left = [g.copies] * k1
-            for s, k in deals:
-                if s == player_id:
-                    left[k] -= 1
-            total = sum(left)
-            for s, k in deals:
-                if s == player_id:
-                    new_cards.append(k)
-                    continue
-                x = probability_sampler() * total
-                j = 0
-                while j < k1 - 1 and (left[j] == 0 or x >= left[j]):
-                    x -= left[j]
-                    j += 1
-                while left[j] == 0:  # guards float rounding at the top end
-                    j -= 1
-                left[j] -= 1
-                total -= 1
-                new_cards.append(j)
-        history = self.history()
+        c = self._c
+        if internal:
+            # The search's copy starts from the state at this round's start
+            # (made once per round by replaying, then shared), with the
+            # earlier rounds' deals in its log drawn again: the same state
+            # as a full replay, which only this round is replayed to reach.
+            start, core, earlier = self._round_snapshot()
+            rounds = _deal_rounds(c.log[len(core.log):], opened=True)
+        else:
+            start, core, earlier = 0, None, ()
+            rounds = _deal_rounds(c.log)
         state = g.new_initial_state()
-        start = 0
-        if internal and rounds and rounds[-1][0]:
-            # The search's copy starts from the state at this round's first
-            # deal (made once per round by replaying, then shared), with the
-            # earlier rounds' deals in its log re-drawn: the same state as a
-            # full replay, which only the current round is replayed to reach.
-            _, start, core = self._deal_snapshot()
-            c = state._c = copy.deepcopy(core)
-            earlier = iter(new_cards)
-            c.log = [("deal", e[1], next(earlier)) if e[0] == "deal" else e for e in c.log]
-            new_cards = new_cards[len(new_cards) - len(rounds[-1][0]):]
+        if core is not None:
+            # the earlier rounds' deals are drawn into the copy's log directly
+            state._c = copy.deepcopy(core)
+            log = state._c.log
+            for where, deals, seats in earlier:
+                if seats is not None:  # revealed
+                    for s, at, cards in seats:
+                        if s != player_id:
+                            cards = cards[:]
+                            _shuffle(cards, probability_sampler)
+                            for j, k in zip(at, cards):
+                                log[j] = ("deal", s, k)
+                    continue
+                drawn = []
+                _redraw_round(deals, False, player_id, probability_sampler, g.copies, self._k1, drawn)
+                for j, (s, _), k in zip(where, deals, drawn):
+                    log[j] = ("deal", s, k)
+        new_cards = []
+        for where, deals, revealed in rounds:
+            _redraw_round(deals, revealed, player_id, probability_sampler, g.copies, self._k1, new_cards)
         apply = _common.replay_applier(state, internal, player_id, check)
         cards = iter(new_cards)
-        for a in history[start:]:
+        for a in self.history()[start:]:
             if state._c.phase == DEAL:
                 apply(next(cards))
             else:
                 apply(a)
         return state
 
-    def _deal_snapshot(self):
-        """(round, history index, core) at the current round's first deal.
+    def _round_snapshot(self):
+        """(history index, core, earlier rounds' deals) at this round's start.
 
-        Made by replaying the history once per round and kept on the core,
-        where clones share it (nothing changes it afterwards).
+        The core is the state right after the move that began this round
+        (its upkeep done, nothing of its exchange or deal yet), ``history
+        index`` the number of moves that led there, and the deals are
+        ``_deal_rounds`` of the core's log without this round, each as
+        (log indices, deals, ``_by_seat`` of them if revealed else None). Made by
+        replaying the history once per round and kept on the core, where
+        clones share it (nothing changes it afterwards).
         """
         c = self._c
         if c.snap is not None and c.snap[0] == c.rnd:
-            return c.snap
+            return c.snap[1:]
         replay = self.get_game().new_initial_state()
         r = replay._c
         for i, a in enumerate(self.history()):
-            if r.rnd == c.rnd and r.phase == DEAL:
-                snap = (c.rnd, i, copy.deepcopy(r))
+            if r.rnd == c.rnd:
                 break
             replay._apply_action(a)
         else:
-            raise ValueError("the current round has no deal yet")
-        c.snap = snap
-        return snap
+            i = len(self.history())
+        core = copy.deepcopy(r)
+        earlier = _deal_rounds(core.log)
+        assert not earlier[-1][1], "a round's start has no deal yet"
+        earlier = [(w, d, _by_seat(w, d) if r else None) for w, d, r in earlier[:-1]]
+        c.snap = (c.rnd, i, core, earlier)
+        return c.snap[1:]
+
+
+def _deal_rounds(events, opened: bool = False) -> list:
+    """Per round of ``events`` (a log or a stretch of one): the log indices
+    of its deals, the deals as (seat, colour), and whether its hands were
+    revealed. ``opened``: the stretch starts inside a round (no "round"
+    event first)."""
+    rounds = [([], [], False)] if opened else []
+    for i, e in enumerate(events):
+        kind = e[0]
+        if kind == "round":
+            rounds.append(([], [], False))
+        elif kind == "deal":
+            rounds[-1][0].append(i)
+            rounds[-1][1].append((e[1], e[2]))
+        elif kind == "reveal":
+            rounds[-1] = rounds[-1][:2] + (True,)
+    return rounds
+
+
+def _by_seat(where, deals) -> list:
+    """(seat, positions, colours) of each seat's deals, seats in the order
+    they were first dealt to; positions taken from ``where``."""
+    seats = {}
+    for j, (s, k) in zip(where, deals):
+        at, cards = seats.setdefault(s, ([], []))
+        at.append(j)
+        cards.append(k)
+    return [(s, at, cards) for s, (at, cards) in seats.items()]
+
+
+def _shuffle(cards: list, sampler) -> None:
+    """Shuffles ``cards`` in place, uniformly, with ``sampler``'s numbers."""
+    for i in range(len(cards) - 1, 0, -1):
+        j = min(int(sampler() * (i + 1)), i)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+def _redraw_round(deals, revealed, me, sampler, copies, k1, out) -> None:
+    """Appends to ``out`` one round's cards drawn again from ``me``'s view.
+
+    Unrevealed: each other player's cards are dealt again, card by card,
+    from the deck without ``me``'s cards, each colour with chance
+    proportional to its copies left (the exact conditional distribution of
+    the deal). Revealed: the hands are known, so only the order in which
+    each other player's cards were dealt is drawn again (uniformly).
+    """
+    if revealed:
+        drawn = [0] * len(deals)
+        for s, at, cards in _by_seat(range(len(deals)), deals):
+            if s != me:
+                cards = cards[:]
+                _shuffle(cards, sampler)
+            for j, k in zip(at, cards):
+                drawn[j] = k
+        out.extend(drawn)
+        return
+    left = [copies] * k1
+    for s, k in deals:
+        if s == me:
+            left[k] -= 1
+    total = sum(left)
+    for s, k in deals:
+        if s == me:
+            out.append(k)
+            continue
+        x = sampler() * total
+        j = 0
+        while j < k1 - 1 and (left[j] == 0 or x >= left[j]):
+            x -= left[j]
+            j += 1
+        while left[j] == 0:  # guards float rounding at the top end
+            j -= 1
+        left[j] -= 1
+        total -= 1
+        out.append(j)
 
 
 def _hand_text(counts, k1):

@@ -818,7 +818,10 @@ def test_resample_draws_hidden_cards_with_the_deal_probabilities():
         assert abs(counts[hand] / draws - p) < 0.035, (hand, counts[hand] / draws, p)
 
 
-def test_resample_keeps_revealed_hands():
+@pytest.mark.parametrize("internal", [False, True])
+def test_resample_keeps_revealed_hands(internal):
+    """Also the search's own resample (``internal``), which writes the
+    earlier rounds' cards into a copy of the round's snapshot."""
     game = load(players=2, chips=3, slots=2, colours=2)
     state = game.new_initial_state()
     keep_all(state)
@@ -831,7 +834,7 @@ def test_resample_keeps_revealed_hands():
     sampler_rng = np.random.default_rng(3)
     orders, hands = set(), set()
     for _ in range(20):
-        other = state.resample_from_infostate(0, lambda: float(sampler_rng.random()))
+        other = state.resample_from_infostate(0, lambda: float(sampler_rng.random()), internal=internal)
         assert other.information_state_string(0) == state.information_state_string(0)
         deals = [e for e in other.log() if e[0] == "deal" and e[1] == 1]
         assert sorted(k for _, _, k in deals[:2]) == [0, 2]  # round 1: red, rainbow

@@ -497,7 +497,7 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
 
 def test_doubt_and_bet_internal_resample_matches_the_full_replay_through_a_long_game():
     """Doubt and Bet's internal resample starts from a snapshot of the
-    current round's first deal (made once per round, shared by clones) and
+    current round's start (made once per round, shared by clones) and
     replays only that round; through a heuristic game of many rounds, at
     every kind of decision, it gives the same world as the full replay."""
     import random as _random
@@ -519,8 +519,8 @@ def test_doubt_and_bet_internal_resample_matches_the_full_replay_through_a_long_
                 a = state.resample_from_infostate(me, _random.Random(seed).random)
                 b = root.resample_from_infostate(me, _random.Random(seed).random, internal=True)
                 assert a._c.__getstate__() == b._c.__getstate__()
-            if state.phase != "exchange":  # dealt this round: the fast path ran
-                assert root._c.snap is not None and root._c.snap[0] == state.round
+            # the fast path ran, also before this round's deal (exchange)
+            assert root._c.snap is not None and root._c.snap[0] == state.round
             compared += 1
             phases.add(state.phase)
         state.apply_action(bots[state.current_player()].step(state))
