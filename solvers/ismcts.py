@@ -72,6 +72,10 @@ OPPONENTS = ("search", "heuristic")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
+# Nodes with more legal moves than this, and under a quarter of them tried,
+# draw an untried move by rejection (only Doubt and Bet's claim nodes have so
+# many; nodes with fewer keep the draw that earlier results were made with)
+_MANY = 64
 
 
 class _Rejected(Exception):
@@ -460,18 +464,32 @@ class ISMCTS:
                 tried = [a for a in children if a in legal_set]
                 expand = len(tried) < len(legal) and len(tried) < math.ceil(widen * sqrt(node.passes))
                 untried = None
+            elif len(legal) > _MANY and len(children) * 4 < len(legal):
+                # few of many legal moves tried (Doubt and Bet's claims): one
+                # is surely untried; count the tried ones from the children
+                # and draw an untried one by rejection (uniform all the same)
+                # instead of scanning every legal move twice
+                legal_set = set(legal)
+                tried = [a for a in children if a in legal_set]
+                untried = None
+                expand = True
             else:
                 untried = [a for a in legal if a not in children]
                 tried = legal
                 expand = bool(untried)
             if expand:
                 action = None
-                if expanders is not None and (not tried if widen else len(untried) == len(legal)):
+                if expanders is not None and (not tried if untried is None else len(untried) == len(legal)):
                     action = int(expanders[player].step(state))  # the first move tried here
                 if action is None or action in children:
-                    if untried is None:
-                        untried = [a for a in legal if a not in children]
-                    action = untried[int(rand() * len(untried))]
+                    if untried is None and not widen:
+                        action = legal[int(rand() * len(legal))]
+                        while action in children:
+                            action = legal[int(rand() * len(legal))]
+                    else:
+                        if untried is None:
+                            untried = [a for a in legal if a not in children]
+                        action = untried[int(rand() * len(untried))]
                 for a in tried:
                     if a in children:
                         children[a].avail += 1

@@ -632,3 +632,33 @@ def test_modelled_opponent_edges_are_what_the_searcher_saw():
     texts = [t for view in seen for t in view]
     assert seen and any(" lays " in t for t in texts)
     assert not any(t.startswith(("you keep", "you draw", "you are dealt")) for t in texts)
+
+
+@pytest.mark.parametrize("many", [64, 10**9])
+def test_claim_nodes_with_many_moves_expand_each_untried_move_once(monkeypatch, many):
+    """At a Doubt and Bet claim node with hundreds of legal claims, every
+    simulation tries a new claim. Nodes with more than ``_MANY`` legal moves,
+    under a quarter tried, draw it by rejection (``many=64``); the scan of
+    every legal move (``many`` huge) must give the same statistics: one
+    child per simulation, all legal, each other child's availability
+    counted once per later simulation."""
+    import solvers.ismcts as ism
+
+    monkeypatch.setattr(ism, "_MANY", many)
+    game = pyspiel.load_game("doubt_and_bet")
+    rng = np.random.default_rng(4)
+    state = game.new_initial_state()
+    while state.is_chance_node() or state.phase != "claim":
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            state.apply_action(state.legal_actions()[0])
+    legal = set(state.legal_actions())
+    assert len(legal) > 4 * 60
+    search = ism.ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=60,
+                        rollout_rounds=1)
+    search.search(state)
+    children = search.root.children
+    assert len(children) == 60 and set(children) <= legal
+    assert sorted(ch.avail for ch in children.values()) == list(range(1, 61))
+    assert all(ch.visits == 1 for ch in children.values())
