@@ -7,6 +7,10 @@ the game index (chance from the deal, ``index // n``: the n seatings of a
 deal draw the same random numbers), so a match is reproducible and can be split across runs
 (``--start``). A run appends to ``--out`` and skips the game indices the
 file already holds, so an interrupted match resumes where it stopped.
+Runs with disjoint ``--start`` ranges may append to one file at the same
+time. Do not let git rewrite a file a match is writing (``git stash``,
+``checkout``, ``reset``): git replaces the file, and the running match goes
+on writing to the replaced one, lost when the run ends.
 
     python experiments/ismcts_strength.py --game underdog --opponent random \\
         --sims 1000 --games 1000 --out results/strength_underdog_random.csv
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import fcntl
 import math
 import sys
 import time
@@ -233,11 +238,15 @@ def main(argv=None):
                     sys.exit(f"{out} holds another match ({', '.join(mine_key)}); "
                              f"this run is ({', '.join(want)}): give another --out")
                 done_before.add(int(r["index"]))
-    new = not done_before
-    f = out.open("w" if new else "a", newline="")
+    # append only (O_APPEND): runs splitting a match (--start) may share the
+    # file; the header is written once, under a lock, by whichever comes first
+    f = out.open("a", newline="")
     w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-    if new:
+    fcntl.flock(f, fcntl.LOCK_EX)
+    if f.seek(0, 2) == 0:
         w.writeheader()
+        f.flush()
+    fcntl.flock(f, fcntl.LOCK_UN)
     todo = [i for i in range(args.start, args.start + args.games) if i not in done_before]
     if len(todo) < args.games:
         print(f"{out}: {args.games - len(todo)} of these games are already played; "

@@ -84,6 +84,28 @@ def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsy
     assert "| underdog(players=3,cards=5,bank=2) | `ismcts(sims=5,uct_c=0.7,rollout=random)` | random | 6 (2) |" in table
 
 
+def test_ismcts_strength_shards_of_a_match_share_one_file(tmp_path):
+    """Two runs splitting a match (--start) at the same time, appending to
+    one new file: one header, every game's row intact."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "shared.csv"
+    args = [sys.executable, "experiments/ismcts_strength.py", "--game", "underdog(players=3,cards=5,bank=2)",
+            "--opponent", "random", "--sims", "5", "--games", "4", "--out", str(out)]
+    runs = [subprocess.Popen(args + ["--start", str(start)], cwd=root, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True) for start in (0, 4)]
+    for run in runs:
+        assert run.wait(timeout=120) == 0, run.stderr.read()
+    lines = out.read_text().splitlines()
+    assert sum(line.startswith("game,") for line in lines) == 1 and lines[0].startswith("game,")
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(int(r["index"]) for r in rows) == list(range(8))
+    assert all(r["return_2"] != "" for r in rows)
+
+
 def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
     from experiments import ismcts_strength as st
     out = tmp_path / "os.csv"
