@@ -32,6 +32,8 @@ OPTIONS = {
                          "its weight"),
     "opponents": ("search", "other players' moves in the tree: search (UCB1 on their statistics) | heuristic "
                             "(the game's heuristic's move, or a random one with probability belief_eps)"),
+    "moves": ("all", "the searcher's moves searched: all | shortlist (the game heuristic's shortlist: "
+                     "doubt_and_bet)"),
 }
 
 
@@ -49,19 +51,20 @@ class ISMCTSAgent(Agent):
 
 
 def _options(sims, seconds, uct_c, rollout, final, max_world_samples, rollout_rounds, widen, expand,
-             rollout_moves, belief, belief_eps, belief_tries, opponents):
+             rollout_moves, belief, belief_eps, belief_tries, opponents, moves):
     return dict(sims=int(sims), seconds=float(seconds), uct_c=float(uct_c), rollout=str(rollout),
                 final=str(final), max_world_samples=int(max_world_samples),
                 rollout_rounds=int(rollout_rounds), widen=float(widen), expand=str(expand),
                 rollout_moves=int(rollout_moves), belief=str(belief), belief_eps=float(belief_eps),
-                belief_tries=int(belief_tries), opponents=str(opponents))
+                belief_tries=int(belief_tries), opponents=str(opponents), moves=str(moves))
 
 
 @register_agent("ismcts", "information-set Monte Carlo tree search (single observer, Cowling et al. 2012)",
                 options=OPTIONS)
 def _ismcts(game, player_id, seed, sims=1000, seconds=0.0, uct_c=0.7, rollout="random", final="visits",
             max_world_samples=-1, rollout_rounds=0, widen=0.0, expand="random", rollout_moves=-1,
-            belief="uniform", belief_eps=0.1, belief_tries=50, opponents="search"):
+            belief="uniform", belief_eps=0.1, belief_tries=50, opponents="search", moves="all"):
     return ISMCTSAgent(game, player_id, seed, **_options(sims, seconds, uct_c, rollout, final, max_world_samples,
                                                          rollout_rounds, widen, expand, rollout_moves,
-                                                         belief, belief_eps, belief_tries, opponents))
+                                                         belief, belief_eps, belief_tries, opponents,
+                                                         moves))

@@ -173,6 +173,8 @@ def ismcts_spec(args) -> str:
         extra += f",opponents={args.opponents}"
         if args.belief == "uniform":
             extra += f",belief_eps={args.belief_eps:g}"
+    if args.moves != "all":
+        extra += f",moves={args.moves}"
     return f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}{extra})"
 
 
@@ -212,6 +214,8 @@ def main(argv=None):
                     help="IS-MCTS belief=heuristic: weight of a move the heuristic would not make")
     ap.add_argument("--opponents", default="search", choices=["search", "heuristic"],
                     help="IS-MCTS: other players' moves in the tree searched, or the heuristic model's")
+    ap.add_argument("--moves", default="all", choices=["all", "shortlist"],
+                    help="IS-MCTS: the searcher's moves searched (shortlist: the game heuristic's shortlist)")
     ap.add_argument("--games", type=int, default=1000, help="games in the match")
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)

@@ -68,6 +68,7 @@ EXPANSIONS = ("random", "heuristic")
 #: or by how likely the heuristic makes the opponents' moves of this round
 BELIEFS = ("uniform", "heuristic")
 #: how other players' moves are chosen inside the tree
+MOVES = ("all", "shortlist")
 OPPONENTS = ("search", "heuristic")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
@@ -151,6 +152,12 @@ class ISMCTS:
         another player makes the heuristic's move in the simulation's
         world, or with probability ``belief_eps`` a uniformly random legal
         move; only the observer's moves are searched.
+      moves: ``"all"`` (every legal move of the observer is searched) or
+        ``"shortlist"``: at the observer's nodes only the moves of the game's
+        heuristic module's ``shortlist(state, legal)`` (Doubt and Bet: the
+        claims and stakes its heuristic weighs, about 30 of thousands), which
+        depend only on the observer's information; other players' nodes keep
+        every legal move.
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
@@ -158,7 +165,7 @@ class ISMCTS:
                  final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
                  widen: float = 0.0, expand: str = "random", rollout_moves: int = -1,
                  belief: str = "uniform", belief_eps: float = 0.1, belief_tries: int = 50,
-                 opponents: str = "search"):
+                 opponents: str = "search", moves: str = "all"):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -185,6 +192,8 @@ class ISMCTS:
             raise ValueError(f"belief_eps must be in (0, 1]; got {belief_eps}")
         if opponents not in OPPONENTS:
             raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}; got {opponents!r}")
+        if moves not in MOVES:
+            raise ValueError(f"moves must be one of {', '.join(MOVES)}; got {moves!r}")
         if belief_tries < 1:
             raise ValueError(f"belief_tries must be >= 1; got {belief_tries}")
         if max_world_samples == 0 or max_world_samples < -1:
@@ -206,6 +215,7 @@ class ISMCTS:
         self.belief_eps = float(belief_eps)
         self.belief_tries = int(belief_tries)
         self.opponents = opponents
+        self.moves = moves
         self._belief_agents = None
         self._belief_cache = {}
         #: worlds drawn and worlds kept by the belief filter (all searches)
@@ -216,19 +226,28 @@ class ISMCTS:
         self._model = None
         self._rollout_agents = None
         self._rollout_fn = None
-        if rollout == "heuristic" or expand == "heuristic" or belief == "heuristic" or opponents == "heuristic":
+        self._shortlist = None
+        if "heuristic" in (rollout, expand, belief, opponents) or moves == "shortlist":
             from agents.heuristics import HEURISTICS
             short = game.get_type().short_name
             if short not in HEURISTICS:
-                raise ValueError(f"rollout, expand, belief or opponents=heuristic: no heuristic agent for game {short!r}; "
+                raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "
+                                 f"no heuristic agent for game {short!r}; "
                                  f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
             self._heuristic_cls = HEURISTICS[short]
             # a heuristic module may offer ``rollout_action(state, rand)``: the
             # same policy as its agent, computed from the state's own lists
             # (no agent object, no policy dict, no C++ round trip)
+            module = sys.modules[self._heuristic_cls.__module__]
             if rollout == "heuristic":
-                module = sys.modules[self._heuristic_cls.__module__]
                 self._rollout_fn = getattr(module, "rollout_action", None)
+            if moves == "shortlist":
+                self._shortlist = getattr(module, "shortlist", None)
+                if self._shortlist is None:
+                    with_list = sorted(g for g, cls in HEURISTICS.items()
+                                       if hasattr(sys.modules[cls.__module__], "shortlist"))
+                    raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist; "
+                                     f"games with one: {', '.join(with_list)}")
         #: simulations run by the last search
         self.last_simulations = 0
         #: the root of the last search's tree
@@ -404,6 +423,7 @@ class ISMCTS:
         mark = self._mark
         model = self._model if self.opponents == "heuristic" else None
         eps = self.belief_eps
+        shortlist = self._shortlist
         node = root
         path = []
         player = state.current_player()
@@ -455,6 +475,8 @@ class ISMCTS:
                 player = state.current_player()
                 continue
             legal = legal_of(player)
+            if shortlist is not None and player == me:
+                legal = shortlist(state, legal)
             children = node.children
             if widen:
                 # progressive widening: the node's tried legal moves are few;

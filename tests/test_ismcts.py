@@ -255,7 +255,7 @@ def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
                                  "rollout_rounds", "widen", "expand", "rollout_moves", "belief", "belief_eps",
-                                 "belief_tries", "opponents"}
+                                 "belief_tries", "opponents", "moves"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
@@ -662,3 +662,38 @@ def test_claim_nodes_with_many_moves_expand_each_untried_move_once(monkeypatch, 
     assert len(children) == 60 and set(children) <= legal
     assert sorted(ch.avail for ch in children.values()) == list(range(1, 61))
     assert all(ch.visits == 1 for ch in children.values())
+
+
+def test_shortlist_moves_search_only_the_heuristics_candidates():
+    """moves=shortlist: at a Doubt and Bet claim node with thousands of
+    legal claims the search tries only the shortlist (legal, the heuristic's
+    own move and doubting among them), and its policy is zero elsewhere."""
+    from agents.heuristics import doubt_and_bet as dh
+
+    game = pyspiel.load_game("doubt_and_bet")
+    rng = np.random.default_rng(6)
+    state = game.new_initial_state()
+    while state.is_chance_node() or state.phase != "claim" or state.claim is None:
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            state.apply_action(dh.choose(state, state.legal_actions()))
+    legal = state.legal_actions()
+    short = dh.shortlist(state, legal)
+    assert 8 < len(short) < 60 < len(legal) and set(short) <= set(legal)
+    assert dh.choose(state, legal) in short and dh.db.DOUBT in short
+    me = state.current_player()
+    search = ISMCTS(game, me, np.random.default_rng(0), sims=200, rollout_rounds=1, moves="shortlist")
+    visits = search.search(state)
+    assert set(search.root.children) == set(short)  # 200 sims > the list: every candidate tried
+    assert all(v == 0 for a, v in visits.items() if a not in short)
+    policy = search.policy(state)
+    assert set(a for a, p in policy.items() if p > 0) <= set(short)
+
+
+def test_shortlist_needs_a_game_whose_heuristic_offers_one():
+    with pytest.raises(ValueError, match="moves=shortlist: the 'pub' heuristic offers no shortlist; "
+                                         "games with one: doubt_and_bet"):
+        ISMCTS(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="shortlist")
+    with pytest.raises(ValueError, match="moves must be one of all, shortlist; got 'some'"):
+        ISMCTS(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="some")

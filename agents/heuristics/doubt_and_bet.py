@@ -150,6 +150,55 @@ def _showdown(state, me, legal):
     return db.FOLD
 
 
+def shortlist(state, legal):
+    """The few moves IS-MCTS searches with ``moves=shortlist``: the moves
+    this heuristic weighs, at the stakes it would pay, instead of every
+    quantity, colour and stake.
+
+    Claims: for every colour, the lowest quantity allowed and the one above
+    (the opener: the quantity the heuristic would open with for that colour
+    and the ones either side), each with a stake worth 1 and 2 chips, paid
+    as ``_stake`` pays (chips first); doubting. Showdowns: folding, going all
+    in, calling, and raising by 1 and by 2. Exchanges: every move. The
+    heuristic's own move is always in. Depends only on what the player
+    to move sees, so every determinization of one search gets the same list.
+    """
+    if len(legal) <= 8:
+        return legal
+    me = state.current_player()
+    game = state.get_game()
+    want = {choose(state, legal)}
+    if state.phase == "claim":
+        k1, dealt = game.k1, state.cards_dealt
+        claim = state.claim
+        want.add(db.DOUBT)
+        for k in range(k1):
+            if claim is None:
+                q = 1
+                while q < dealt and claim_probability(state, me, q + 1, k) >= OPEN_CONFIDENCE:
+                    q += 1
+                quantities = (q - 1, q, q + 1)
+            else:
+                quantities = (claim[1] + 1, claim[1] + 2)
+            for q in quantities:
+                if 1 <= q <= dealt:
+                    for value in (1, 2):
+                        want.add(_encode_claim(game, q, k, *_stake(state, me, value)))
+    else:  # showdown
+        bettor, _, bstake, dstake = state.showdown
+        opp = dstake if me == bettor else bstake
+        v = opp[0] + opp[1]
+        want.update((db.FOLD, db.ALL_IN, db.CALL_BASE + _pair(game, *_stake(state, me, v))))
+        for extra in (1, 2):
+            want.add(game.raise_base + _pair(game, *_stake(state, me, v + extra)))
+    legal_set = set(legal)
+    return sorted(a for a in want if a in legal_set)
+
+
+def _pair(game, ch, s):
+    return ch * game.max_slots + s
+
+
 def rollout_action(state, rand):
     """IS-MCTS rollout hook: the heuristic's move (deterministic; ``rand``
     unused), with the legal moves read from the game's rules directly."""
