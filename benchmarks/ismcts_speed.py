@@ -1,7 +1,8 @@
 """IS-MCTS simulations per second: kibitz's SO-ISMCTS beside OpenSpiel's Python ISMCTSBot.
 
 Both search the same positions (decision points drawn from seeded games
-of random players, or of the game's heuristic with ``--play heuristic``) with the same budget of simulations, the same UCT constant and
+of random players, or of the game's heuristic with ``--play heuristic``)
+with the same budget of simulations, the same UCT constant and
 single random rollouts, alternating in rounds in one run so that machine
 noise hits both alike; the ratio is what to quote.
 

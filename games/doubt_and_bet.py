@@ -282,7 +282,7 @@ class DoubtAndBetState(pyspiel.State):
         c.sd_moves = 0
         c.bet = None
         c.log = []
-        c.snap = None  # (round, history index, core) at the round's first deal: see _deal_snapshot
+        c.snap = None  # (round, history index, core, earlier deals) at the round's start: see _round_snapshot
         self._c = c
         self._start_round()
 
@@ -904,6 +904,10 @@ class DoubtAndBetState(pyspiel.State):
                 _redraw_round(deals, False, player_id, probability_sampler, g.copies, self._k1, drawn)
                 for j, (s, _), k in zip(where, deals, drawn):
                     log[j] = ("deal", s, k)
+            if earlier and state._c.phase != DEAL:
+                # before this round's deal the hands and deck are still the
+                # last round's: make them those of the cards just drawn
+                _redeal(state._c, [log[j] for j in earlier[-1][0]], g.copies, self._k1)
         new_cards = []
         for where, deals, revealed in rounds:
             _redraw_round(deals, revealed, player_id, probability_sampler, g.copies, self._k1, new_cards)
@@ -938,10 +942,13 @@ class DoubtAndBetState(pyspiel.State):
             replay._apply_action(a)
         else:
             i = len(self.history())
+            if r.rnd != c.rnd:
+                raise ValueError("the state's history does not reach its round (a search's own "
+                                 "world has none: resample the real state)")
         core = copy.deepcopy(r)
         earlier = _deal_rounds(core.log)
         assert not earlier[-1][1], "a round's start has no deal yet"
-        earlier = [(w, d, _by_seat(w, d) if r else None) for w, d, r in earlier[:-1]]
+        earlier = [(w, d, _by_seat(w, d) if revealed else None) for w, d, revealed in earlier[:-1]]
         c.snap = (c.rnd, i, core, earlier)
         return c.snap[1:]
 
@@ -973,6 +980,18 @@ def _by_seat(where, deals) -> list:
         at.append(j)
         cards.append(k)
     return [(s, at, cards) for s, (at, cards) in seats.items()]
+
+
+def _redeal(core, deals, copies: int, k1: int) -> None:
+    """Sets ``core``'s hands and deck to what dealing ``deals`` (log
+    entries ("deal", seat, colour)) from a full deck leaves, as ``_deal``
+    does card by card."""
+    core.hand = [0] * len(core.hand)
+    core.deck = [copies] * k1
+    for _, s, k in deals:
+        core.hand[s * k1 + k] += 1
+        core.deck[k] -= 1
+    core.ndeck = copies * k1 - len(deals)
 
 
 def _shuffle(cards: list, sampler) -> None:

@@ -68,14 +68,16 @@ EXPANSIONS = ("random", "heuristic")
 #: or by how likely the heuristic makes the opponents' moves of this round
 BELIEFS = ("uniform", "heuristic")
 #: how other players' moves are chosen inside the tree
-MOVES = ("all", "shortlist")
 OPPONENTS = ("search", "heuristic")
+#: which of the searcher's own moves are searched
+MOVES = ("all", "shortlist")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 # Nodes with more legal moves than this, and under a quarter of them tried,
-# draw an untried move by rejection (only Doubt and Bet's claim nodes have so
-# many; nodes with fewer keep the draw that earlier results were made with)
+# draw an untried move by rejection (of the kibitz games only Doubt and Bet
+# has such nodes: its claims, and showdowns with many chips; nodes with fewer
+# keep the draw that earlier results were made with)
 _MANY = 64
 
 

@@ -697,3 +697,32 @@ def test_shortlist_needs_a_game_whose_heuristic_offers_one():
         ISMCTS(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="shortlist")
     with pytest.raises(ValueError, match="moves must be one of all, shortlist; got 'some'"):
         ISMCTS(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="some")
+
+
+def test_doubt_and_bet_internal_resample_matches_the_full_replay_after_folded_rounds():
+    """Before a round's deal (exchange) the hands and deck are still the last
+    round's; after a fold that round was never revealed, so the search's
+    world must hold the redrawn cards there, as the full replay does, not
+    the real ones. Random play in a small configuration with seating
+    shuffles, upkeeps and eliminations: every decision, every field equal."""
+    import random as _random
+
+    game = pyspiel.load_game("doubt_and_bet(players=4,chips=2,slots=2,colours=2,shuffle_every=2,"
+                             "upkeep_start=3,upkeep_every=1,max_rounds=30)")
+    after_fold = 0
+    for state in random_play_decisions(game, np.random.default_rng(5), 40):
+        if state.is_terminal():
+            continue
+        me = state.current_player()
+        root = state.clone()
+        for seed in range(2):
+            a = state.resample_from_infostate(me, _random.Random(seed).random)
+            b = root.resample_from_infostate(me, _random.Random(seed).random, internal=True)
+            assert a._c.__getstate__() == b._c.__getstate__()
+        if state.phase == "exchange":
+            log = state.log()
+            starts = [i for i, e in enumerate(log) if e[0] == "round"]
+            last = log[starts[-2]:starts[-1]] if len(starts) > 1 else []
+            if any(e[0] == "deal" for e in last) and not any(e[0] == "reveal" for e in last):
+                after_fold += 1
+    assert after_fold > 20
