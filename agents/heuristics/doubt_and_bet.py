@@ -159,8 +159,9 @@ def shortlist(state, legal):
     (the opener: the quantity the heuristic would open with for that colour
     and the ones either side), each with a stake worth 1 and 2 chips, paid
     as ``_stake`` pays (chips first); doubting. Showdowns: folding, going all
-    in, calling, and raising by 1 and by 2. Exchanges: every move. The
-    heuristic's own move is always in. Depends only on what the player
+    in, calling, and raising by 1 and by 2. A decision with 8 legal moves or
+    fewer (every exchange) keeps them all. The heuristic's own move is
+    always in. Depends only on what the player
     to move sees, so every determinization of one search gets the same list.
     """
     if len(legal) <= 8:
