@@ -36,6 +36,7 @@ underdog_vs_random               | --game underdog --opponent random
 underdog_vs_openspiel_100sims    | --game underdog --opponent openspiel --fill random --sims 100
 over_under_vs_openspiel_100sims  | --game over_under --opponent openspiel --fill random --sims 100
 doubt_and_bet_rr1_vs_random      | --game doubt_and_bet --opponent random --rollout-rounds 1
+doubt_and_bet_rr1_vs_openspiel_100sims | --game doubt_and_bet --opponent openspiel --fill random --sims 100 --rollout-rounds 1
 "
 
 selected=$(printf '%s\n' "$MATCHES" | grep -v '^\s*$' | grep -- "${1:-}" || true)

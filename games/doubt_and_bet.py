@@ -852,7 +852,11 @@ class DoubtAndBetState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
+    #: ``resample_from_infostate(..., internal=True)`` takes a search's ``memo``
+    _resample_memo = True
+
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None,
+                                memo=None):
         """A state drawn from ``player_id``'s information state.
 
         In every round whose cards were not revealed, the other players'
@@ -873,6 +877,17 @@ class DoubtAndBetState(pyspiel.State):
         ``check(state, player, action)`` is called before each other
         player's move of the replay and may raise to abandon it
         (``_common.replay_applier``).
+
+        ``memo`` (internal only): a dict the caller keeps for one search.
+        The earlier rounds' cards are then drawn at the first call and
+        shared by every later world drawn with the same memo; only the
+        current round is drawn afresh. Each world is still an exact draw:
+        every round is dealt from the full deck, so the earlier rounds'
+        hidden cards are independent of this round's given what the player
+        saw, and nothing from this round on reads them (the search's
+        opponent model checks only this round's moves). Drawing them again
+        for every world cost most of a Doubt and Bet simulation late in a
+        game (a shuffle per revealed hand of every earlier round).
         """
         g = self.get_game()
         c = self._c
@@ -887,7 +902,10 @@ class DoubtAndBetState(pyspiel.State):
             start, core, earlier = 0, None, ()
             rounds = _deal_rounds(c.log)
         state = g.new_initial_state()
-        if core is not None:
+        key = ("db-earlier", player_id, c.rnd, start)
+        if core is not None and memo is not None and key in memo:
+            state._c = copy.deepcopy(memo[key])
+        elif core is not None:
             # the earlier rounds' deals are drawn into the copy's log directly
             state._c = copy.deepcopy(core)
             log = state._c.log
@@ -908,6 +926,8 @@ class DoubtAndBetState(pyspiel.State):
                 # before this round's deal the hands and deck are still the
                 # last round's: make them those of the cards just drawn
                 _redeal(state._c, [log[j] for j in earlier[-1][0]], g.copies, self._k1)
+            if memo is not None:
+                memo[key] = copy.deepcopy(state._c)
         new_cards = []
         for where, deals, revealed in rounds:
             _redraw_round(deals, revealed, player_id, probability_sampler, g.copies, self._k1, new_cards)

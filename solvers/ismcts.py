@@ -220,6 +220,7 @@ class ISMCTS:
         self.moves = moves
         self._belief_agents = None
         self._belief_cache = {}
+        self._memo = {}  # keyword arguments for the internal resample, set per search
         #: worlds drawn and worlds kept by the belief filter (all searches)
         self.belief_drawn = self.belief_kept = 0
         self._expand_agents = None
@@ -283,14 +284,17 @@ class ISMCTS:
         root = self.root = _Node()
         legal_root = state.legal_actions()
         self._model = None
+        self._memo = self._memo_for(state)
         if self.belief == "heuristic" or self.opponents == "heuristic":
             self._model = self._model_move(state, rand)
         if self.belief == "heuristic":
             def resample():
                 return self._believed_world(state, rand)
         elif direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
+            memo = self._memo
+
             def resample():
-                return state.resample_from_infostate(me, rand, internal=True)
+                return state.resample_from_infostate(me, rand, internal=True, **memo)
         else:
             def resample():
                 return state.resample_from_infostate(me, rand)
@@ -322,6 +326,14 @@ class ISMCTS:
             n += 1
         self.last_simulations = n
         return {a: (root.children[a].visits if a in root.children else 0) for a in legal_root}
+
+    @staticmethod
+    def _memo_for(state) -> dict:
+        """Keyword arguments for a kibitz game's internal resample: a fresh
+        ``memo`` for this search where the game takes one (Doubt and Bet:
+        the earlier rounds' hidden cards, which nothing in the search reads,
+        are drawn once per search instead of once per world)."""
+        return {"memo": {}} if getattr(state, "_resample_memo", False) else {}
 
     def _model_move(self, state, rand):
         """The opponent model's move: ``move(world, player)`` is the game's
@@ -384,8 +396,11 @@ class ISMCTS:
                 raise _Rejected
 
         if direct_rules(state):
+            memo = self._memo
+
             def draw(last):
-                return state.resample_from_infostate(me, rand, internal=True, check=None if last else check)
+                return state.resample_from_infostate(me, rand, internal=True,
+                                                     check=None if last else check, **memo)
         else:
             def draw(last):
                 world = state.resample_from_infostate(me, rand)

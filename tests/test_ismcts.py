@@ -726,3 +726,71 @@ def test_doubt_and_bet_internal_resample_matches_the_full_replay_after_folded_ro
             if any(e[0] == "deal" for e in last) and not any(e[0] == "reveal" for e in last):
                 after_fold += 1
     assert after_fold > 20
+
+
+@pytest.mark.parametrize("phase", ["claim", "exchange"])
+def test_doubt_and_bet_resample_memo_draws_earlier_rounds_once_and_stays_a_valid_world(phase):
+    """With a search's ``memo`` the earlier rounds' hidden cards are drawn at
+    the first call only: that first world is the one drawn without a memo,
+    and every later one keeps its earlier rounds, draws this round afresh,
+    and is still the world a full replay of the real history with its cards
+    gives, field for field (at an exchange, before this round's deal, that
+    includes the hands and deck left from the last round's redrawn cards)."""
+    import random as _random
+
+    game = pyspiel.load_game("doubt_and_bet(players=3)")
+    bots = [make_agent("heuristic", game, p, p) for p in range(3)]
+    rng = np.random.default_rng(3)
+    state = game.new_initial_state()
+
+    def folded_last_round():
+        log = state.log()
+        starts = [i for i, e in enumerate(log) if e[0] == "round"]
+        return not any(e[0] == "reveal" for e in log[starts[-2]:starts[-1]])
+
+    while (state.is_terminal() or state.is_chance_node() or state.round < 8 or state.phase != phase
+           or (phase == "exchange" and not folded_last_round())):
+        if state.is_terminal():  # folds are rare in heuristic play: another game
+            state = game.new_initial_state()
+        elif state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            state.apply_action(bots[state.current_player()].step(state))
+    me = state.current_player()
+    log = state.log()
+    round_start = max(i for i, e in enumerate(log) if e[0] == "round")
+    assert any(e[0] == "reveal" for e in log[:round_start])  # earlier hands to redraw
+
+    def cards_of(world, lo, hi):
+        return [e for e in world.log()[lo:hi] if e[0] == "deal"]
+
+    def full_replay(world):
+        """The real history replayed with ``world``'s deals."""
+        deals = iter(e[2] for e in world.log() if e[0] == "deal")
+        replay = game.new_initial_state()
+        for a in state.history():
+            replay.apply_action(next(deals) if replay.phase == "deal" else a)
+        return replay
+
+    plain = state.resample_from_infostate(me, _random.Random(0).random, internal=True)
+    memo = {}
+    first = state.resample_from_infostate(me, _random.Random(0).random, internal=True, memo=memo)
+    assert first._c.__getstate__() == plain._c.__getstate__()
+    assert len(memo) == 1
+    now = set()
+    for seed in range(1, 9):
+        world = state.resample_from_infostate(me, _random.Random(seed).random, internal=True, memo=memo)
+        assert cards_of(world, 0, round_start) == cards_of(first, 0, round_start)
+        assert world._c.__getstate__() == full_replay(world)._c.__getstate__()
+        assert world.information_state_string(me) == state.information_state_string(me)
+        now.add(tuple(cards_of(world, round_start, None)))
+    if phase == "claim":
+        assert len(now) > 4  # this round is drawn again each time
+    # and without the memo the earlier rounds change from world to world
+    others = {tuple(cards_of(state.resample_from_infostate(me, _random.Random(s).random, internal=True),
+                             0, round_start)) for s in range(1, 5)}
+    assert len(others) > 1
+
+    bot = ISMCTS(game, me, np.random.default_rng(0), sims=30, rollout_rounds=1)
+    bot.search(state)
+    assert list(bot._memo) == ["memo"] and len(bot._memo["memo"]) == 1
