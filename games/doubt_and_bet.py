@@ -1069,6 +1069,10 @@ def _stake_text(ch, s):
     return f"{ch}+{s}"
 
 
+_EVENT_TEXTS: dict = {}  # (event, viewer, K1) -> event_text, for string_from
+_MISSING = object()
+
+
 def event_text(e, me: int, k1: int) -> str | None:
     """One log event as ``me`` sees it (``me=-1``: public only), or None."""
     kind = e[0]
@@ -1297,9 +1301,18 @@ class DoubtAndBetObserver:
         k1 = self.k1
         if self.perfect_recall:
             who = player if self.private else -1
+            # every event is a tuple of ints and tuples: its text for one
+            # viewer is cached (OpenSpiel's ISMCTSBot asks for this string
+            # about five times per simulation, each over the whole log)
+            texts = _EVENT_TEXTS
+            if len(texts) > 200_000:
+                texts.clear()
             parts = [f"p{player}"]
             for e in c.log:
-                t = event_text(e, who, k1)
+                key = (e, who, k1)
+                t = texts.get(key, _MISSING)
+                if t is _MISSING:
+                    t = texts[key] = event_text(e, who, k1)
                 if t is not None:
                     parts.append(t)
             return "\n".join(parts)

@@ -884,3 +884,24 @@ def test_determinism_under_a_seed():
     c = play(game, ["heuristic", "random", "heuristic"], 10)
     assert a.history() == b.history() and a.returns() == b.returns()
     assert a.history() != c.history()
+
+
+def test_information_state_strings_are_the_event_texts_whatever_the_text_cache_holds():
+    """The information-state string caches each event's text per viewer;
+    through random games (upkeeps, eliminations, seating shuffles, reveals)
+    it must equal the texts built afresh, with the cache warm or cleared."""
+    from helpers import random_play_decisions
+
+    game = pyspiel.load_game("doubt_and_bet(players=3,chips=2,slots=2,shuffle_every=2,"
+                             "upkeep_start=3,upkeep_every=1,max_rounds=20)")
+    k1 = game.k1
+    checked = set()
+    for i, state in enumerate(random_play_decisions(game, np.random.default_rng(8), 12)):
+        if i % 5 == 0:
+            db._EVENT_TEXTS.clear()
+        for p in range(3):
+            texts = [db.event_text(e, p, k1) for e in state.log()]
+            want = "\n".join([f"p{p}"] + [t for t in texts if t is not None])
+            assert state.information_state_string(p) == want
+            checked.update(e[0] for e in state.log())
+    assert {"upkeep", "seating", "reveal", "out", "deal", "claim"} <= checked
