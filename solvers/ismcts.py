@@ -88,7 +88,7 @@ class _Rejected(Exception):
 class _Node:
     """An edge and the node it leads to: statistics of the move into it."""
 
-    __slots__ = ("children", "visits", "total", "avail", "passes")
+    __slots__ = ("children", "visits", "total", "avail", "passes", "moves")
 
     def __init__(self):
         self.children = {}
@@ -96,6 +96,9 @@ class _Node:
         self.total = 0.0
         self.avail = 1
         self.passes = 0  # simulations that reached this node at a decision (for widening)
+        # moves=shortlist: the searcher's shortlist here, made at the first
+        # visit (it depends only on what the searcher sees, as the node does)
+        self.moves = None
 
 
 class ISMCTS:
@@ -491,9 +494,12 @@ class ISMCTS:
                 node = child
                 player = state.current_player()
                 continue
-            legal = legal_of(player)
             if shortlist is not None and player == me:
-                legal = shortlist(state, legal)
+                legal = node.moves
+                if legal is None:
+                    legal = node.moves = shortlist(state, legal_of(player))
+            else:
+                legal = legal_of(player)
             children = node.children
             if widen:
                 # progressive widening: the node's tried legal moves are few;

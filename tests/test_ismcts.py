@@ -691,6 +691,42 @@ def test_shortlist_moves_search_only_the_heuristics_candidates():
     assert set(a for a, p in policy.items() if p > 0) <= set(short)
 
 
+def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch):
+    """The searcher's shortlist depends only on what it sees, as its tree
+    node does, so each node keeps the list made at its first visit: the
+    same search (every visit count equal) with far fewer calls than visits."""
+    import solvers.ismcts as ism
+    from agents.heuristics import doubt_and_bet as dh
+
+    game = pyspiel.load_game("doubt_and_bet")
+    rng = np.random.default_rng(6)
+    state = game.new_initial_state()
+    while state.is_chance_node() or state.phase != "claim":
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            state.apply_action(dh.choose(state, state.legal_actions()))
+    me = state.current_player()
+
+    def run():
+        calls = []
+        search = ISMCTS(game, me, np.random.default_rng(1), sims=300, rollout_rounds=1,
+                        moves="shortlist", opponents="heuristic", rollout="heuristic")
+        short = search._shortlist
+        search._shortlist = lambda st, legal: calls.append(1) or short(st, legal)
+        return search.search(state), len(calls)
+
+    visits, calls = run()
+
+    class Uncached(ism._Node):
+        moves = property(lambda self: None, lambda self, value: None)
+
+    monkeypatch.setattr(ism, "_Node", Uncached)
+    visits_uncached, calls_uncached = run()
+    assert visits == visits_uncached
+    assert calls_uncached >= 300 and calls < calls_uncached / 2
+
+
 def test_shortlist_needs_a_game_whose_heuristic_offers_one():
     with pytest.raises(ValueError, match="moves=shortlist: the 'pub' heuristic offers no shortlist; "
                                          "games with one: doubt_and_bet"):
