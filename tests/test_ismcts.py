@@ -21,6 +21,18 @@ def chance_step(state, rng):
     return outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0]
 
 
+def _claim_decision(game, rng, pick, answering=False):
+    """The first claim decision (with ``answering``: one that answers a
+    claim) of a game whose players make ``pick(state, legal)``."""
+    state = game.new_initial_state()
+    while state.is_chance_node() or state.phase != "claim" or (answering and state.claim is None):
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+        else:
+            state.apply_action(pick(state, state.legal_actions()))
+    return state
+
+
 def play(game, bots, seed):
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
@@ -646,13 +658,7 @@ def test_claim_nodes_with_many_moves_expand_each_untried_move_once(monkeypatch, 
 
     monkeypatch.setattr(ism, "_MANY", many)
     game = pyspiel.load_game("doubt_and_bet")
-    rng = np.random.default_rng(4)
-    state = game.new_initial_state()
-    while state.is_chance_node() or state.phase != "claim":
-        if state.is_chance_node():
-            state.apply_action(chance_step(state, rng))
-        else:
-            state.apply_action(state.legal_actions()[0])
+    state = _claim_decision(game, np.random.default_rng(4), lambda st, legal: legal[0])
     legal = set(state.legal_actions())
     assert len(legal) > 4 * 60
     search = ism.ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=60,
@@ -671,13 +677,7 @@ def test_shortlist_moves_search_only_the_heuristics_candidates():
     from agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet")
-    rng = np.random.default_rng(6)
-    state = game.new_initial_state()
-    while state.is_chance_node() or state.phase != "claim" or state.claim is None:
-        if state.is_chance_node():
-            state.apply_action(chance_step(state, rng))
-        else:
-            state.apply_action(dh.choose(state, state.legal_actions()))
+    state = _claim_decision(game, np.random.default_rng(6), dh.choose, answering=True)
     legal = state.legal_actions()
     short = dh.shortlist(state, legal)
     assert 8 < len(short) < 60 < len(legal) and set(short) <= set(legal)
@@ -699,13 +699,7 @@ def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch
     from agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet")
-    rng = np.random.default_rng(6)
-    state = game.new_initial_state()
-    while state.is_chance_node() or state.phase != "claim":
-        if state.is_chance_node():
-            state.apply_action(chance_step(state, rng))
-        else:
-            state.apply_action(dh.choose(state, state.legal_actions()))
+    state = _claim_decision(game, np.random.default_rng(6), dh.choose)
     me = state.current_player()
 
     def run():
