@@ -905,3 +905,25 @@ def test_information_state_strings_are_the_event_texts_whatever_the_text_cache_h
             assert state.information_state_string(p) == want
             checked.update(e[0] for e in state.log())
     assert {"upkeep", "seating", "reveal", "out", "deal", "claim"} <= checked
+
+
+@pytest.mark.parametrize("config", [
+    "players=3", "players=4,chips=0,slots=3", "players=2,chips=1,slots=1",
+    "players=5,colours=1,copies=6,slots=2", "players=3,chips=30,slots=8,colours=2,copies=8"])
+def test_heuristic_rollout_hook_is_the_agents_move_without_listing_claims(config):
+    """The rollout hook skips listing the legal claims, trusting that the
+    heuristic's claim is legal: at every decision of random games in small
+    and extreme configurations it is the agent's move, and legal."""
+    from agents.heuristics import doubt_and_bet as dh
+    from helpers import random_play_decisions
+
+    game = pyspiel.load_game(f"doubt_and_bet({config})")
+    claims = 0
+    for state in random_play_decisions(game, np.random.default_rng(1), 20):
+        if state.is_terminal():
+            continue
+        legal = state.legal_actions()
+        move = dh.rollout_action(state, None)
+        assert move == dh.choose(state, legal) and move in legal
+        claims += state.phase == "claim"
+    assert claims > 20

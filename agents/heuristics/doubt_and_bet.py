@@ -120,7 +120,10 @@ def _claim_or_doubt(state, me, legal):
     big = p >= BIG_STAKE_AT and state.chips[me] >= 2
     ch, s = _stake(state, me, 2 if big else 1)
     action = _encode_claim(game, q, k, ch, s)
-    return action if action in legal else legal[-1]
+    # always legal: 1 <= q <= cards dealt, above the claim, and the stake
+    # (worth 1 or 2, chips first) affordable by a player still in; ``legal``
+    # None (the rollout hook) skips the check of a list of thousands
+    return action if legal is None or action in legal else legal[-1]
 
 
 def _encode_claim(game, q, k, ch, s):
@@ -202,8 +205,12 @@ def _pair(game, ch, s):
 
 def rollout_action(state, rand):
     """IS-MCTS rollout hook: the heuristic's move (deterministic; ``rand``
-    unused), with the legal moves read from the game's rules directly."""
-    return choose(state, state._legal_actions(state.current_player()))
+    unused), with the legal moves read from the game's rules directly, and
+    at a claim decision not listed at all (its claim is always legal)."""
+    player = state.current_player()
+    if state.phase == "claim":
+        return _claim_or_doubt(state, player, None)
+    return choose(state, state._legal_actions(player))
 
 
 @register("doubt_and_bet")
