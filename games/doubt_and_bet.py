@@ -856,7 +856,7 @@ class DoubtAndBetState(pyspiel.State):
     _resample_memo = True
 
     def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None,
-                                memo=None):
+                                memo=None, _cards=None):
         """A state drawn from ``player_id``'s information state.
 
         In every round whose cards were not revealed, the other players'
@@ -928,9 +928,11 @@ class DoubtAndBetState(pyspiel.State):
                 _redeal(state._c, [log[j] for j in earlier[-1][0]], g.copies, self._k1)
             if memo is not None:
                 memo[key] = copy.deepcopy(state._c)
-        new_cards = []
-        for where, deals, revealed in rounds:
-            _redraw_round(deals, revealed, player_id, probability_sampler, g.copies, self._k1, new_cards)
+        new_cards = _cards
+        if new_cards is None:  # (``_cards``: this round's, drawn by ``_believed_draw``)
+            new_cards = []
+            for where, deals, revealed in rounds:
+                _redraw_round(deals, revealed, player_id, probability_sampler, g.copies, self._k1, new_cards)
         apply = _common.replay_applier(state, internal, player_id, check)
         cards = iter(new_cards)
         for a in self.history()[start:]:
@@ -939,6 +941,100 @@ class DoubtAndBetState(pyspiel.State):
             else:
                 apply(a)
         return state
+
+    def _believed_draw(self, player_id, sampler, move_of, eps, memo):
+        """One candidate of IS-MCTS's ``belief=heuristic`` rejection: a
+        world (as ``resample_from_infostate(internal=True, memo=memo)``
+        draws) kept with probability ``eps`` to the power of the other
+        players' moves this round that ``move_of(state, player)`` (the
+        heuristic) would not have made in it, else None.
+
+        The same distribution as replaying each candidate with a ``check``,
+        for less: a player's claims and showdown moves depend only on their
+        own cards and what everyone saw, so each other player's factor is
+        worked out once per hand (cached in ``memo``) from the moves of the
+        real round with that hand put in, and a candidate's cards are dealt
+        seat by seat, rejected as soon as a seat's factor fails; only a kept
+        candidate is replayed. Moves that do not depend on the cards
+        (exchanges) give one factor for every candidate.
+        """
+        c, g, k1 = self._c, self.get_game(), self._k1
+        start, core, _ = self._round_snapshot()
+        key = ("db-belief", player_id, c.rnd, start)
+        setup = memo.get(key)
+        if setup is None:
+            setup = memo[key] = self._belief_setup(player_id, start, core, move_of, eps)
+        const, decisions, deals, last_of, factors = setup
+        if const < 1.0 and sampler() >= const:
+            return None
+        left = [g.copies] * k1
+        for s, k in deals:
+            if s == player_id:
+                left[k] -= 1
+        total = sum(left)
+        hands = {}
+        cards = []
+        for i, (s, k) in enumerate(deals):
+            if s != player_id:
+                x = sampler() * total
+                k = 0
+                while k < k1 - 1 and (left[k] == 0 or x >= left[k]):
+                    x -= left[k]
+                    k += 1
+                while left[k] == 0:  # guards float rounding at the top end
+                    k -= 1
+                left[k] -= 1
+                total -= 1
+            cards.append(k)
+            if s in decisions:
+                hands.setdefault(s, [0] * k1)[k] += 1
+                if last_of[s] == i:  # the seat's hand is complete: its factor
+                    hand = tuple(hands[s])
+                    f = factors.get((s, hand))
+                    if f is None:
+                        f = factors[(s, hand)] = self._belief_factor(decisions[s], s, hand, move_of, eps)
+                    if f < 1.0 and sampler() >= f:
+                        return None
+        return self.resample_from_infostate(player_id, sampler, internal=True, memo=memo, _cards=cards)
+
+    def _belief_setup(self, player_id, start, core, move_of, eps):
+        """What ``_believed_draw`` needs of this round, once per search: the
+        factor of the moves that do not depend on the cards, the other
+        players' card-dependent moves (each a state just before it, and the
+        move), this round's deal, the index of each such player's last card
+        in it, and an empty cache of factors by hand."""
+        g = self.get_game()
+        replay = g.new_initial_state()
+        replay._c = copy.deepcopy(core)
+        const, decisions = 1.0, {}
+        for a in self.history()[start:]:
+            p = replay.current_player()
+            if p >= 0 and p != player_id:
+                if replay._c.phase in (CLAIM, SHOWDOWN):
+                    before = g.new_initial_state()
+                    before._c = copy.deepcopy(replay._c)
+                    decisions.setdefault(p, []).append((before, a))
+                elif move_of(replay, p) != a:
+                    const *= eps
+            replay._apply_action(a)
+        (_, deals, revealed), = _deal_rounds(self._c.log[len(core.log):], opened=True)
+        assert not revealed, "a decision's round is not revealed yet"
+        last_of = {s: i for i, (s, _) in enumerate(deals)}
+        return const, decisions, deals, last_of, {}
+
+    def _belief_factor(self, moves, seat, hand, move_of, eps):
+        """``eps`` to the power of ``moves`` (states and moves of ``seat``)
+        that ``move_of`` would not make holding ``hand``."""
+        k1 = self._k1
+        f = 1.0
+        for before, a in moves:
+            h = before._c.hand
+            real = h[seat * k1:(seat + 1) * k1]
+            h[seat * k1:(seat + 1) * k1] = hand
+            if move_of(before, seat) != a:
+                f *= eps
+            h[seat * k1:(seat + 1) * k1] = real
+        return f
 
     def _round_snapshot(self):
         """(history index, core, earlier rounds' deals) at this round's start.

@@ -398,6 +398,19 @@ class ISMCTS:
             if model(world, player) != action and rand() >= eps:
                 raise _Rejected
 
+        if not self._memo:  # called outside a search (tests)
+            self._memo = self._memo_for(state)
+        if direct_rules(state) and hasattr(state, "_believed_draw") and self._memo:
+            # the game draws the candidates itself (Doubt and Bet: each
+            # player's factor worked out once per hand; the same distribution)
+            memo = self._memo["memo"]
+            for _ in range(self.belief_tries):
+                self.belief_drawn += 1
+                world = state._believed_draw(me, rand, model, eps, memo)
+                if world is not None:
+                    self.belief_kept += 1
+                    return world
+            return state.resample_from_infostate(me, rand, internal=True, memo=memo)
         if direct_rules(state):
             memo = self._memo
 

@@ -562,6 +562,7 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
     worlds = [search._believed_world(state, rand) for _ in range(10)]
     assert search.belief_kept == 10 and search.belief_drawn > 10
     assert not search._belief_cache  # the fast hook is not cached
+    assert any(k[0] == "db-belief" for k in search._memo["memo"])  # the game's own draw
     checked = 0
     for world in worlds:
         # the world's deal, replayed with its moves: the other seats' moves this round are the heuristic's
@@ -824,3 +825,49 @@ def test_doubt_and_bet_resample_memo_draws_earlier_rounds_once_and_stays_a_valid
     bot = ISMCTS(game, me, np.random.default_rng(0), sims=30, rollout_rounds=1)
     bot.search(state)
     assert list(bot._memo) == ["memo"] and len(bot._memo["memo"]) == 1
+
+
+def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate(monkeypatch):
+    """Doubt and Bet draws belief=heuristic's candidates itself (a factor per
+    player and hand, seat by seat); the worlds must follow the distribution of
+    the generic rejection, which replays each candidate and checks every
+    move: the mean count of each colour in each other hand agrees within
+    sampling error, and differs from uniform worlds' (so the test has power)."""
+    from games import doubt_and_bet as gdb
+
+    game = pyspiel.load_game("doubt_and_bet(players=3)")
+    rng = np.random.default_rng(2)
+    state = game.new_initial_state()
+    while True:  # heuristic play until seat 2 answers two claims of this round
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+            continue
+        if state.current_player() == 2 and state.phase == "claim" and state.claim is not None \
+                and sum(e[0] == "claim" for e in state.log()[-3:]) == 2:
+            break
+        state.apply_action(make_agent("heuristic", game, 0, 0).step(state))
+    n, k1 = 1500, game.k1
+
+    def hands(make_world):
+        out = np.zeros((n, 2, k1))
+        for i in range(n):
+            world = make_world(i)
+            out[i] = [world.hand(0), world.hand(1)]
+        return out
+
+    def believed(seed):
+        search = ISMCTS(game, 2, np.random.default_rng(seed), sims=5, belief="heuristic", belief_eps=0.3)
+        rand = np.random.default_rng(seed + 1).random
+        return lambda i: search._believed_world(state, rand)
+
+    ours = hands(believed(0))
+    monkeypatch.delattr(gdb.DoubtAndBetState, "_believed_draw")
+    generic = hands(believed(10))
+    rand = np.random.default_rng(7).random
+    uniform = hands(lambda i: state.resample_from_infostate(2, rand))
+
+    def z(a, b):
+        return np.abs(a.mean(0) - b.mean(0)) / np.sqrt(a.var(0) / n + b.var(0) / n + 1e-12)
+
+    assert z(ours, generic).max() < 4.5
+    assert z(ours, uniform).max() > 5 and z(generic, uniform).max() > 5
