@@ -976,14 +976,7 @@ class DoubtAndBetState(pyspiel.State):
         cards = []
         for i, (s, k) in enumerate(deals):
             if s != player_id:
-                x = sampler() * total
-                k = 0
-                while k < k1 - 1 and (left[k] == 0 or x >= left[k]):
-                    x -= left[k]
-                    k += 1
-                while left[k] == 0:  # guards float rounding at the top end
-                    k -= 1
-                left[k] -= 1
+                k = _draw_colour(left, total, k1, sampler)
                 total -= 1
             cards.append(k)
             if s in decisions:
@@ -1145,16 +1138,23 @@ def _redraw_round(deals, revealed, me, sampler, copies, k1, out) -> None:
         if s == me:
             out.append(k)
             continue
-        x = sampler() * total
-        j = 0
-        while j < k1 - 1 and (left[j] == 0 or x >= left[j]):
-            x -= left[j]
-            j += 1
-        while left[j] == 0:  # guards float rounding at the top end
-            j -= 1
-        left[j] -= 1
+        out.append(_draw_colour(left, total, k1, sampler))
         total -= 1
-        out.append(j)
+
+
+def _draw_colour(left, total, k1, sampler) -> int:
+    """One card from a deck of ``left[k]`` cards of each colour (``total``
+    in all), each colour with chance proportional to its copies left; the
+    card is taken out of ``left``."""
+    x = sampler() * total
+    j = 0
+    while j < k1 - 1 and (left[j] == 0 or x >= left[j]):
+        x -= left[j]
+        j += 1
+    while left[j] == 0:  # guards float rounding at the top end
+        j -= 1
+    left[j] -= 1
+    return j
 
 
 def _hand_text(counts, k1):

@@ -33,6 +33,23 @@ def _claim_decision(game, rng, pick, answering=False):
     return state
 
 
+def _answering_two_claims(game):
+    """Heuristic play of a 3-player Doubt and Bet game until seat 2 answers
+    two claims of this round."""
+    from agents.heuristics import doubt_and_bet as dh
+
+    rng = np.random.default_rng(2)
+    state = game.new_initial_state()
+    while True:
+        if state.is_chance_node():
+            state.apply_action(chance_step(state, rng))
+            continue
+        if state.current_player() == 2 and state.phase == "claim" and state.claim is not None \
+                and sum(e[0] == "claim" for e in state.log()[-3:]) == 2:
+            return state
+        state.apply_action(dh.choose(state, state.legal_actions()))
+
+
 def play(game, bots, seed):
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
@@ -546,16 +563,7 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
     from agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet(players=3)")
-    rng = np.random.default_rng(2)
-    state = game.new_initial_state()
-    while True:  # heuristic play until seat 2 answers two claims of this round
-        if state.is_chance_node():
-            state.apply_action(chance_step(state, rng))
-            continue
-        if state.current_player() == 2 and state.phase == "claim" and state.claim is not None \
-                and sum(e[0] == "claim" for e in state.log()[-3:]) == 2:
-            break
-        state.apply_action(dh.choose(state, state.legal_actions()))
+    state = _answering_two_claims(game)
     search = ISMCTS(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9,
                     belief_tries=5000)
     rand = np.random.default_rng(3).random
@@ -836,16 +844,7 @@ def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate(monkeypatc
     from games import doubt_and_bet as gdb
 
     game = pyspiel.load_game("doubt_and_bet(players=3)")
-    rng = np.random.default_rng(2)
-    state = game.new_initial_state()
-    while True:  # heuristic play until seat 2 answers two claims of this round
-        if state.is_chance_node():
-            state.apply_action(chance_step(state, rng))
-            continue
-        if state.current_player() == 2 and state.phase == "claim" and state.claim is not None \
-                and sum(e[0] == "claim" for e in state.log()[-3:]) == 2:
-            break
-        state.apply_action(make_agent("heuristic", game, 0, 0).step(state))
+    state = _answering_two_claims(game)
     n, k1 = 1500, game.k1
 
     def hands(make_world):
