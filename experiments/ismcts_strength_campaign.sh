@@ -22,9 +22,10 @@ mkdir -p "$OUT/logs"
 # the model's moves inside the tree too); Doubt and Bet rolls out to
 # the next round (rollout_rounds=1: games against random play are 5x cheaper
 # so; against ISMCTSBot too, whose side costs most there: about 30 s a game
-# on one core); Pub and the rest of Underdog use the defaults. No IS-MCTS
-# configuration is shown yet to beat Doubt and Bet's heuristic, so that
-# match is not listed.
+# on one core), and against its heuristic it also searches only the
+# heuristic's shortlist of moves, with the heuristic as opponent model in
+# the determinizations and the tree and as rollout policy; Pub and the rest
+# of Underdog use the defaults.
 MATCHES="
 pub_vs_random                    | --game pub --opponent random
 pub_vs_heuristic                 | --game pub --opponent heuristic
@@ -37,6 +38,7 @@ underdog_vs_random               | --game underdog --opponent random
 underdog_vs_openspiel_100sims    | --game underdog --opponent openspiel --fill random --sims 100
 over_under_vs_openspiel_100sims  | --game over_under --opponent openspiel --fill random --sims 100
 doubt_and_bet_rr1_vs_random      | --game doubt_and_bet --opponent random --rollout-rounds 1
+doubt_and_bet_belief_shortlist_vs_heuristic | --game doubt_and_bet --opponent heuristic --rollout-rounds 1 --rollout heuristic --belief heuristic --opponents heuristic --moves shortlist
 doubt_and_bet_rr1_vs_openspiel_100sims | --game doubt_and_bet --opponent openspiel --fill random --sims 100 --rollout-rounds 1
 "
 
