@@ -719,7 +719,7 @@ class DoubtAndBetState(pyspiel.State):
     def _view_since(self, player, mark):
         """What ``player`` saw since ``mark`` (``_common.view_since``)."""
         k1 = self._k1
-        return _common.view_since(self._c.log, mark, lambda e: event_text(e, player, k1))
+        return _common.view_since(self._c.log, mark, lambda e: cached_event_text(e, player, k1))
 
     def _round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
@@ -958,44 +958,53 @@ class DoubtAndBetState(pyspiel.State):
         candidate is replayed. Moves that do not depend on the cards
         (exchanges) give one factor for every candidate.
         """
-        c, g, k1 = self._c, self.get_game(), self._k1
+        c = self._c
         start, core, _ = self._round_snapshot()
         key = ("db-belief", player_id, c.rnd, start)
         setup = memo.get(key)
         if setup is None:
             setup = memo[key] = self._belief_setup(player_id, start, core, move_of, eps)
-        const, decisions, deals, last_of, factors = setup
+        const, decisions, blocks, left0, factors = setup
         if const < 1.0 and sampler() >= const:
             return None
-        left = [g.copies] * k1
-        for s, k in deals:
-            if s == player_id:
-                left[k] -= 1
+        k1 = self._k1
+        top = k1 - 1
+        left = left0[:]
         total = sum(left)
-        hands = {}
         cards = []
-        for i, (s, k) in enumerate(deals):
-            if s != player_id:
-                k = _draw_colour(left, total, k1, sampler)
+        for s, count, mine, tracked in blocks:  # the deal, seat by seat
+            if mine is not None:
+                cards += mine
+                continue
+            hand = [0] * k1
+            for _ in range(count):  # _draw_colour, inlined: the hot loop of the belief
+                x = sampler() * total
+                k = 0
+                while k < top and (left[k] == 0 or x >= left[k]):
+                    x -= left[k]
+                    k += 1
+                while left[k] == 0:  # guards float rounding at the top end
+                    k -= 1
+                left[k] -= 1
                 total -= 1
-            cards.append(k)
-            if s in decisions:
-                hands.setdefault(s, [0] * k1)[k] += 1
-                if last_of[s] == i:  # the seat's hand is complete: its factor
-                    hand = tuple(hands[s])
-                    f = factors.get((s, hand))
-                    if f is None:
-                        f = factors[(s, hand)] = self._belief_factor(decisions[s], s, hand, move_of, eps)
-                    if f < 1.0 and sampler() >= f:
-                        return None
+                hand[k] += 1
+                cards.append(k)
+            if tracked:  # the seat's hand is complete: its factor
+                hand = tuple(hand)
+                f = factors.get((s, hand))
+                if f is None:
+                    f = factors[(s, hand)] = self._belief_factor(decisions[s], s, hand, move_of, eps)
+                if f < 1.0 and sampler() >= f:
+                    return None
         return self.resample_from_infostate(player_id, sampler, internal=True, memo=memo, _cards=cards)
 
     def _belief_setup(self, player_id, start, core, move_of, eps):
         """What ``_believed_draw`` needs of this round, once per search: the
         factor of the moves that do not depend on the cards, the other
         players' card-dependent moves (each a state just before it, and the
-        move), this round's deal, the index of each such player's last card
-        in it, and an empty cache of factors by hand."""
+        move), this round's deal by seat, the copies of each colour left
+        besides the player's own cards, and an empty cache of factors by
+        hand."""
         g = self.get_game()
         replay = g.new_initial_state()
         replay._c = copy.deepcopy(core)
@@ -1012,8 +1021,21 @@ class DoubtAndBetState(pyspiel.State):
             replay._apply_action(a)
         (_, deals, revealed), = _deal_rounds(self._c.log[len(core.log):], opened=True)
         assert not revealed, "a decision's round is not revealed yet"
-        last_of = {s: i for i, (s, _) in enumerate(deals)}
-        return const, decisions, deals, last_of, {}
+        # the deal as blocks of one seat's cards (the game deals seat by
+        # seat): (seat, cards, the player's own cards or None, has a factor)
+        blocks = []
+        for s, k in deals:
+            if not blocks or blocks[-1][0] != s:
+                blocks.append([s, 0, [] if s == player_id else None, s in decisions])
+            blocks[-1][1] += 1
+            if s == player_id:
+                blocks[-1][2].append(k)
+        assert len({b[0] for b in blocks}) == len(blocks), "each seat's cards are dealt together"
+        left = [g.copies] * self._k1
+        for s, k in deals:
+            if s == player_id:
+                left[k] -= 1
+        return const, decisions, [tuple(b) for b in blocks], left, {}
 
     def _belief_factor(self, moves, seat, hand, move_of, eps):
         """``eps`` to the power of ``moves`` (states and moves of ``seat``)
@@ -1165,8 +1187,20 @@ def _stake_text(ch, s):
     return f"{ch}+{s}"
 
 
-_EVENT_TEXTS: dict = {}  # (event, viewer, K1) -> event_text, for string_from
+_EVENT_TEXTS: dict = {}  # (event, viewer, K1) -> event_text
 _MISSING = object()
+
+
+def cached_event_text(e, me: int, k1: int) -> str | None:
+    """``event_text``, cached: every event is a tuple of ints and tuples,
+    and its text depends only on it, the viewer and K1."""
+    key = (e, me, k1)
+    t = _EVENT_TEXTS.get(key, _MISSING)
+    if t is _MISSING:
+        if len(_EVENT_TEXTS) > 200_000:
+            _EVENT_TEXTS.clear()
+        t = _EVENT_TEXTS[key] = event_text(e, me, k1)
+    return t
 
 
 def event_text(e, me: int, k1: int) -> str | None:
@@ -1397,18 +1431,11 @@ class DoubtAndBetObserver:
         k1 = self.k1
         if self.perfect_recall:
             who = player if self.private else -1
-            # every event is a tuple of ints and tuples: its text for one
-            # viewer is cached (OpenSpiel's ISMCTSBot asks for this string
-            # about five times per simulation, each over the whole log)
-            texts = _EVENT_TEXTS
-            if len(texts) > 200_000:
-                texts.clear()
+            # (OpenSpiel's ISMCTSBot asks for this string about five times
+            # per simulation, each over the whole log: the texts are cached)
             parts = [f"p{player}"]
             for e in c.log:
-                key = (e, who, k1)
-                t = texts.get(key, _MISSING)
-                if t is _MISSING:
-                    t = texts[key] = event_text(e, who, k1)
+                t = cached_event_text(e, who, k1)
                 if t is not None:
                     parts.append(t)
             return "\n".join(parts)
