@@ -1046,9 +1046,11 @@ class DoubtAndBetState(pyspiel.State):
             h = before._c.hand
             real = h[seat * k1:(seat + 1) * k1]
             h[seat * k1:(seat + 1) * k1] = hand
-            if move_of(before, seat) != a:
-                f *= eps
-            h[seat * k1:(seat + 1) * k1] = real
+            try:
+                if move_of(before, seat) != a:
+                    f *= eps
+            finally:
+                h[seat * k1:(seat + 1) * k1] = real
         return f
 
     def _round_snapshot(self):

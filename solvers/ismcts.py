@@ -96,8 +96,8 @@ class _Node:
         self.total = 0.0
         self.avail = 1
         self.passes = 0  # simulations that reached this node at a decision (for widening)
-        # moves=shortlist: the searcher's shortlist here, made at the first
-        # visit (it depends only on what the searcher sees, as the node does)
+        # moves=shortlist: the searcher's shortlists here by what it saw since
+        # the root (its information state, on which the list depends)
         self.moves = None
 
 
@@ -224,6 +224,7 @@ class ISMCTS:
         self._belief_agents = None
         self._belief_cache = {}
         self._memo = {}  # keyword arguments for the internal resample, set per search
+        self._memo_root = None  # the state the memo is for
         #: worlds drawn and worlds kept by the belief filter (all searches)
         self.belief_drawn = self.belief_kept = 0
         self._expand_agents = None
@@ -287,7 +288,7 @@ class ISMCTS:
         root = self.root = _Node()
         legal_root = state.legal_actions()
         self._model = None
-        self._memo = self._memo_for(state)
+        self._memo, self._memo_root = self._memo_for(state), state
         if self.belief == "heuristic" or self.opponents == "heuristic":
             self._model = self._model_move(state, rand)
         if self.belief == "heuristic":
@@ -398,8 +399,8 @@ class ISMCTS:
             if model(world, player) != action and rand() >= eps:
                 raise _Rejected
 
-        if not self._memo:  # called outside a search (tests)
-            self._memo = self._memo_for(state)
+        if self._memo_root is not state:  # called outside a search (tests)
+            self._memo, self._memo_root = self._memo_for(state), state
         if direct_rules(state) and hasattr(state, "_believed_draw") and self._memo:
             # the game draws the candidates itself (Doubt and Bet: each
             # player's factor worked out once per hand; the same distribution)
@@ -508,9 +509,20 @@ class ISMCTS:
                 player = state.current_player()
                 continue
             if shortlist is not None and player == me:
-                legal = node.moves
-                if legal is None:
-                    legal = node.moves = shortlist(state, legal_of(player))
+                if mark is not None:
+                    # kept per node and what the searcher saw since the root:
+                    # a node below the searcher's own call can be reached
+                    # with either outcome of the showdown (the edge is the
+                    # action), and so with other chips and other legal moves
+                    view = state._view_since(me, mark)
+                    lists = node.moves
+                    if lists is None:
+                        lists = node.moves = {}
+                    legal = lists.get(view)
+                    if legal is None:
+                        legal = lists[view] = shortlist(state, legal_of(player))
+                else:
+                    legal = shortlist(state, legal_of(player))
             else:
                 legal = legal_of(player)
             children = node.children

@@ -730,6 +730,50 @@ def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch
     assert calls_uncached >= 300 and calls < calls_uncached / 2
 
 
+def test_shortlist_cache_follows_what_the_searcher_saw_after_its_own_call(monkeypatch):
+    """A node below the searcher's own call is reached with either outcome
+    of the showdown (the edge is the action), and the next round's exchange
+    comes before any deal: the searcher may start it with other chips, so
+    other moves are legal. The shortlist kept per node must follow what the
+    searcher saw, or a search plays a move illegal in its world (found in
+    review: 'buy slot' with no chips). Scripted from a 3-player game in
+    which seat 0 answers a raise; each search runs, and equals the search
+    that makes the list at every visit."""
+    import solvers.ismcts as ism
+
+    game = pyspiel.load_game("doubt_and_bet(players=3,chips=1,slots=3,colours=1,upkeep_start=0,"
+                             "shuffle_every=0)")
+    state = game.new_initial_state()
+
+    def play(*moves):
+        for m in moves:
+            if isinstance(m, int):  # a card dealt (0 red, 1 rainbow)
+                state.apply_action(m)
+                continue
+            p = state.current_player()
+            names = {state.action_to_string(p, a): a for a in state.legal_actions()}
+            state.apply_action(names[m])
+
+    play("keep", "sell slot", "keep", 0, 0, 0, 0, 1, 0, 1, 1,
+         "claim 1 red stake 1+0", "claim 2 red stake 1+0", "doubt", "raise 1+1", "fold",
+         "keep", "keep", "sell slot", 0, 0, 1, 1, 0, 0, 1,
+         "claim 1 red stake 1+0", "claim 2 red stake 1+0", "claim 3 rainbow stake 1+0", "doubt",
+         "raise 1+1")
+    assert state.current_player() == 0 and state.phase == "showdown"
+
+    def searches():
+        return [ISMCTS(game, 0, np.random.default_rng(seed), sims=300, moves="shortlist",
+                       rollout_rounds=1).search(state) for seed in range(6)]
+
+    cached = searches()
+
+    class Uncached(ism._Node):
+        moves = property(lambda self: None, lambda self, value: None)
+
+    monkeypatch.setattr(ism, "_Node", Uncached)
+    assert cached == searches()
+
+
 def test_shortlist_needs_a_game_whose_heuristic_offers_one():
     with pytest.raises(ValueError, match="moves=shortlist: the 'pub' heuristic offers no shortlist; "
                                          "games with one: doubt_and_bet"):
