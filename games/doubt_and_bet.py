@@ -457,6 +457,26 @@ class DoubtAndBetState(pyspiel.State):
                 ext(range(b + start, b + end))
         return acts
 
+    def _random_action(self, player, u):
+        """``legal[int(u * len(legal))]`` of ``_legal_actions(player)``
+        without listing the legal moves at a claim decision (thousands of
+        claims): the same move for the same ``u``. IS-MCTS's random
+        rollouts call it."""
+        c = self._c
+        if c.phase != CLAIM:
+            legal = self._legal_actions(player)
+            return legal[int(u * len(legal))]
+        k1 = self._k1
+        lead = 0 if c.claim is None else 1  # DOUBT first after a claim
+        start = 0 if c.claim is None else c.claim[1] * k1
+        width = len(c.deal_seats) * k1 - start
+        pairs = self._stake_pairs(c.chips[player], c.slots[player], 1, None) if width > 0 else ()
+        i = int(u * (lead + len(pairs) * width))
+        if i < lead:
+            return DOUBT
+        o, j = divmod(i - lead, width)
+        return self._claim_base + pairs[o] * self._qk + start + j
+
     def _stake_pairs(self, chips, slots, lo, hi):
         """Pair indices c*S+s of affordable stakes with lo <= value <= hi."""
         key = (self._S, chips, slots, lo, hi)

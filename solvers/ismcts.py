@@ -628,6 +628,9 @@ class ISMCTS:
         at about half of the rollout time.
         """
         apply, legal_of = state._apply_action, state._legal_actions
+        # a game may pick the uniformly random move without listing them all
+        # (Doubt and Bet's claims): the same move for the same number
+        pick = getattr(state, "_random_action", None)
         current, outcomes_of = state.current_player, state.chance_outcomes
         stop, left = self._stop_round, self.rollout_moves
         round_of = state._round_number if stop else None
@@ -651,6 +654,8 @@ class ISMCTS:
             left -= 1
             if choose is not None:
                 apply(choose(state, rand))
+            elif pick is not None:
+                apply(pick(player, rand()))
             else:
                 legal = legal_of(player)
                 apply(legal[int(rand() * len(legal))])

@@ -927,3 +927,25 @@ def test_heuristic_rollout_hook_is_the_agents_move_without_listing_claims(config
         assert move == dh.choose(state, legal) and move in legal
         claims += state.phase == "claim"
     assert claims > 20
+
+
+@pytest.mark.parametrize("config", ["players=3", "players=4,chips=0,slots=3", "players=2,chips=1,slots=1",
+                                    "players=5,colours=1,copies=6,slots=2"])
+def test_random_action_is_the_listed_moves_pick_without_the_list(config):
+    """IS-MCTS's random rollouts pick ``legal[int(u * len(legal))]``; the game
+    finds that move without listing thousands of claims. The same move for
+    every ``u`` at every decision of random games, ends of [0, 1) included."""
+    from helpers import random_play_decisions
+
+    game = pyspiel.load_game(f"doubt_and_bet({config})")
+    rng = np.random.default_rng(3)
+    checked = set()
+    for state in random_play_decisions(game, np.random.default_rng(2), 10):
+        if state.is_terminal():
+            continue
+        p = state.current_player()
+        legal = state._legal_actions(p)
+        for u in [0.0, 1.0 - 1e-12, *rng.random(5)]:
+            assert state._random_action(p, u) == legal[int(u * len(legal))]
+        checked.add((state.phase, state.claim is None))
+    assert {("claim", True), ("claim", False), ("showdown", False)} <= checked
