@@ -385,7 +385,9 @@ class ISMCTS:
         probability ``belief_eps``. kibitz games check while their
         ``resample_from_infostate`` replays (``check``), so a rejected world
         costs only the replay up to the move that rejects it; other games'
-        candidates are replayed from their history.
+        candidates are replayed from their history. A game with
+        ``_believed_draw`` (Doubt and Bet) draws each candidate itself, in the
+        same distribution, without replaying the rejected ones.
         """
         me, eps = self.player_id, self.belief_eps
         if self._model is None:
