@@ -14,7 +14,9 @@ PY=${PY:-.venv/bin/python}
 OUT=docs/results/ismcts_strength
 mkdir -p "$OUT/logs"
 
-# name | options (every match: 1,000 games, seed 0). IS-MCTS options per
+# name | options (every match: 1,000 games, seed 0; in this order, two at a
+# time: the last, Underdog with both opponent models, is optional, as the
+# belief alone already beats the heuristic). IS-MCTS options per
 # game: over_under scores a move by the standing once its flip is resolved
 # (rollout_moves=0, uct_c=0.05: docs/solvers/ismcts.md says why); against
 # Underdog's heuristic the determinizations follow the heuristic opponent
@@ -33,13 +35,13 @@ pub_vs_openspiel_100sims         | --game pub --opponent openspiel --fill random
 over_under_m0_vs_heuristic       | --game over_under --opponent heuristic --rollout-moves 0 --uct-c 0.05
 over_under_m0_vs_random          | --game over_under --opponent random --rollout-moves 0 --uct-c 0.05
 underdog_belief_vs_heuristic     | --game underdog --opponent heuristic --belief heuristic --max-world-samples 100
-underdog_belief_opp_vs_heuristic | --game underdog --opponent heuristic --belief heuristic --max-world-samples 100 --opponents heuristic
 underdog_vs_random               | --game underdog --opponent random
 underdog_vs_openspiel_100sims    | --game underdog --opponent openspiel --fill random --sims 100
 over_under_vs_openspiel_100sims  | --game over_under --opponent openspiel --fill random --sims 100
 doubt_and_bet_rr1_vs_random      | --game doubt_and_bet --opponent random --rollout-rounds 1
 doubt_and_bet_belief_shortlist_vs_heuristic | --game doubt_and_bet --opponent heuristic --rollout-rounds 1 --rollout heuristic --belief heuristic --opponents heuristic --moves shortlist
 doubt_and_bet_rr1_vs_openspiel_100sims | --game doubt_and_bet --opponent openspiel --fill random --sims 100 --rollout-rounds 1
+underdog_belief_opp_vs_heuristic | --game underdog --opponent heuristic --belief heuristic --max-world-samples 100 --opponents heuristic
 "
 
 selected=$(printf '%s\n' "$MATCHES" | grep -v '^\s*$' | grep -- "${1:-}" || true)
