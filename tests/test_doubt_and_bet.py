@@ -914,8 +914,9 @@ def test_heuristic_rollout_hook_is_the_agents_move_without_listing_claims(config
     """The rollout hook skips listing the legal claims, trusting that the
     heuristic's claim is legal: at every decision of random games in small
     and extreme configurations it is the agent's move, and legal."""
-    from agents.heuristics import doubt_and_bet as dh
     from helpers import random_play_decisions
+
+    from agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game(f"doubt_and_bet({config})")
     claims = 0

@@ -5,10 +5,11 @@ import math
 import numpy as np
 import pyspiel
 import pytest
+from helpers import random_play_decisions
 
 import games
+import solvers.ismcts as _ismcts
 from agents.registry import agent_kinds, make_agent
-from helpers import random_play_decisions
 from solvers.ismcts import ISMCTS
 
 SMALL_UD = "underdog(players=3,cards=5,bank=2)"
@@ -48,6 +49,12 @@ def _answering_two_claims(game):
                 and sum(e[0] == "claim" for e in state.log()[-3:]) == 2:
             return state
         state.apply_action(dh.choose(state, state.legal_actions()))
+
+
+class _UncachedNode(_ismcts._Node):
+    """A tree node that never keeps a shortlist (to compare with the cache)."""
+
+    moves = property(lambda self: None, lambda self, value: None)
 
 
 def play(game, bots, seed):
@@ -701,10 +708,9 @@ def test_shortlist_moves_search_only_the_heuristics_candidates():
 
 
 def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch):
-    """The searcher's shortlist depends only on what it sees, as its tree
-    node does, so each node keeps the list made at its first visit: the
-    same search (every visit count equal) with far fewer calls than visits."""
-    import solvers.ismcts as ism
+    """The searcher's shortlist depends only on what it has seen, so each
+    node keeps the list made at its first visit with each view: the same
+    search (every visit count equal) with far fewer calls than visits."""
     from agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet")
@@ -721,10 +727,7 @@ def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch
 
     visits, calls = run()
 
-    class Uncached(ism._Node):
-        moves = property(lambda self: None, lambda self, value: None)
-
-    monkeypatch.setattr(ism, "_Node", Uncached)
+    monkeypatch.setattr(_ismcts, "_Node", _UncachedNode)
     visits_uncached, calls_uncached = run()
     assert visits == visits_uncached
     assert calls_uncached >= 300 and calls < calls_uncached / 2
@@ -739,8 +742,6 @@ def test_shortlist_cache_follows_what_the_searcher_saw_after_its_own_call(monkey
     review: 'buy slot' with no chips). Scripted from a 3-player game in
     which seat 0 answers a raise; each search runs, and equals the search
     that makes the list at every visit."""
-    import solvers.ismcts as ism
-
     game = pyspiel.load_game("doubt_and_bet(players=3,chips=1,slots=3,colours=1,upkeep_start=0,"
                              "shuffle_every=0)")
     state = game.new_initial_state()
@@ -767,10 +768,7 @@ def test_shortlist_cache_follows_what_the_searcher_saw_after_its_own_call(monkey
 
     cached = searches()
 
-    class Uncached(ism._Node):
-        moves = property(lambda self: None, lambda self, value: None)
-
-    monkeypatch.setattr(ism, "_Node", Uncached)
+    monkeypatch.setattr(_ismcts, "_Node", _UncachedNode)
     assert cached == searches()
 
 
