@@ -55,7 +55,13 @@ def openspiel_bot(game, player, seed, sims, uct_c):
     from open_spiel.python.algorithms import ismcts, mcts
     rs = np.random.RandomState(seed % 2**32)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
-    return ismcts.ISMCTSBot(game, evaluator, uct_c, sims, random_state=rs)
+    bot = ismcts.ISMCTSBot(game, evaluator, uct_c, sims, random_state=rs)
+    # Left alone, the bot draws its worlds with an unseeded
+    # pyspiel.UniformProbabilitySampler(0, 1), so a game could not be played
+    # again; the same uniform draws from a seeded sampler make it repeatable.
+    sampler = pyspiel.UniformProbabilitySampler(int(seed % 2**31), 0.0, 1.0)
+    bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
+    return bot
 
 
 def play_game(game, bots, rng: np.random.Generator):

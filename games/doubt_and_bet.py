@@ -225,7 +225,7 @@ class _Core(_common.SlotsState):
     __slots__ = ("chips", "slots", "out", "nout", "rnd", "first", "seating", "order",
                  "phase", "pos", "deal_seats", "deck", "ndeck", "hand", "claim", "turn",
                  "bettor", "doubter", "bstake", "dstake", "sd_turn", "sd_moves", "bet",
-                 "log", "snap")
+                 "log", "snap", "istr")
 
     def __deepcopy__(self, memo):
         c = _Core.__new__(_Core)
@@ -239,11 +239,13 @@ class _Core(_common.SlotsState):
             self.bstake, self.dstake, self.sd_turn, self.sd_moves, self.bet)
         c.log = self.log[:]
         c.snap = self.snap  # shared: never changed after it is made
+        c.istr = self.istr.copy() if self.istr else {}
         return c
 
     def __getstate__(self):
         d = super().__getstate__()
         d["snap"] = None  # a cache, not part of the game
+        d["istr"] = {}  # likewise
         return d
 
 
@@ -283,6 +285,7 @@ class DoubtAndBetState(pyspiel.State):
         c.bet = None
         c.log = []
         c.snap = None  # (round, history index, core, earlier deals) at the round's start: see _round_snapshot
+        c.istr = {}  # (player, viewer) -> (events read, text): the perfect-recall strings so far
         self._c = c
         self._start_round()
 
@@ -928,6 +931,7 @@ class DoubtAndBetState(pyspiel.State):
         elif core is not None:
             # the earlier rounds' deals are drawn into the copy's log directly
             state._c = copy.deepcopy(core)
+            state._c.istr = {}  # its log is rewritten below
             log = state._c.log
             for where, deals, seats in earlier:
                 if seats is not None:  # revealed
@@ -1453,14 +1457,21 @@ class DoubtAndBetObserver:
         k1 = self.k1
         if self.perfect_recall:
             who = player if self.private else -1
-            # (OpenSpiel's ISMCTSBot asks for this string about five times
-            # per simulation, each over the whole log: the texts are cached)
-            parts = [f"p{player}"]
-            for e in c.log:
-                t = cached_event_text(e, who, k1)
-                if t is not None:
-                    parts.append(t)
-            return "\n".join(parts)
+            # OpenSpiel's ISMCTSBot asks for this string about five times per
+            # simulation. The log only grows, so the string so far is kept on
+            # the state (copied with it) and extended by the events since.
+            log = c.log
+            key = (player, who)
+            n, text = c.istr.get(key) or (0, f"p{player}")
+            if n < len(log):
+                parts = [text]
+                for e in itertools.islice(log, n, None):
+                    t = cached_event_text(e, who, k1)
+                    if t is not None:
+                        parts.append(t)
+                text = "\n".join(parts)
+                c.istr[key] = (len(log), text)
+            return text
         n = self.n
         bits = [f"p{player}", f"round {c.rnd}", PHASE_NAMES[c.phase],
                 "chips " + " ".join(str(c.chips[s]) if c.out[s] < 0 else "-" for s in range(n)),

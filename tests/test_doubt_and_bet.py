@@ -710,6 +710,54 @@ def test_string_and_tensor_define_the_same_information_states():
     assert len(by_string) > 500
 
 
+def _string_from_scratch(state, player, private=True):
+    """The perfect-recall string read off the whole log, without the cache."""
+    k1 = state.get_game().k1
+    who = player if private else -1
+    texts = (db.event_text(e, who, k1) for e in state._c.log)
+    return "\n".join([f"p{player}"] + [t for t in texts if t is not None])
+
+
+def test_information_state_strings_kept_on_the_state_match_the_whole_log():
+    # the string is extended from the last one asked of the same state or
+    # the state it was cloned from; clones that part, resampled worlds
+    # (whose earlier rounds' logs are rewritten) and a public observer must
+    # all still read exactly their own log
+    game = load(players=3, chips=3, slots=2, colours=2, max_rounds=6)
+    public = game.make_py_observer(pyspiel.IIGObservationType(
+        perfect_recall=True, private_info=pyspiel.PrivateInfoType.NONE))
+    rng = np.random.default_rng(3)
+    sampler = lambda: float(rng.random())  # noqa: E731
+    checked = 0
+    for _ in range(8):
+        state = game.new_initial_state()
+        others = []
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+                continue
+            p = state.current_player()
+            if rng.random() < 0.3:
+                others.append(state.clone())
+                others.append(state.resample_from_infostate(p, sampler))
+                others.append(state.resample_from_infostate(p, sampler, internal=True, memo={}))
+            for s in [state] + others[-6:]:
+                if s.is_terminal() or s.is_chance_node():
+                    continue
+                for q in range(3):
+                    assert s.information_state_string(q) == _string_from_scratch(s, q)
+                    assert public.string_from(s, q) == _string_from_scratch(s, q, private=False)
+                    checked += 1
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+            for o in others[-6:]:  # the clones go their own ways
+                if not o.is_terminal() and not o.is_chance_node():
+                    legal = o.legal_actions()
+                    o._apply_action(legal[rng.integers(len(legal))])
+    assert checked > 1000
+
+
 def test_strings_tensors_and_serialization_round_trip():
     game = load(players=3, chips=3, slots=2, colours=2)
     state = game.new_initial_state()

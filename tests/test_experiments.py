@@ -3,6 +3,8 @@
 import csv
 import pathlib
 
+import numpy as np
+import pyspiel
 import pytest
 from click.testing import CliRunner
 
@@ -117,6 +119,26 @@ def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
     # deal 0: the opponent sits one seat after IS-MCTS; deal 1: two seats after
     assert [(r["ismcts_seat"], r["opponent_seats"]) for r in rows] == [
         ("0", "1"), ("1", "2"), ("2", "0"), ("0", "2"), ("1", "0"), ("2", "1")]
+
+
+def test_openspiel_bot_in_a_match_is_reproducible():
+    # OpenSpiel's ISMCTSBot resamples with an unseeded sampler unless given
+    # one; the match seeds it, so the same seed searches the same way
+    from experiments import ismcts_strength as st
+    game = pyspiel.load_game("doubt_and_bet(players=3,chips=2,slots=2,colours=2)")
+    state = game.new_initial_state()
+    rng = np.random.default_rng(0)
+    while state.is_chance_node():
+        outcomes = state.chance_outcomes()
+        state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+    while state.is_chance_node() or len(state.legal_actions()) < 3:
+        if state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[0][0])
+        else:
+            state.apply_action(state.legal_actions()[0])
+    p = state.current_player()
+    policies = [st.openspiel_bot(game, p, 5, 60, 0.7).get_policy(state) for _ in range(3)]
+    assert policies[0] == policies[1] == policies[2]
 
 
 def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys):
