@@ -49,6 +49,7 @@ import pyspiel
 
 import games  # noqa: F401  (registers the kibitz games)
 from agents.registry import make_agent
+from solvers._direct import direct_rules
 
 
 def openspiel_bot(game, player, seed, sims, uct_c):
@@ -60,7 +61,18 @@ def openspiel_bot(game, player, seed, sims, uct_c):
     # pyspiel.UniformProbabilitySampler(0, 1), so a game could not be played
     # again; the same uniform draws from a seeded sampler make it repeatable.
     sampler = pyspiel.UniformProbabilitySampler(int(seed % 2**31), 0.0, 1.0)
-    bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
+
+    def resample(state, player):
+        # A kibitz game's internal resample gives the world its full replay
+        # gives, from the same draws (tested), replaying only the current
+        # round; the bot never reads the world's pyspiel history, which the
+        # internal resample does not keep. It searches exactly as with the
+        # full replay, in less time.
+        if direct_rules(state):
+            return state.resample_from_infostate(player, sampler, internal=True)
+        return state.resample_from_infostate(player, sampler)
+
+    bot.set_resampler(resample)
     return bot
 
 

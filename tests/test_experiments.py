@@ -141,6 +141,49 @@ def test_openspiel_bot_in_a_match_is_reproducible():
     assert policies[0] == policies[1] == policies[2]
 
 
+@pytest.mark.parametrize("game_string, every", [
+    ("doubt_and_bet(players=3)", 15), ("doubt_and_bet", 40), ("underdog(players=3,cards=5,bank=2)", 1),
+    ("pub(players=3)", 5), ("over_under", 6)])
+def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
+    # the match hands ISMCTSBot the kibitz games' internal resample (only the
+    # current round replayed): from the same seed it must search exactly as
+    # with the public full replay, through whole games of several rounds (a
+    # world drawn differently, or from other draws of the sampler, would
+    # change the later simulations and so the visit counts)
+    from experiments import ismcts_strength as st
+    from agents.registry import make_agent
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    def full_replay_bot(game, seed, sims):
+        rs = np.random.RandomState(seed)
+        bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs),
+                               0.7, sims, random_state=rs)
+        sampler = pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0)
+        bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
+        return bot
+
+    game = pyspiel.load_game(game_string)
+    bots = [make_agent("heuristic", game, p, p) for p in range(game.num_players())]
+    rng = np.random.default_rng(3)
+    state = game.new_initial_state()
+    compared, k = 0, 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            probs = np.array([q for _, q in outcomes])
+            state.apply_action(outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0])
+            continue
+        k += 1
+        if k % every == 0 and len(state.legal_actions()) > 1:
+            p = state.current_player()
+            fast = st.openspiel_bot(game, p, 7, 16, 0.7)
+            slow = full_replay_bot(game, 7, 16)
+            assert fast.get_policy(state) == slow.get_policy(state)
+            compared += 1
+        state.apply_action(bots[state.current_player()].step(state))
+    assert compared >= 4
+
+
 def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys):
     from experiments import ismcts_strength as st
     out = tmp_path / "m.csv"
