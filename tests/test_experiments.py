@@ -150,9 +150,12 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
     # with the public full replay, through whole games of several rounds (a
     # world drawn differently, or from other draws of the sampler, would
     # change the later simulations and so the visit counts)
+    import random
+
     from experiments import ismcts_strength as st
     from agents.registry import make_agent
     from open_spiel.python.algorithms import ismcts, mcts
+    from solvers._direct import sample_chance
 
     def full_replay_bot(game, seed, sims):
         rs = np.random.RandomState(seed)
@@ -164,14 +167,12 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
 
     game = pyspiel.load_game(game_string)
     bots = [make_agent("heuristic", game, p, p) for p in range(game.num_players())]
-    rng = np.random.default_rng(3)
+    rand = random.Random(3).random
     state = game.new_initial_state()
     compared, k = 0, 0
     while not state.is_terminal():
         if state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            probs = np.array([q for _, q in outcomes])
-            state.apply_action(outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0])
+            state.apply_action(sample_chance(state, rand))
             continue
         k += 1
         if k % every == 0 and len(state.legal_actions()) > 1:
