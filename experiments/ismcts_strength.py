@@ -63,11 +63,11 @@ def openspiel_bot(game, player, seed, sims, uct_c):
     sampler = pyspiel.UniformProbabilitySampler(int(seed % 2**31), 0.0, 1.0)
 
     def resample(state, player):
-        # A kibitz game's internal resample gives the world its full replay
-        # gives, from the same draws (tested), replaying only the current
-        # round; the bot never reads the world's pyspiel history, which the
-        # internal resample does not keep. It searches exactly as with the
-        # full replay, in less time.
+        # A kibitz game's internal resample replays only the current round
+        # and gives the same world as the full replay from the same draws
+        # (tested); the bot never reads the world's pyspiel history, which
+        # the internal resample does not keep. So the bot searches exactly
+        # as with the full replay, in less time.
         if direct_rules(state):
             return state.resample_from_infostate(player, sampler, internal=True)
         return state.resample_from_infostate(player, sampler)
