@@ -4,7 +4,7 @@ For each game both solvers run from scratch for the same wall time, in
 alternating rounds within one run (so machine noise hits both alike); an
 iteration is one traversal per player in both. The ratio is what to quote.
 
-    python benchmarks/mccfr_speed.py [--games g1,g2] [--seconds S] [--rounds R]
+    python benchmarks/mccfr_speed.py [--games "g1;g2"] [--seconds S] [--rounds R]
 
 The default games are leduc_poker, kuhn_poker and the small configuration of
 every kibitz game (``games.REGISTRY[name].small``): full-size games are far
