@@ -1,7 +1,7 @@
 """kibitz agents: the agent interface, built-in agents and their specs."""
 
-from agents.base import Agent, RandomAgent
-from agents.registry import agent_kinds, make_agent, parse_spec, register_agent, split_specs
+from kibitz.agents.base import Agent, RandomAgent
+from kibitz.agents.registry import agent_kinds, make_agent, parse_spec, register_agent, split_specs
 
 __all__ = ["Agent", "RandomAgent", "agent_kinds", "make_agent", "parse_spec", "register_agent",
            "split_specs"]

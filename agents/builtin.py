@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agents.base import RandomAgent
-from agents.heuristics import HEURISTICS
-from agents.registry import register_agent
+from kibitz.agents.base import RandomAgent
+from kibitz.agents.heuristics import HEURISTICS
+from kibitz.agents.registry import register_agent
 
 
 @register_agent("random", "uniformly random legal moves")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.kibitz_agent_loader import (FORMAT, FORMAT_VERSION, POLICY_FORMAT, UNSEEN_BEHAVIOURS,
+from kibitz.agents.kibitz_agent_loader import (FORMAT, FORMAT_VERSION, POLICY_FORMAT, UNSEEN_BEHAVIOURS,
                                         AgentFileError, read_document)
 
 
@@ -26,7 +26,7 @@ def _game_short_name(game_string: str) -> str:
 
 
 def _key_documentation(short: str) -> str:
-    import games
+    from kibitz import games
 
     if short in games.REGISTRY:
         return f"docs/rules/{short}.md#information-state-string"
@@ -48,7 +48,7 @@ def agent_document(policy_doc: dict, *, unseen: str | None = None, source: dict 
     unseen = unseen or "uniform"
     if unseen not in UNSEEN_BEHAVIOURS:
         raise ValueError(f"unseen must be one of {', '.join(UNSEEN_BEHAVIOURS)}; got {unseen!r}")
-    from solvers.policy_file import kibitz_version
+    from kibitz.solvers.policy_file import kibitz_version
 
     short = _game_short_name(policy_doc["game"])
     doc = {k: v for k, v in policy_doc.items() if k != "policy"}
@@ -77,10 +77,10 @@ def agent_document(policy_doc: dict, *, unseen: str | None = None, source: dict 
 def policy_document_from_checkpoint(path) -> dict:
     """The policy document of a ``kibitz solve`` checkpoint (``OUT.ckpt.npz``):
     the average policy at the checkpoint, with its NashConv."""
-    from solvers import evaluate as ev
-    from solvers import policy_file
-    from solvers.cfr import CFRConfig, CFRSolver
-    from solvers.tree import compile_tree
+    from kibitz.solvers import evaluate as ev
+    from kibitz.solvers import policy_file
+    from kibitz.solvers.cfr import CFRConfig, CFRSolver
+    from kibitz.solvers.tree import compile_tree
 
     from kibitz.gameutil import load_game
 
@@ -105,8 +105,8 @@ def policy_document_from_checkpoint(path) -> dict:
 
 def _mccfr_document(meta: dict, arrays: dict) -> dict:
     from kibitz.gameutil import load_game
-    from solvers import mccfr
-    from solvers import tree as tree_mod
+    from kibitz.solvers import mccfr
+    from kibitz.solvers import tree as tree_mod
 
     game = load_game(meta["game"])
     settings = meta["settings"]
@@ -123,7 +123,7 @@ def _mccfr_document(meta: dict, arrays: dict) -> dict:
 
 def export_agent(source, out, *, unseen: str | None = None, name: str | None = None) -> dict:
     """Writes the agent file ``out`` from a policy file or a checkpoint."""
-    from solvers.policy_file import read_policy_file, write_policy_file
+    from kibitz.solvers.policy_file import read_policy_file, write_policy_file
 
     source = Path(source)
     if source.name.endswith(".npz"):

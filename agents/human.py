@@ -8,7 +8,7 @@ is asked again; end of input raises :class:`Quit`.
 
 from __future__ import annotations
 
-from agents.base import Agent, deterministic
+from kibitz.agents.base import Agent, deterministic
 
 
 class Quit(Exception):

@@ -6,9 +6,9 @@ Spec examples: ``ismcts``, ``ismcts(sims=1000)``, ``ismcts(seconds=0.5,sims=0)``
 
 from __future__ import annotations
 
-from agents.base import Agent
-from agents.registry import register_agent
-from solvers.ismcts import ISMCTS
+from kibitz.agents.base import Agent
+from kibitz.agents.registry import register_agent
+from kibitz.solvers.ismcts import ISMCTS
 
 OPTIONS = {
     "sims": (1000, "simulations per move (0 = no limit, then seconds must be > 0)"),

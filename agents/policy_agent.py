@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import threading
 
-from agents.base import Agent
-from agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
-from agents.registry import make_agent, register_agent
+from kibitz.agents.base import Agent
+from kibitz.agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
+from kibitz.agents.registry import make_agent, register_agent
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -25,7 +25,7 @@ _LOCK = threading.Lock()
 
 def load_cached(path: str) -> KibitzAgent:
     """The file's table, read once per (path, modification time)."""
-    from agents.export import read_agent_file
+    from kibitz.agents.export import read_agent_file
 
     key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
     with _LOCK:

@@ -19,7 +19,7 @@ import pkgutil
 import re
 from typing import Callable
 
-import games  # noqa: F401  (registers the games)
+from kibitz import games  # noqa: F401  (registers the games)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,10 +51,10 @@ def _load_all():
     if _loaded:
         return
     _loaded = True
-    import agents
+    from kibitz import agents
     for info in pkgutil.iter_modules(agents.__path__):
         if info.name not in ("registry",):
-            importlib.import_module(f"agents.{info.name}")
+            importlib.import_module(f"{__package__}.{info.name}")
 
 
 def agent_kinds() -> dict[str, AgentKind]:

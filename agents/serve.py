@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pyspiel
 
-from agents.registry import agent_kinds, make_agent, parse_spec
+from kibitz.agents.registry import agent_kinds, make_agent, parse_spec
 
 MAX_BODY = 1 << 20
 

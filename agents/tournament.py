@@ -44,7 +44,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from agents.registry import make_agent
+from kibitz.agents.registry import make_agent
 
 
 # ---------------------------------------------------------------- arrangements

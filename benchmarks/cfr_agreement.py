@@ -10,9 +10,9 @@ import argparse
 
 import pyspiel
 
-import games  # noqa: F401
-from solvers import compile_tree, make_config, nash_conv
-from solvers.cfr import CFRSolver
+from kibitz import games  # noqa: F401
+from kibitz.solvers import compile_tree, make_config, nash_conv
+from kibitz.solvers.cfr import CFRSolver
 
 REFERENCE = {"cfr": pyspiel.CFRSolver, "cfr+": pyspiel.CFRPlusSolver}
 

@@ -22,10 +22,10 @@ import time
 
 import pyspiel
 
-import games
-from solvers import _kernels
-from solvers.cfr import ALGORITHMS, CFRSolver
-from solvers.tree import compile_tree
+from kibitz import games
+from kibitz.solvers import _kernels
+from kibitz.solvers.cfr import ALGORITHMS, CFRSolver
+from kibitz.solvers.tree import compile_tree
 
 OPENSPIEL_GAMES = ["leduc_poker", "liars_dice(numdice=1)"]
 

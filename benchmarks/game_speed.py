@@ -19,7 +19,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python.games import kuhn_poker  # noqa: F401  (registers python_kuhn_poker)
 
-import games
+from kibitz import games
 
 BASELINE = "python_kuhn_poker"
 

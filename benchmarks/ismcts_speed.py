@@ -23,9 +23,9 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 
-import games
-from agents.registry import make_agent
-from solvers.ismcts import ISMCTS
+from kibitz import games
+from kibitz.agents.registry import make_agent
+from kibitz.solvers.ismcts import ISMCTS
 
 
 def positions(game, rng: np.random.Generator, count: int, play: str = "random"):

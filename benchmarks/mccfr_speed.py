@@ -20,8 +20,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import external_sampling_mccfr as os_es
 
-import games
-from solvers.mccfr import MCCFR
+from kibitz import games
+from kibitz.solvers.mccfr import MCCFR
 
 
 def rate(step, seconds: float) -> float:

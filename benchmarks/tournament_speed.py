@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from agents.tournament import run_tournament
+from kibitz.agents.tournament import run_tournament
 from kibitz.gameutil import load_game
 
 

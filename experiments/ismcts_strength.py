@@ -47,9 +47,9 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
-import games  # noqa: F401  (registers the kibitz games)
-from agents.registry import make_agent
-from solvers._direct import direct_rules
+from kibitz import games  # noqa: F401  (registers the kibitz games)
+from kibitz.agents.registry import make_agent
+from kibitz.solvers._direct import direct_rules
 
 
 def openspiel_bot(game, player, seed, sims, uct_c):

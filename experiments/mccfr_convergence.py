@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
-import games
-from solvers import evaluate as ev
-from solvers.mccfr import MCCFR
-from solvers.tree import compile_tree
+from kibitz import games
+from kibitz.solvers import evaluate as ev
+from kibitz.solvers.mccfr import MCCFR
+from kibitz.solvers.tree import compile_tree
 
 
 def main(argv=None):

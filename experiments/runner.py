@@ -74,8 +74,8 @@ def _curve(label, step, evaluate, iterations, points, log):
 
 
 def _kibitz_curve(tree, algorithm, iterations, points, log):
-    from solvers import make_config, nash_conv
-    from solvers.cfr import CFRSolver
+    from kibitz.solvers import make_config, nash_conv
+    from kibitz.solvers.cfr import CFRSolver
 
     CFRSolver(tree, make_config(algorithm)).iterate()  # compiles the kernels outside the timed loop
     solver = CFRSolver(tree, make_config(algorithm))
@@ -95,9 +95,9 @@ def _openspiel_curve(game_string, iterations, points, log):
 
 
 def run_convergence(spec: dict, out: Path, log=print) -> list[dict]:
-    import games  # noqa: F401
+    from kibitz import games  # noqa: F401
     from kibitz.gameutil import load_game
-    from solvers import compile_tree
+    from kibitz.solvers import compile_tree
 
     iterations = int(spec.get("iterations", 1000))
     os_iterations = int(spec.get("openspiel_iterations", iterations))
@@ -162,7 +162,7 @@ def _table_convergence(records, path: Path):
 
 # -------------------------------------------------------------------- strength
 def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
-    from agents.tournament import run_tournament
+    from kibitz.agents.tournament import run_tournament
 
     agents = list(spec["agents"])
     n_games = int(spec.get("games_per_match", 200))

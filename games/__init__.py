@@ -7,7 +7,7 @@ is adding a module); ``games.REGISTRY`` maps short names to their specs.
 import importlib
 import pkgutil
 
-from games._common import REGISTRY, GameSpec, Param
+from kibitz.games._common import REGISTRY, GameSpec, Param
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if not _info.name.startswith("_"):

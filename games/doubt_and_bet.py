@@ -76,8 +76,8 @@ import math
 
 import pyspiel
 
-from games import _common
-from games._common import Param
+from kibitz.games import _common
+from kibitz.games._common import Param
 
 SHORT_NAME = "doubt_and_bet"
 COLOUR_NAMES = ("red", "yellow", "green", "blue", "purple")

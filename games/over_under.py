@@ -68,8 +68,8 @@ from __future__ import annotations
 
 import pyspiel
 
-from games import _common
-from games._common import Param
+from kibitz.games import _common
+from kibitz.games._common import Param
 
 SHORT_NAME = "over_under"
 

@@ -8,7 +8,7 @@ import sys
 
 import pyspiel
 
-import games
+from kibitz import games
 
 
 @contextlib.contextmanager

@@ -11,11 +11,11 @@ The command line is ``kibitz solve`` (``kibitz/commands/solve.py``); the
 documentation is ``docs/solvers/cfr.md`` and ``docs/formats/policy-file.md``.
 """
 
-from solvers.cfr import ALGORITHMS, CFRConfig, CFRSolver, make_config
-from solvers.evaluate import (best_response, expected_returns, exploitability, nash_conv,
+from kibitz.solvers.cfr import ALGORITHMS, CFRConfig, CFRSolver, make_config
+from kibitz.solvers.evaluate import (best_response, expected_returns, exploitability, nash_conv,
                               policy_to_slots)
-from solvers.policy_file import load_policy, read_policy_file
-from solvers.tree import Tree, TreeTooLarge, compile_tree
+from kibitz.solvers.policy_file import load_policy, read_policy_file
+from kibitz.solvers.tree import Tree, TreeTooLarge, compile_tree
 
 __all__ = ["ALGORITHMS", "CFRConfig", "CFRSolver", "make_config", "best_response",
            "expected_returns", "exploitability", "nash_conv", "policy_to_slots", "load_policy",

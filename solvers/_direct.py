@@ -9,7 +9,7 @@ def direct_rules(state) -> bool:
     Python -> C++ -> Python round trip of ``apply_action``; the C++ history
     of such states is not kept, and nothing reads it.
     """
-    return type(state).__module__.startswith("games.")
+    return type(state).__module__.startswith("kibitz.games.")
 
 
 def sample_chance(state, rand):

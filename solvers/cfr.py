@@ -57,8 +57,8 @@ import dataclasses
 
 import numpy as np
 
-from solvers import _kernels as K
-from solvers.tree import Tree
+from kibitz.solvers import _kernels as K
+from kibitz.solvers.tree import Tree
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,10 +106,10 @@ def make_config(algorithm: str, *, alternating_updates: bool = True, alpha=None,
 class CFRSolver:
     """CFR and its variants on a compiled :class:`~solvers.tree.Tree`.
 
-    >>> from solvers.tree import compile_tree
+    >>> from kibitz.solvers.tree import compile_tree
     >>> solver = CFRSolver(compile_tree("kuhn_poker", use_cache=False), ALGORITHMS["cfr+"])
     >>> solver.run(200)
-    >>> from solvers.evaluate import nash_conv
+    >>> from kibitz.solvers.evaluate import nash_conv
     >>> nash_conv(solver.tree, solver.average_policy()) < 0.01
     True
     """

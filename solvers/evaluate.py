@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers import _kernels as K
-from solvers.tree import Tree
+from kibitz.solvers import _kernels as K
+from kibitz.solvers.tree import Tree
 
 
 def _infoset_levels(tree: Tree) -> np.ndarray:

@@ -55,8 +55,8 @@ import time
 import numpy as np
 import pyspiel
 
-from solvers._direct import direct_rules
-from solvers._direct import sample_chance as _sample_chance
+from kibitz.solvers._direct import direct_rules
+from kibitz.solvers._direct import sample_chance as _sample_chance
 
 #: rollout policies
 ROLLOUTS = ("random", "heuristic")
@@ -235,7 +235,7 @@ class ISMCTS:
         self._rollout_fn = None
         self._shortlist = None
         if "heuristic" in (rollout, expand, belief, opponents) or moves == "shortlist":
-            from agents.heuristics import HEURISTICS
+            from kibitz.agents.heuristics import HEURISTICS
             short = game.get_type().short_name
             if short not in HEURISTICS:
                 raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "

@@ -53,8 +53,8 @@ import sys
 import numpy as np
 import pyspiel
 
-from solvers._direct import direct_rules
-from solvers._direct import sample_chance as _sample_chance
+from kibitz.solvers._direct import direct_rules
+from kibitz.solvers._direct import sample_chance as _sample_chance
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -393,7 +393,7 @@ class PolicyPlayer:
             return {a: 1.0 / len(legal) for a in legal}
         agent = self._agents.get(player)
         if agent is None:
-            from agents.registry import make_agent
+            from kibitz.agents.registry import make_agent
             agent = self._agents[player] = make_agent(self.fallback, self.game, player, self.seed)
         return agent.action_probabilities(state)
 
@@ -416,8 +416,8 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
     that the file lists every information state and ``solvers.load_policy``
     reads it; ``coverage`` counts both kinds.
     """
-    from solvers import evaluate as ev
-    from solvers import policy_file
+    from kibitz.solvers import evaluate as ev
+    from kibitz.solvers import policy_file
 
     avg = solver.average_policy()
     entries = {}
@@ -477,8 +477,8 @@ def solve_command(game, algorithm: str, *, iterations: int, time_limit, out, res
     import click
 
     from kibitz.commands.solve import checkpoint_path, run_solver, stop_on_signals
-    from solvers import policy_file
-    from solvers import tree as tree_mod
+    from kibitz.solvers import policy_file
+    from kibitz.solvers import tree as tree_mod
 
     if algorithm not in ALGORITHMS:
         raise click.UsageError(f"unknown MCCFR algorithm {algorithm!r}")
@@ -486,7 +486,7 @@ def solve_command(game, algorithm: str, *, iterations: int, time_limit, out, res
         raise click.UsageError("--epsilon is the exploration of outcome sampling (mccfr-os), "
                                "not used by mccfr-es")
     if fallback != "uniform":
-        from agents.registry import make_agent
+        from kibitz.agents.registry import make_agent
         try:
             make_agent(fallback, game, 0, seed)
         except ValueError as e:

@@ -45,7 +45,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 
-from solvers._io import atomic_write
+from kibitz.solvers._io import atomic_write
 
 FORMAT = "kibitz-policy"
 FORMAT_VERSION = 1
@@ -122,7 +122,7 @@ def load_policy(path) -> os_policy.TabularPolicy:
     raises ``ValueError``.
     """
     doc = read_policy_file(path)
-    import games  # noqa: F401  (registers kibitz games with pyspiel)
+    from kibitz import games  # noqa: F401  (registers kibitz games with pyspiel)
 
     game = pyspiel.load_game(doc["game"])
     tab = os_policy.TabularPolicy(game)

@@ -70,7 +70,7 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
-from solvers._io import atomic_write
+from kibitz.solvers._io import atomic_write
 
 TREE_FORMAT_VERSION = 2
 DEFAULT_MAX_NODES = 20_000_000

@@ -3,7 +3,7 @@
 import numpy as np
 from open_spiel.python.algorithms import evaluate_bots
 
-from agents import make_agent
+from kibitz.agents import make_agent
 
 
 def heuristic_vs_random(game, num_games, seed=0):

@@ -5,9 +5,9 @@ import pyspiel
 import pytest
 from click.testing import CliRunner
 
-import games  # noqa: F401
-from agents import make_agent, parse_spec, split_specs
-from agents.base import Agent
+from kibitz import games  # noqa: F401
+from kibitz.agents import make_agent, parse_spec, split_specs
+from kibitz.agents.base import Agent
 from kibitz.cli import main
 
 
@@ -73,7 +73,7 @@ def test_underdog_heuristic_win_chance_matches_an_exact_count(monkeypatch):
     import itertools
     import types
 
-    from agents.heuristics import underdog as uh
+    from kibitz.agents.heuristics import underdog as uh
 
     game = pyspiel.load_game("underdog(players=3)")
     view = types.SimpleNamespace(me=2, underdog=6, fought=[0], undecided=[1],

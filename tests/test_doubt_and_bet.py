@@ -15,11 +15,11 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import ismcts, mcts
 
-import games  # noqa: F401  (registers the games)
-from agents.base import RandomAgent
-from agents.registry import make_agent
-from games import doubt_and_bet as db
-from games._common import IllegalActionError
+from kibitz import games  # noqa: F401  (registers the games)
+from kibitz.agents.base import RandomAgent
+from kibitz.agents.registry import make_agent
+from kibitz.games import doubt_and_bet as db
+from kibitz.games._common import IllegalActionError
 
 COLOURS = {"red": 0, "yellow": 1, "green": 2, "blue": 3, "purple": 4}
 TINY = "doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)"
@@ -964,7 +964,7 @@ def test_heuristic_rollout_hook_is_the_agents_move_without_listing_claims(config
     and extreme configurations it is the agent's move, and legal."""
     from helpers import random_play_decisions
 
-    from agents.heuristics import doubt_and_bet as dh
+    from kibitz.agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game(f"doubt_and_bet({config})")
     claims = 0

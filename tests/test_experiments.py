@@ -8,7 +8,7 @@ import pyspiel
 import pytest
 from click.testing import CliRunner
 
-from experiments import runner
+from kibitz.experiments import runner
 from kibitz.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def test_bad_spec_is_a_clear_error(tmp_path):
 
 
 def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsys):
-    from experiments import ismcts_strength as st
+    from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "m.csv"
     args = ["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "random", "--sims", "5",
             "--seed", "3", "--out", str(out)]
@@ -109,7 +109,7 @@ def test_ismcts_strength_shards_of_a_match_share_one_file(tmp_path):
 
 
 def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
-    from experiments import ismcts_strength as st
+    from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "os.csv"
     st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "openspiel", "--fill", "random",
              "--sims", "4", "--games", "6", "--out", str(out)])
@@ -124,7 +124,7 @@ def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
 def test_openspiel_bot_in_a_match_is_reproducible():
     # OpenSpiel's ISMCTSBot resamples with an unseeded sampler unless given
     # one; the match seeds it, so the same seed searches the same way
-    from experiments import ismcts_strength as st
+    from kibitz.experiments import ismcts_strength as st
     game = pyspiel.load_game("doubt_and_bet(players=3,chips=2,slots=2,colours=2)")
     state = game.new_initial_state()
     rng = np.random.default_rng(0)
@@ -152,10 +152,10 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
     # change the later simulations and so the visit counts)
     import random
 
-    from experiments import ismcts_strength as st
-    from agents.registry import make_agent
+    from kibitz.experiments import ismcts_strength as st
+    from kibitz.agents.registry import make_agent
     from open_spiel.python.algorithms import ismcts, mcts
-    from solvers._direct import sample_chance
+    from kibitz.solvers._direct import sample_chance
 
     def full_replay_bot(game, seed, sims):
         rs = np.random.RandomState(seed)
@@ -186,7 +186,7 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
 
 
 def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys):
-    from experiments import ismcts_strength as st
+    from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "m.csv"
     st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "heuristic", "--sims", "8",
              "--belief", "heuristic", "--belief-eps", "0.2", "--max-world-samples", "4",

@@ -11,12 +11,12 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from agents.export import read_agent_file, structure_problems
-from agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
-from agents.registry import make_agent
+from kibitz.agents.export import read_agent_file, structure_problems
+from kibitz.agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
+from kibitz.agents.registry import make_agent
 from kibitz.commands.export import export, inspect
 from kibitz.commands.solve import solve
-from solvers import load_policy
+from kibitz.solvers import load_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOADER = os.path.join(ROOT, "agents", "kibitz_agent_loader.py")
@@ -190,7 +190,7 @@ def test_inspect_reports_and_catches_mismatches(files, tmp_path):
 
 
 def test_exported_agent_plays_a_tournament(files):
-    from agents.tournament import run_tournament
+    from kibitz.agents.tournament import run_tournament
     _, paths = files
     out = run_tournament("kuhn_poker", [f"policy({paths['kuhn'][1]})", "random"], 400, seed=3,
                          progress=False)
@@ -200,7 +200,7 @@ def test_exported_agent_plays_a_tournament(files):
 
 
 def test_a_failing_agent_names_its_game(files, tmp_path):
-    from agents.tournament import GameFailed, run_tournament
+    from kibitz.agents.tournament import GameFailed, run_tournament
     _, paths = files
     doc = read_agent_file(paths["kuhn"][1])
     doc["unseen"] = {"behaviour": "error"}

@@ -7,10 +7,10 @@ import pyspiel
 import pytest
 from helpers import random_play_decisions
 
-import games
-import solvers.ismcts as _ismcts
-from agents.registry import agent_kinds, make_agent
-from solvers.ismcts import ISMCTS
+from kibitz import games
+import kibitz.solvers.ismcts as _ismcts
+from kibitz.agents.registry import agent_kinds, make_agent
+from kibitz.solvers.ismcts import ISMCTS
 
 SMALL_UD = "underdog(players=3,cards=5,bank=2)"
 SMALL_OU = "over_under(players=2,copies=1,stacks=1,rounds=1)"
@@ -37,7 +37,7 @@ def _claim_decision(game, rng, pick, answering=False):
 def _answering_two_claims(game):
     """Heuristic play of a 3-player Doubt and Bet game until seat 2 answers
     two claims of this round."""
-    from agents.heuristics import doubt_and_bet as dh
+    from kibitz.agents.heuristics import doubt_and_bet as dh
 
     rng = np.random.default_rng(2)
     state = game.new_initial_state()
@@ -449,7 +449,7 @@ class _BetsOnlyWithTheKing:
 def test_heuristic_belief_keeps_the_worlds_the_opponent_model_explains(monkeypatch):
     """Seat 0 bet; under a model that bets only with the king, the kept
     determinizations give seat 0 the king (OpenSpiel game: history replay)."""
-    from agents import heuristics
+    from kibitz.agents import heuristics
     monkeypatch.setitem(heuristics.HEURISTICS, "kuhn_poker", _BetsOnlyWithTheKing)
     state = _kuhn_after_bet(observer_card=0)
     game = state.get_game()
@@ -468,7 +468,7 @@ def test_heuristic_belief_keeps_the_worlds_the_opponent_model_explains(monkeypat
 
 
 def test_heuristic_belief_when_every_draw_is_rejected_falls_back_to_a_consistent_world(monkeypatch):
-    from agents import heuristics
+    from kibitz.agents import heuristics
 
     class NeverBets(_BetsOnlyWithTheKing):
         def step(self, state):
@@ -488,8 +488,8 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
     With belief=heuristic every kept world gives them cards with which the
     heuristic fights (the check runs inside the game's own replay), and
     their cards are higher on average than in uniform draws."""
-    from agents.heuristics import HEURISTICS
-    from games import underdog as ud
+    from kibitz.agents.heuristics import HEURISTICS
+    from kibitz.games import underdog as ud
 
     game = pyspiel.load_game("underdog(players=3)")
     heur = [HEURISTICS["underdog"](game, p, p) for p in range(3)]
@@ -511,7 +511,7 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
     believed = [search._believed_world(state, rand) for _ in range(60)]
     uniform = [state.resample_from_infostate(2, rand) for _ in range(60)]
     assert search.belief_kept == 60 and search.belief_drawn > 60
-    from agents.heuristics.underdog import policy_key
+    from kibitz.agents.heuristics.underdog import policy_key
     checked = 0
     for world in believed:
         # replay the world's log: each other seat's move this round is the
@@ -567,7 +567,7 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
     """Doubt and Bet's heuristic has a fast rollout_action, which the belief
     filter calls directly: every kept world makes each other player's move
     of this round the heuristic's move there."""
-    from agents.heuristics import doubt_and_bet as dh
+    from kibitz.agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet(players=3)")
     state = _answering_two_claims(game)
@@ -621,7 +621,7 @@ def test_opponents_heuristic_lets_the_model_move_for_the_other_players(monkeypat
     """Kuhn poker, the searcher in seat 0 at the first move; seat 1 is
     modelled as always passing: with opponents=heuristic every seat-1 edge
     of the tree is a pass, while the searcher's own moves are searched."""
-    from agents import heuristics
+    from kibitz.agents import heuristics
 
     class NeverBets(_BetsOnlyWithTheKing):
         def step(self, state):
@@ -670,7 +670,7 @@ def test_claim_nodes_with_many_moves_expand_each_untried_move_once(monkeypatch, 
     every legal move (``many`` huge) must give the same statistics: one
     child per simulation, all legal, each other child's availability
     counted once per later simulation."""
-    import solvers.ismcts as ism
+    import kibitz.solvers.ismcts as ism
 
     monkeypatch.setattr(ism, "_MANY", many)
     game = pyspiel.load_game("doubt_and_bet")
@@ -690,7 +690,7 @@ def test_shortlist_moves_search_only_the_heuristics_candidates():
     """moves=shortlist: at a Doubt and Bet claim node with thousands of
     legal claims the search tries only the shortlist (legal, the heuristic's
     own move and doubting among them), and its policy is zero elsewhere."""
-    from agents.heuristics import doubt_and_bet as dh
+    from kibitz.agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet")
     state = _claim_decision(game, np.random.default_rng(6), dh.choose, answering=True)
@@ -711,7 +711,7 @@ def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch
     """The searcher's shortlist depends only on what it has seen, so each
     node keeps the list made at its first visit with each view: the same
     search (every visit count equal) with far fewer calls than visits."""
-    from agents.heuristics import doubt_and_bet as dh
+    from kibitz.agents.heuristics import doubt_and_bet as dh
 
     game = pyspiel.load_game("doubt_and_bet")
     state = _claim_decision(game, np.random.default_rng(6), dh.choose)
@@ -883,7 +883,7 @@ def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate(monkeypatc
     the generic rejection, which replays each candidate and checks every
     move: the mean count of each colour in each other hand agrees within
     sampling error, and differs from uniform worlds' (so the test has power)."""
-    from games import doubt_and_bet as gdb
+    from kibitz.games import doubt_and_bet as gdb
 
     game = pyspiel.load_game("doubt_and_bet(players=3)")
     state = _answering_two_claims(game)

@@ -22,7 +22,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from agents import make_agent
+from kibitz.agents import make_agent
 
 DATA = pathlib.Path(__file__).parent / "data" / "ismcts_fixed_positions.json"
 
@@ -72,7 +72,7 @@ def _positions(game, seed):
 
 
 def _heuristic_games():
-    from agents.heuristics import HEURISTICS
+    from kibitz.agents.heuristics import HEURISTICS
     return HEURISTICS
 
 

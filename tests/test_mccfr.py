@@ -5,11 +5,11 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import exploitability
 
-import games
-from agents.heuristics import HEURISTICS
-from solvers import evaluate as ev
-from solvers.mccfr import MCCFR, PolicyPlayer, regret_matching
-from solvers.tree import compile_tree
+from kibitz import games
+from kibitz.agents.heuristics import HEURISTICS
+from kibitz.solvers import evaluate as ev
+from kibitz.solvers.mccfr import MCCFR, PolicyPlayer, regret_matching
+from kibitz.solvers.tree import compile_tree
 
 
 def nash_conv(game, solver):
@@ -161,7 +161,7 @@ def test_kibitz_solve_mccfr_writes_a_loadable_policy_and_resumes_exactly(tmp_pat
     from click.testing import CliRunner
 
     from kibitz.cli import main
-    from solvers import load_policy, read_policy_file
+    from kibitz.solvers import load_policy, read_policy_file
 
     small = games.REGISTRY["doubt_and_bet"].small
     whole, part = tmp_path / "whole.json", tmp_path / "part.json"
@@ -191,7 +191,7 @@ def test_kibitz_solve_mccfr_records_a_fallback_agent(tmp_path):
     from click.testing import CliRunner
 
     from kibitz.cli import main
-    from solvers import read_policy_file
+    from kibitz.solvers import read_policy_file
 
     out = tmp_path / "ud.json.gz"
     r = CliRunner().invoke(main, ["solve", "underdog", "-a", "mccfr-os", "-n", "3", "--fallback", "heuristic",
@@ -207,7 +207,7 @@ def test_kibitz_solve_mccfr_records_a_fallback_agent(tmp_path):
 
 @pytest.mark.parametrize("sampling", ["es", "os"])
 def test_both_lookup_orders_give_the_same_tables(monkeypatch, sampling):
-    from solvers import mccfr
+    from kibitz.solvers import mccfr
 
     game = pyspiel.load_game(games.REGISTRY["doubt_and_bet"].small)  # has forced moves
     tables = []

@@ -8,11 +8,11 @@ import pytest
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
 from open_spiel.python.observation import make_observation
 
-import games  # noqa: F401
+from kibitz import games  # noqa: F401
 from helpers import heuristic_vs_random, random_play_decisions
-from agents import make_agent
-from agents.heuristics import over_under as ouh
-from games import over_under as ou
+from kibitz.agents import make_agent
+from kibitz.agents.heuristics import over_under as ouh
+from kibitz.games import over_under as ou
 
 # Cash deck card kinds (chance outcomes), jokers after the six bills.
 D1, D5, D10, D20, D50, D100, JOKER2, PYRAMID, EAGLE = range(9)
@@ -229,7 +229,7 @@ def test_donor_ranks():
 
 
 def test_kibitz_play_names_the_donor_rank():
-    from agents.human import HumanAgent
+    from kibitz.agents.human import HumanAgent
     from kibitz.commands.play import build_seats, play_game
     game = pyspiel.load_game("over_under(players=1,copies=2,stacks=3)")
     lines = []

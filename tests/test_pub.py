@@ -15,12 +15,12 @@ import pytest
 from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import exploitability, ismcts, mcts
 
-import games  # noqa: F401  (registers the games)
-from agents.base import RandomAgent
-from agents.heuristics import HEURISTICS
-from agents.registry import make_agent
-from games import pub
-from games._common import IllegalActionError
+from kibitz import games  # noqa: F401  (registers the games)
+from kibitz.agents.base import RandomAgent
+from kibitz.agents.heuristics import HEURISTICS
+from kibitz.agents.registry import make_agent
+from kibitz.games import pub
+from kibitz.games._common import IllegalActionError
 
 TINY = "pub(players=3,suits=2,ranks=3,removed=0,hand=1)"
 # 3 players, one card each, nothing set aside: the whole deck is scripted.
@@ -216,7 +216,7 @@ def test_scoring_ties_all_face_down_and_a_suit_nobody_holds():
 
 
 def test_lowest_total_wins_and_ties_share():
-    from games._common import win_shares
+    from kibitz.games._common import win_shares
     assert win_shares([7, 3, 3, 9], higher_is_better=False) == [0.0, 0.5, 0.5, 0.0]
     assert win_shares([2, 3, 4], higher_is_better=False) == [1.0, 0.0, 0.0]
 
@@ -697,7 +697,7 @@ def test_determinism_under_a_seed():
 
 
 def test_listed_and_playable_through_kibitz():
-    from games import REGISTRY
+    from kibitz.games import REGISTRY
     from kibitz.commands.play import build_seats, play_game
     assert REGISTRY["pub"].small == TINY
     game = pyspiel.load_game("pub(players=5)")

@@ -9,9 +9,9 @@ import pyspiel
 import pytest
 from click.testing import CliRunner
 
-from agents.base import Agent
-from agents.registry import AGENTS, agent_kinds, register_agent
-from agents.serve import make_server
+from kibitz.agents.base import Agent
+from kibitz.agents.registry import AGENTS, agent_kinds, register_agent
+from kibitz.agents.serve import make_server
 from kibitz.commands.serve import serve
 
 GAME = "underdog(players=3,cards=5,bank=2)"

@@ -17,15 +17,15 @@ from open_spiel.python import policy as policy_module
 from open_spiel.python.algorithms import best_response as os_best_response
 from open_spiel.python.algorithms import discounted_cfr, expected_game_score, exploitability
 
-import games  # noqa: F401  (registers the kibitz games)
+from kibitz import games  # noqa: F401  (registers the kibitz games)
 from kibitz.cli import main
 from kibitz.commands import solve as solve_cmd
-from solvers import (ALGORITHMS, CFRSolver, TreeTooLarge, best_response, compile_tree,
+from kibitz.solvers import (ALGORITHMS, CFRSolver, TreeTooLarge, best_response, compile_tree,
                      expected_returns, load_policy, make_config, nash_conv, policy_to_slots,
                      read_policy_file)
-from solvers.evaluate import exploitability as exploitability_of
-from solvers.policy_file import policy_document, write_policy_file
-from solvers.tree import CHANCE, TERMINAL, load_tree
+from kibitz.solvers.evaluate import exploitability as exploitability_of
+from kibitz.solvers.policy_file import policy_document, write_policy_file
+from kibitz.solvers.tree import CHANCE, TERMINAL, load_tree
 
 UNDERDOG_SMALL = "underdog(players=3,cards=5,bank=2)"
 
@@ -218,7 +218,7 @@ def test_nash_conv_equals_pyspiel_on_random_policies(game_string, seed):
     rng = np.random.default_rng(seed)
     policy = rng.random(tree.num_slots) ** 3  # skewed, with some near-zero actions
     policy[rng.random(tree.num_slots) < 0.2] = 0.0
-    from solvers.cfr import normalise
+    from kibitz.solvers.cfr import normalise
     policy = normalise(tree, policy)
     as_dict = {key: [(int(a), float(p)) for a, p in zip(tree.legal_actions(k),
                                                         policy[tree.infoset_slots[k]:
@@ -232,7 +232,7 @@ def test_best_response_values_equal_openspiel_per_player():
     game = pyspiel.load_game("kuhn_poker(players=3)")
     tree = _tree("kuhn_poker(players=3)")
     rng = np.random.default_rng(7)
-    from solvers.cfr import normalise
+    from kibitz.solvers.cfr import normalise
     policy = normalise(tree, rng.random(tree.num_slots))
     tab = policy_module.TabularPolicy(game)
     for k, key in enumerate(tree.infoset_strings):

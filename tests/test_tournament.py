@@ -9,8 +9,8 @@ import pyspiel
 import pytest
 from click.testing import CliRunner
 
-import agents.tournament as tour
-from agents.tournament import DealChance, arrangements, compute_results, run_tournament
+import kibitz.agents.tournament as tour
+from kibitz.agents.tournament import DealChance, arrangements, compute_results, run_tournament
 from kibitz.commands.replay import replay
 from kibitz.commands.tournament import tournament
 

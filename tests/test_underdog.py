@@ -5,10 +5,10 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import ismcts, mcts
 
-import games  # noqa: F401
+from kibitz import games  # noqa: F401
 from helpers import heuristic_vs_random
-from agents import make_agent
-from games import underdog as ud
+from kibitz.agents import make_agent
+from kibitz.games import underdog as ud
 
 SWAP, NEW, FIGHT, PASS = ud.SWAP, ud.NEW_UNDERDOG, ud.FIGHT, ud.PASS
 

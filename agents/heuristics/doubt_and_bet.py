@@ -26,9 +26,9 @@ from __future__ import annotations
 import functools
 import math
 
-from agents.base import Agent, deterministic
-from agents.heuristics import register
-from games import doubt_and_bet as db
+from kibitz.agents.base import Agent, deterministic
+from kibitz.agents.heuristics import register
+from kibitz.games import doubt_and_bet as db
 
 OPEN_CONFIDENCE = 0.6
 DOUBT_BELOW = 0.5

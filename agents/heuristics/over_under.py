@@ -17,9 +17,9 @@ through the state's public read-only API and:
 
 from __future__ import annotations
 
-from agents.base import Agent, deterministic
-from agents.heuristics import register
-from games.over_under import GIVE as _GIVE
+from kibitz.agents.base import Agent, deterministic
+from kibitz.agents.heuristics import register
+from kibitz.games.over_under import GIVE as _GIVE
 
 
 def prediction_value(state, stack, over):

@@ -17,9 +17,9 @@ suit (opponents' hidden hands add their expected share). Then:
 
 from __future__ import annotations
 
-from agents.base import Agent, deterministic
-from agents.heuristics import register
-from games import pub
+from kibitz.agents.base import Agent, deterministic
+from kibitz.agents.heuristics import register
+from kibitz.games import pub
 
 # Chance of ending with a suit majority, by the lead over the best opponent
 # (leads -2, -1, 0, 1, 2; linear in between, flat outside).

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, deterministic
-from agents.heuristics import register
-from games import underdog as ud
+from kibitz.agents.base import Agent, deterministic
+from kibitz.agents.heuristics import register
+from kibitz.games import underdog as ud
 
 SAMPLES = 200
 FIGHT_RATE = 0.5  # assumed chance that an undecided opponent fights

@@ -2,7 +2,7 @@
 
 import click
 
-from agents.registry import agent_kinds
+from kibitz.agents.registry import agent_kinds
 
 
 @click.command("agents")

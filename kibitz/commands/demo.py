@@ -26,9 +26,9 @@ def _solve(game_string, iterations, out_dir):
     """CFR+ on the compiled tree; prints a convergence table; returns the policy file."""
     from tqdm import tqdm
 
-    from solvers import compile_tree, expected_returns, make_config, nash_conv
-    from solvers.cfr import CFRSolver
-    from solvers.policy_file import policy_document, write_policy_file
+    from kibitz.solvers import compile_tree, expected_returns, make_config, nash_conv
+    from kibitz.solvers.cfr import CFRSolver
+    from kibitz.solvers.policy_file import policy_document, write_policy_file
 
     t0 = time.perf_counter()
     tree = compile_tree(load_game(game_string))
@@ -83,8 +83,8 @@ def demo(out_dir, iterations, games, workers, seed, play_only):
         click.echo(f"kibitz demo: {PLAY_GAME}, seats {', '.join(PLAY_SEATS)}, seed {seed}\n")
         play_game(game, build_seats(game, PLAY_SEATS, seed), seed)
         return
-    from agents.export import export_agent
-    from agents.tournament import format_table, run_tournament
+    from kibitz.agents.export import export_agent
+    from kibitz.agents.tournament import format_table, run_tournament
 
     os.makedirs(out_dir, exist_ok=True)
     click.echo(f"kibitz demo\n\n1. Solve {DEMO_GAME} with CFR+")

@@ -19,7 +19,7 @@ def experiment():
               help="Override a spec key (TOML value), e.g. --set iterations=100.")
 def run_command(folder, out, settings):
     """Run the experiment in FOLDER and write its results."""
-    from experiments import runner
+    from kibitz.experiments import runner
 
     overrides = {}
     for item in settings:

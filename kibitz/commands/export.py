@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from agents.export import (check_against_game, export_agent, read_agent_file,
+from kibitz.agents.export import (check_against_game, export_agent, read_agent_file,
                            structure_problems)
-from agents.kibitz_agent_loader import AgentFileError
+from kibitz.agents.kibitz_agent_loader import AgentFileError
 
 
 @click.command("export")

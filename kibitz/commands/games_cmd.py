@@ -2,7 +2,7 @@
 
 import click
 
-import games as games_pkg
+from kibitz import games as games_pkg
 
 
 @click.command("games")

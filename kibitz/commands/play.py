@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from agents.human import HumanAgent, Quit
-from agents.registry import make_agent, split_specs
+from kibitz.agents.human import HumanAgent, Quit
+from kibitz.agents.registry import make_agent, split_specs
 from kibitz.gameutil import GameStringError, load_game
 
 
@@ -74,7 +74,7 @@ def play(game_string, seats, seed):
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
     if seats is None:
-        from agents.heuristics import HEURISTICS
+        from kibitz.agents.heuristics import HEURISTICS
         bot = "heuristic" if game.get_type().short_name in HEURISTICS else "random"
         specs = ["human"] + [bot] * (game.num_players() - 1)
     else:

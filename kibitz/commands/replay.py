@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agents.tournament import read_records, replay_record
+from kibitz.agents.tournament import read_records, replay_record
 
 
 @click.command("replay")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agents.serve import make_server
+from kibitz.agents.serve import make_server
 
 
 @click.command("serve")

@@ -59,7 +59,7 @@ def _meta(tree, algorithm, config) -> dict:
 
 def save_checkpoint(path: Path, solver, meta: dict, seconds: float) -> None:
     """Writes the solver state atomically (temporary file, then rename)."""
-    from solvers._io import atomic_write
+    from kibitz.solvers._io import atomic_write
 
     info = dict(meta, seconds=seconds)
     atomic_write(path, lambda f: np.savez(
@@ -195,9 +195,9 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
       kibitz solve 'underdog(players=3,cards=5,bank=2)' -a dcfr --time 10m --out ud.json.gz
       kibitz solve leduc_poker --iterations 100000 --out leduc.json --resume
     """
-    from solvers import cfr as cfr_mod
-    from solvers import evaluate as ev
-    from solvers import policy_file, tree as tree_mod
+    from kibitz.solvers import cfr as cfr_mod
+    from kibitz.solvers import evaluate as ev
+    from kibitz.solvers import policy_file, tree as tree_mod
 
     try:
         game = load_game(game_string)
@@ -205,7 +205,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         raise click.BadParameter(str(e), param_hint="GAME") from None
     limit = parse_duration(time_limit)
     if algorithm.startswith("mccfr"):
-        from solvers import mccfr
+        from kibitz.solvers import mccfr
         cfr_only = [name for name, value in (
             ("--target-nashconv", target_nashconv), ("--eval-every", eval_every),
             ("--simultaneous", simultaneous or None), ("--alpha", alpha), ("--beta", beta),
@@ -255,7 +255,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         click.echo(f"optimal expected value: {value:.6g}")
         return
 
-    from solvers import _kernels
+    from kibitz.solvers import _kernels
 
     _kernels.warmup()  # load the compiled loops before the clock starts
     solver = cfr_mod.CFRSolver(tree, config)

@@ -6,8 +6,8 @@ import os
 
 import click
 
-from agents.registry import split_specs
-from agents.tournament import GameFailed, format_table, run_tournament
+from kibitz.agents.registry import split_specs
+from kibitz.agents.tournament import GameFailed, format_table, run_tournament
 from kibitz.gameutil import GameStringError, load_game
 
 
