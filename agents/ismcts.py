@@ -2,13 +2,53 @@
 
 Spec examples: ``ismcts``, ``ismcts(sims=1000)``, ``ismcts(seconds=0.5,sims=0)``,
 ``ismcts(sims=200,rollout=heuristic,final=distribution)``.
+
+The search is handed the game's heuristic (agents/heuristics/) as
+:class:`~kibitz.solvers.ismcts.SearchPolicies`: :func:`heuristic_policies`
+builds them, :func:`make_search` builds a search with them where its
+options use them.
 """
 
 from __future__ import annotations
 
+import sys
+
 from kibitz.agents.base import Agent
+from kibitz.agents.heuristics import HEURISTICS
 from kibitz.agents.registry import register_agent
-from kibitz.solvers.ismcts import ISMCTS
+from kibitz.solvers.ismcts import ISMCTS, SearchPolicies, needs_policies
+
+#: the optional functions a heuristic module may offer a search (SearchPolicies' fields)
+_HOOKS = ("rollout_action", "shortlist", "policy_key", "believed_draw")
+
+
+def heuristic_policies(game) -> SearchPolicies:
+    """The game's heuristic as a search uses it: its agent class and the
+    module-level functions its module offers (``rollout_action``,
+    ``shortlist``, ``policy_key``, ``believed_draw``)."""
+    short = game.get_type().short_name
+    if short not in HEURISTICS:
+        raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "
+                         f"no heuristic agent for game {short!r}; "
+                         f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
+    cls = HEURISTICS[short]
+    module = sys.modules[cls.__module__]
+    return SearchPolicies(cls, **{name: getattr(module, name, None) for name in _HOOKS})
+
+
+def make_search(game, player_id, rng, **options) -> ISMCTS:
+    """An :class:`ISMCTS` with ``options``, handed the game's heuristic
+    policies where the options use them (errors name what is missing)."""
+    policies = None
+    if needs_policies(**{k: options[k] for k in ("rollout", "expand", "belief", "opponents", "moves")
+                         if k in options}):
+        policies = heuristic_policies(game)
+        if options.get("moves") == "shortlist" and policies.shortlist is None:
+            with_list = sorted(g for g, cls in HEURISTICS.items()
+                               if getattr(sys.modules[cls.__module__], "shortlist", None) is not None)
+            raise ValueError(f"moves=shortlist: the {game.get_type().short_name!r} heuristic offers no "
+                             f"shortlist; games with one: {', '.join(with_list)}")
+    return ISMCTS(game, player_id, rng, policies=policies, **options)
 
 OPTIONS = {
     "sims": (1000, "simulations per move (0 = no limit, then seconds must be > 0)"),
@@ -44,7 +84,7 @@ class ISMCTSAgent(Agent):
 
     def __init__(self, game, player_id, seed=None, **options):
         super().__init__(game, player_id, seed)
-        self.search = ISMCTS(game, player_id, self.rng, **options)
+        self.search = make_search(game, player_id, self.rng, **options)
 
     def action_probabilities(self, state):
         return self.search.policy(state)

@@ -2,6 +2,8 @@
 
 Each game is a module of this package (found automatically, so adding a game
 is adding a module); ``games.REGISTRY`` maps short names to their specs.
+``kibitz.games.search`` is the contract between a game and kibitz's searches
+(which capabilities a spec may declare, and what the states then offer).
 """
 
 import importlib

@@ -53,6 +53,8 @@ class GameSpec:
     summary: str
     params: tuple[Param, ...]
     small: str  # a small configuration that exact solvers can handle
+    #: the search capabilities its states implement (``kibitz.games.search``)
+    search: frozenset[str] = frozenset()
 
 
 REGISTRY: dict[str, GameSpec] = {}
@@ -196,8 +198,9 @@ def view_since(log, mark: int, text) -> tuple:
     Between states that share that player's view up to ``mark`` (the
     determinizations of one IS-MCTS search), equal views mean equal
     information states, and this costs a few events instead of the whole
-    history's string. Games offer it as ``_view_since(player, mark)``, with
-    ``_log_mark()`` giving the mark.
+    history's string. Games offer it as ``view_since(player, mark)``, with
+    ``log_mark()`` giving the mark (capability ``VIEWS`` of
+    ``kibitz.games.search``).
     """
     return tuple(t for e in log[mark:] if (t := text(e)) is not None)
 

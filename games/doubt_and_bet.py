@@ -76,7 +76,7 @@ import math
 
 import pyspiel
 
-from kibitz.games import _common
+from kibitz.games import _common, search
 from kibitz.games._common import Param
 
 SHORT_NAME = "doubt_and_bet"
@@ -124,6 +124,8 @@ SPEC = _common.GameSpec(
     summary="Hidden coloured cards: claim how many of a colour exist, raise or doubt, bet chips and slots.",
     params=PARAMS,
     small="doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)",
+    search=frozenset({search.DIRECT, search.ROUNDS, search.VIEWS, search.RANDOM_ACTION,
+                      search.RESAMPLE_MEMO}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Doubt and Bet", PARAMS, min_players=2, max_players=5)
@@ -220,6 +222,11 @@ class _Core(_common.SlotsState):
     """All mutable state of a game in one object that copies cheaply.
 
     Lists hold ints or tuples only, so a shallow copy of each is a deep copy.
+    Two caches ride along, neither part of the game (not pickled): ``snap``,
+    the round-start snapshot of the internal resample
+    (:meth:`DoubtAndBetState._round_snapshot`), and ``istr``, the observer's
+    perfect-recall strings built event by event
+    (:meth:`DoubtAndBetObserver.string_from`).
     """
 
     __slots__ = ("chips", "slots", "out", "nout", "rnd", "first", "seating", "order",
@@ -284,8 +291,8 @@ class DoubtAndBetState(pyspiel.State):
         c.sd_moves = 0
         c.bet = None
         c.log = []
-        c.snap = None  # (round, history index, core, earlier deals) at the round's start: see _round_snapshot
-        c.istr = {}  # (player, viewer) -> (events read, text): the perfect-recall strings so far
+        c.snap = None  # the resample's (round, history index, core, earlier deals): _round_snapshot
+        c.istr = {}  # the observer's (player, viewer) -> (events read, text): string_from
         self._c = c
         self._start_round()
 
@@ -460,11 +467,12 @@ class DoubtAndBetState(pyspiel.State):
                 ext(range(b + start, b + end))
         return acts
 
-    def _random_action(self, player, u):
+    def random_action(self, player, u):
         """``legal[int(u * len(legal))]`` of ``_legal_actions(player)``
         without listing the legal moves at a claim decision (thousands of
-        claims): the same move for the same ``u``. IS-MCTS's random
-        rollouts call it."""
+        claims): the same move for the same ``u`` (capability
+        ``RANDOM_ACTION`` of ``kibitz.games.search``; IS-MCTS's random
+        rollouts call it)."""
         c = self._c
         if c.phase != CLAIM:
             legal = self._legal_actions(player)
@@ -733,22 +741,22 @@ class DoubtAndBetState(pyspiel.State):
                 w, l, v = c.bet
                 out[w], out[l] = float(v), -float(v)
             return out
-        return self._standing()
+        return self.standing()
 
-    # ------------------------------------------------- search hooks (IS-MCTS)
-    def _log_mark(self):
+    # ----------------------------------- search contract (kibitz.games.search)
+    def log_mark(self):
         return len(self._c.log)
 
-    def _view_since(self, player, mark):
+    def view_since(self, player, mark):
         """What ``player`` saw since ``mark`` (``_common.view_since``)."""
         k1 = self._k1
         return _common.view_since(self._c.log, mark, lambda e: cached_event_text(e, player, k1))
 
-    def _round_number(self):
+    def round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
         return self._c.rnd
 
-    def _standing(self):
+    def standing(self):
         """What a round-limited rollout backs up: the returns at the end; before
         it, with ``payoff=win``, each player's share of the chips + slots of
         the players still in (the chance to win of a player with that share
@@ -875,11 +883,8 @@ class DoubtAndBetState(pyspiel.State):
         return "\n".join(lines)
 
     # ------------------------------------------------------------ resampling
-    #: ``resample_from_infostate(..., internal=True)`` takes a search's ``memo``
-    _resample_memo = True
-
     def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None,
-                                memo=None, _cards=None):
+                                memo=None, cards=None):
         """A state drawn from ``player_id``'s information state.
 
         In every round whose cards were not revealed, the other players'
@@ -911,6 +916,10 @@ class DoubtAndBetState(pyspiel.State):
         opponent model checks only this round's moves). Drawing them again
         for every world cost most of a Doubt and Bet simulation late in a
         game (a shuffle per revealed hand of every earlier round).
+
+        ``cards`` (internal only): this round's cards in the order dealt,
+        drawn by the caller (a search's belief draws them seat by seat) in
+        place of the sampler's draw; the replay checks them like any move.
         """
         g = self.get_game()
         c = self._c
@@ -935,11 +944,11 @@ class DoubtAndBetState(pyspiel.State):
             log = state._c.log
             for where, deals, seats in earlier:
                 if seats is not None:  # revealed
-                    for s, at, cards in seats:
+                    for s, at, known in seats:
                         if s != player_id:
-                            cards = cards[:]
-                            _shuffle(cards, probability_sampler)
-                            for j, k in zip(at, cards):
+                            known = known[:]
+                            _shuffle(known, probability_sampler)
+                            for j, k in zip(at, known):
                                 log[j] = ("deal", s, k)
                     continue
                 drawn = []
@@ -952,130 +961,31 @@ class DoubtAndBetState(pyspiel.State):
                 _redeal(state._c, [log[j] for j in earlier[-1][0]], g.copies, self._k1)
             if memo is not None:
                 memo[key] = copy.deepcopy(state._c)
-        new_cards = _cards
-        if new_cards is None:  # (``_cards``: this round's, drawn by ``_believed_draw``)
+        new_cards = cards
+        if new_cards is None:
             new_cards = []
             for where, deals, revealed in rounds:
                 _redraw_round(deals, revealed, player_id, probability_sampler, g.copies, self._k1, new_cards)
         apply = _common.replay_applier(state, internal, player_id, check)
-        cards = iter(new_cards)
+        dealt = iter(new_cards)
         for a in self.history()[start:]:
             if state._c.phase == DEAL:
-                apply(next(cards))
+                apply(next(dealt))
             else:
                 apply(a)
         return state
 
-    def _believed_draw(self, player_id, sampler, move_of, eps, memo):
-        """One candidate of IS-MCTS's ``belief=heuristic`` rejection: a
-        world (as ``resample_from_infostate(internal=True, memo=memo)``
-        draws) kept with probability ``eps`` to the power of the other
-        players' moves this round that ``move_of(state, player)`` (the
-        heuristic) would not have made in it, else None.
-
-        The same distribution as replaying each candidate with a ``check``,
-        for less: a player's claims and showdown moves depend only on their
-        own cards and what everyone saw, so each other player's factor is
-        worked out once per hand (cached in ``memo``) from the moves of the
-        real round with that hand put in, and a candidate's cards are dealt
-        seat by seat, rejected as soon as a seat's factor fails; only a kept
-        candidate is replayed. Moves that do not depend on the cards
-        (exchanges) give one factor for every candidate.
-        """
-        c = self._c
+    def round_start(self):
+        """(history index, state) at the start of this round, for searches:
+        the number of moves of the history before the round began, and a
+        new state right after them (its upkeep done, nothing of its
+        exchange or deal yet), from which replaying the rest of the history
+        with ``_apply_action`` reaches this state. A search's own world (an
+        internal resample) has no history: ask the real state."""
         start, core, _ = self._round_snapshot()
-        key = ("db-belief", player_id, c.rnd, start)
-        setup = memo.get(key)
-        if setup is None:
-            setup = memo[key] = self._belief_setup(player_id, start, core, move_of, eps)
-        const, decisions, blocks, left0, factors = setup
-        if const < 1.0 and sampler() >= const:
-            return None
-        k1 = self._k1
-        top = k1 - 1
-        left = left0[:]
-        total = sum(left)
-        cards = []
-        for s, count, mine, tracked in blocks:  # the deal, seat by seat
-            if mine is not None:
-                cards += mine
-                continue
-            hand = [0] * k1
-            for _ in range(count):  # _draw_colour, inlined: the hot loop of the belief
-                x = sampler() * total
-                k = 0
-                while k < top and (left[k] == 0 or x >= left[k]):
-                    x -= left[k]
-                    k += 1
-                while left[k] == 0:  # guards float rounding at the top end
-                    k -= 1
-                left[k] -= 1
-                total -= 1
-                hand[k] += 1
-                cards.append(k)
-            if tracked:  # the seat's hand is complete: its factor
-                hand = tuple(hand)
-                f = factors.get((s, hand))
-                if f is None:
-                    f = factors[(s, hand)] = self._belief_factor(decisions[s], s, hand, move_of, eps)
-                if f < 1.0 and sampler() >= f:
-                    return None
-        return self.resample_from_infostate(player_id, sampler, internal=True, memo=memo, _cards=cards)
-
-    def _belief_setup(self, player_id, start, core, move_of, eps):
-        """What ``_believed_draw`` needs of this round, once per search: the
-        factor of the moves that do not depend on the cards, the other
-        players' card-dependent moves (each a state just before it, and the
-        move), this round's deal by seat, the copies of each colour left
-        besides the player's own cards, and an empty cache of factors by
-        hand."""
-        g = self.get_game()
-        replay = g.new_initial_state()
-        replay._c = copy.deepcopy(core)
-        const, decisions = 1.0, {}
-        for a in self.history()[start:]:
-            p = replay.current_player()
-            if p >= 0 and p != player_id:
-                if replay._c.phase in (CLAIM, SHOWDOWN):
-                    before = g.new_initial_state()
-                    before._c = copy.deepcopy(replay._c)
-                    decisions.setdefault(p, []).append((before, a))
-                elif move_of(replay, p) != a:
-                    const *= eps
-            replay._apply_action(a)
-        (_, deals, revealed), = _deal_rounds(self._c.log[len(core.log):], opened=True)
-        assert not revealed, "a decision's round is not revealed yet"
-        # the deal as blocks of one seat's cards (the game deals seat by
-        # seat): (seat, cards, the player's own cards or None, has a factor)
-        blocks = []
-        for s, k in deals:
-            if not blocks or blocks[-1][0] != s:
-                blocks.append([s, 0, [] if s == player_id else None, s in decisions])
-            blocks[-1][1] += 1
-            if s == player_id:
-                blocks[-1][2].append(k)
-        assert len({b[0] for b in blocks}) == len(blocks), "each seat's cards are dealt together"
-        left = [g.copies] * self._k1
-        for s, k in deals:
-            if s == player_id:
-                left[k] -= 1
-        return const, decisions, [tuple(b) for b in blocks], left, {}
-
-    def _belief_factor(self, moves, seat, hand, move_of, eps):
-        """``eps`` to the power of ``moves`` (states and moves of ``seat``)
-        that ``move_of`` would not make holding ``hand``."""
-        k1 = self._k1
-        f = 1.0
-        for before, a in moves:
-            h = before._c.hand
-            real = h[seat * k1:(seat + 1) * k1]
-            h[seat * k1:(seat + 1) * k1] = hand
-            try:
-                if move_of(before, seat) != a:
-                    f *= eps
-            finally:
-                h[seat * k1:(seat + 1) * k1] = real
-        return f
+        state = self.get_game().new_initial_state()
+        state._c = copy.deepcopy(core)
+        return start, state
 
     def _round_snapshot(self):
         """(history index, core, earlier rounds' deals) at this round's start.

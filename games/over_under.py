@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import pyspiel
 
-from kibitz.games import _common
+from kibitz.games import _common, search
 from kibitz.games._common import Param
 
 SHORT_NAME = "over_under"
@@ -127,6 +127,7 @@ SPEC = _common.GameSpec(
     summary="Predict over or under a stack's top card; wrong guesses take the stack.",
     params=PARAMS,
     small="over_under(players=2,copies=1,stacks=1,rounds=1)",
+    search=frozenset({search.DIRECT, search.ROUNDS, search.PUBLIC_CHANCE}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Over/Under", PARAMS, min_players=1, max_players=8)
@@ -239,9 +240,6 @@ class _Core(_common.SlotsState):
 
 class OverUnderState(pyspiel.State):
     """A game of Over/Under; rules only (encoding lives in the observer)."""
-
-    #: every chance outcome is a face-up card: IS-MCTS keys chance edges by it
-    _chance_is_public = True
 
     def __init__(self, game):
         super().__init__(game)
@@ -414,14 +412,14 @@ class OverUnderState(pyspiel.State):
             return [0.0] * r.n
         if r.n == 1:
             return [float(c.donated)]
-        return self._standing()
+        return self.standing()
 
-    # ------------------------------------------------- search hooks (IS-MCTS)
-    def _round_number(self):
+    # ----------------------------------- search contract (kibitz.games.search)
+    def round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
         return self._c.rnd
 
-    def _standing(self):
+    def standing(self):
         """What a round-limited rollout backs up: the returns at the end. Before
         it, with one player, the money on the table in unclaimed stacks; with
         ``payoff=win``, each player's share of the money the *others* have
@@ -444,6 +442,16 @@ class OverUnderState(pyspiel.State):
         return [mean - t for t in c.tally]
 
     # ---------------------------------------------------------- read-only API
+    @property
+    def rules(self):
+        """The game's constants (``OverUnderGame.rules``, shared by its states)."""
+        return self._r
+
+    @property
+    def deck_size(self):
+        """Cards still in the deck (the sum of ``deck_counts``)."""
+        return self._c.rem
+
     @property
     def tally(self):
         """Each player's money claimed so far, all rounds."""

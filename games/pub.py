@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import pyspiel
 
-from kibitz.games import _common
+from kibitz.games import _common, search
 from kibitz.games._common import Param
 
 SHORT_NAME = "pub"
@@ -131,6 +131,7 @@ SPEC = _common.GameSpec(
     summary="Take the face-up card or risk a draw; low cards and suit majorities win.",
     params=PARAMS,
     small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
+    search=frozenset({search.DIRECT, search.ROUNDS}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, LONG_NAME, PARAMS, min_players=3, max_players=8)
@@ -410,12 +411,12 @@ class PubState(pyspiel.State):
         mean = sum(c.scores) / self._n
         return [mean - x for x in c.scores]
 
-    # ------------------------------------------------- search hooks (IS-MCTS)
-    def _round_number(self):
+    # ----------------------------------- search contract (kibitz.games.search)
+    def round_number(self):
         """Pub is one deal: always 1 (IS-MCTS ``rollout_rounds`` never stops it)."""
         return 1
 
-    def _standing(self):
+    def standing(self):
         """What a move-limited IS-MCTS rollout backs up: the returns at the end;
         before it, the scores the cards held now would make (collections and
         hands; the search's own worlds know every hand). With ``payoff=win``

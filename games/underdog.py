@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import pyspiel
 
-from kibitz.games import _common
+from kibitz.games import _common, search
 from kibitz.games._common import Param
 
 SHORT_NAME = "underdog"
@@ -69,6 +69,7 @@ SPEC = _common.GameSpec(
     summary="13 cards: swap or flip the underdog card, then fight or pass.",
     params=PARAMS,
     small="underdog(players=3,cards=5,bank=2)",
+    search=frozenset({search.DIRECT, search.ROUNDS, search.VIEWS}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Underdog", PARAMS, min_players=3, max_players=6)
@@ -335,13 +336,13 @@ class UnderdogState(pyspiel.State):
     def returns(self):
         if self._c.phase != OVER:
             return [0.0] * self._n
-        return self._standing()
+        return self.standing()
 
-    # ------------------------------------------------- search hooks (IS-MCTS)
-    def _log_mark(self):
+    # ----------------------------------- search contract (kibitz.games.search)
+    def log_mark(self):
         return len(self._c.log)
 
-    def _round_mark(self):
+    def round_mark(self):
         """The log index of the current round's "round" event."""
         log = self._c.log
         i = len(log) - 1
@@ -349,15 +350,15 @@ class UnderdogState(pyspiel.State):
             i -= 1
         return i
 
-    def _view_since(self, player, mark):
+    def view_since(self, player, mark):
         """What ``player`` saw since ``mark`` (``_common.view_since``)."""
         return _common.view_since(self._c.log, mark, lambda e: event_text(e, player))
 
-    def _round_number(self):
+    def round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
         return self._c.rnd
 
-    def _standing(self):
+    def standing(self):
         """What a round-limited rollout backs up: the returns at the end; before
         it, with ``payoff=win``, each player's share of the chips players hold
         (the chance to win of a player with that share when the rest of the

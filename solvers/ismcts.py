@@ -19,9 +19,9 @@ One search builds one tree from the point of view of the searching player
    heuristic's choice first with ``expand=heuristic``); with progressive
    widening (``widen``) a node gets new moves only as its visits grow;
 4. **rolls out** to the end of the game with uniformly random moves or with
-   the game's heuristic (its module's fast ``rollout_action`` where there is
-   one, else its agent); with ``rollout_rounds=k`` the rollout stops when
-   the k-th next round begins and the game's standing there is backed up;
+   the game's heuristic (its fast ``rollout_action`` where there is one,
+   else its agent); with ``rollout_rounds=k`` the rollout stops when the
+   k-th next round begins and the game's standing there is backed up;
 5. **backs up** the returns: each edge adds the return of the player who
    took it.
 
@@ -30,10 +30,16 @@ move is the action itself (single-observer ISMCTS treats every move as seen
 by the observer), and chance outcomes met during selection are merged when
 the observer cannot tell them apart: the edge below a run of chance moves is
 keyed by the observer's information-state string after them (or by the
-outcomes themselves in games whose states declare every chance outcome
-public, ``_chance_is_public``: Over/Under). So the
+outcomes themselves in games that declare every chance outcome public,
+capability ``PUBLIC_CHANCE``: Over/Under). So the
 observer's own later decisions are conditioned on what it will have seen,
 and cards it cannot see are not.
+
+What the search uses of a game beyond the pyspiel API is what the game's
+spec declares (``kibitz.games.search``: capabilities and the state methods
+that come with them). What it uses of a policy (the game's heuristic) it is
+handed, as :class:`SearchPolicies`, as OpenSpiel's ``MCTSBot`` is handed an
+``Evaluator``; the agent layer builds them (``kibitz.agents.ismcts``).
 
 The final move is the most visited root action (ties shared equally) or an
 action drawn in proportion to the root visit counts.
@@ -47,14 +53,16 @@ the same tree and the same move. Searches bounded by ``seconds`` instead of
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
-import sys
 import time
+from typing import Callable
 
 import numpy as np
 import pyspiel
 
+from kibitz.games import search as game_search
 from kibitz.solvers._direct import direct_rules
 from kibitz.solvers._direct import sample_chance as _sample_chance
 
@@ -79,6 +87,42 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 # has such nodes: its claims, and showdowns with many chips; nodes with fewer
 # keep the draw that earlier results were made with)
 _MANY = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchPolicies:
+    """The policies a search is handed: a game's heuristic, as the search uses it.
+
+    ``agent(game, player_id, seed)`` makes an agent (``step(state)`` returns
+    its move; a move may depend only on that player's information state).
+    The rest are optional, faster or narrower forms of the same policy:
+
+    * ``rollout_action(state, rand)``: the agent's move computed from the
+      state directly (no agent object); ``rand()`` is the search's uniform
+      source. Used for ``rollout=heuristic`` and as the opponent model.
+    * ``shortlist(state, legal)``: the moves ``moves=shortlist`` searches at
+      the searcher's nodes (depends only on the searcher's information).
+    * ``policy_key(state, player)``: what the agent's move for ``player``
+      depends on, cheaper than the information-state string (the key of the
+      opponent model's cache).
+    * ``believed_draw(state, player_id, sampler, move_of, eps, memo)``: one
+      candidate world of ``belief=heuristic`` drawn by the policy's own
+      method (None: rejected), in the distribution of the generic
+      rejection; used on games with the capabilities ``DIRECT`` and
+      ``RESAMPLE_MEMO``.
+    """
+
+    agent: Callable
+    rollout_action: Callable | None = None
+    shortlist: Callable | None = None
+    policy_key: Callable | None = None
+    believed_draw: Callable | None = None
+
+
+def needs_policies(*, rollout="random", expand="random", belief="uniform", opponents="search",
+                   moves="all") -> bool:
+    """Whether a search with these options uses the heuristic's policies."""
+    return "heuristic" in (rollout, expand, belief, opponents) or moves == "shortlist"
 
 
 class _Rejected(Exception):
@@ -137,8 +181,9 @@ class ISMCTS:
       rollout_rounds: 0 rolls out to the end of the game; k > 0 stops a
         rollout when the k-th round after the searched one begins and backs
         up the game's standing at that point (the returns if the game ended
-        there). Only for games that offer ``_round_number()`` and
-        ``_standing()`` (the four kibitz games; Pub is one round).
+        there). Only for games with the capabilities ``DIRECT`` and
+        ``ROUNDS`` (``round_number()``, ``standing()``: the four kibitz
+        games; Pub is one round).
       belief: ``"uniform"`` (every world consistent with the observer's
         information equally likely, as ``resample_from_infostate`` draws
         them) or ``"heuristic"``: a drawn world is kept with probability
@@ -158,11 +203,14 @@ class ISMCTS:
         world, or with probability ``belief_eps`` a uniformly random legal
         move; only the observer's moves are searched.
       moves: ``"all"`` (every legal move of the observer is searched) or
-        ``"shortlist"``: at the observer's nodes only the moves of the game's
-        heuristic module's ``shortlist(state, legal)`` (Doubt and Bet: the
-        claims and stakes its heuristic weighs, about 30 of thousands), which
-        depend only on the observer's information; other players' nodes keep
-        every legal move.
+        ``"shortlist"``: at the observer's nodes only the moves of the
+        policies' ``shortlist(state, legal)`` (Doubt and Bet: the claims and
+        stakes its heuristic weighs, about 30 of thousands), which depend
+        only on the observer's information; other players' nodes keep every
+        legal move.
+      policies: :class:`SearchPolicies`, the heuristic that every
+        ``heuristic`` option and ``moves=shortlist`` use; needed only with
+        those options.
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
@@ -170,7 +218,7 @@ class ISMCTS:
                  final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
                  widen: float = 0.0, expand: str = "random", rollout_moves: int = -1,
                  belief: str = "uniform", belief_eps: float = 0.1, belief_tries: int = 50,
-                 opponents: str = "search", moves: str = "all"):
+                 opponents: str = "search", moves: str = "all", policies: SearchPolicies | None = None):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
         if sims < 0 or seconds < 0:
@@ -234,27 +282,25 @@ class ISMCTS:
         self._rollout_agents = None
         self._rollout_fn = None
         self._shortlist = None
-        if "heuristic" in (rollout, expand, belief, opponents) or moves == "shortlist":
-            from kibitz.agents.heuristics import HEURISTICS
-            short = game.get_type().short_name
-            if short not in HEURISTICS:
+        #: what the game offers beyond the pyspiel API (``kibitz.games.search``)
+        self._caps = game_search.capabilities(game)
+        self.policies = policies
+        short = game.get_type().short_name
+        if needs_policies(rollout=rollout, expand=expand, belief=belief, opponents=opponents, moves=moves):
+            if policies is None:
                 raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "
-                                 f"no heuristic agent for game {short!r}; "
-                                 f"heuristics exist for: {', '.join(sorted(HEURISTICS))}")
-            self._heuristic_cls = HEURISTICS[short]
-            # a heuristic module may offer ``rollout_action(state, rand)``: the
-            # same policy as its agent, computed from the state's own lists
-            # (no agent object, no policy dict, no C++ round trip)
-            module = sys.modules[self._heuristic_cls.__module__]
+                                 f"no heuristic policies were given for game {short!r} "
+                                 f"(kibitz.agents.ismcts.make_search builds them from the game's heuristic)")
+            self._heuristic_cls = policies.agent
+            # ``rollout_action(state, rand)``: the same policy as the agent,
+            # computed from the state's own lists (no agent object, no policy
+            # dict, no C++ round trip)
             if rollout == "heuristic":
-                self._rollout_fn = getattr(module, "rollout_action", None)
+                self._rollout_fn = policies.rollout_action
             if moves == "shortlist":
-                self._shortlist = getattr(module, "shortlist", None)
+                self._shortlist = policies.shortlist
                 if self._shortlist is None:
-                    with_list = sorted(g for g, cls in HEURISTICS.items()
-                                       if hasattr(sys.modules[cls.__module__], "shortlist"))
-                    raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist; "
-                                     f"games with one: {', '.join(with_list)}")
+                    raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist")
         #: simulations run by the last search
         self.last_simulations = 0
         #: the root of the last search's tree
@@ -277,18 +323,18 @@ class ISMCTS:
             self._expand_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                    for p in range(self.game.num_players())]
         if self.rollout_rounds or self.rollout_moves >= 0:
-            if not (direct_rules(state) and hasattr(state, "_round_number")):
+            if not {game_search.DIRECT, game_search.ROUNDS} <= self._caps:
                 raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with a standing "
                                  f"(the kibitz games); "
                                  f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0 "
                                  f"and rollout_moves=-1")
         if self.rollout_rounds:
-            self._stop_round = state._round_number() + self.rollout_rounds
-        self._mark = state._log_mark() if direct_rules(state) and hasattr(state, "_view_since") else None
+            self._stop_round = state.round_number() + self.rollout_rounds
+        self._mark = state.log_mark() if {game_search.DIRECT, game_search.VIEWS} <= self._caps else None
         root = self.root = _Node()
         legal_root = state.legal_actions()
         self._model = None
-        self._memo, self._memo_root = self._memo_for(state), state
+        self._memo, self._memo_root = self._memo_for(), state
         if self.belief == "heuristic" or self.opponents == "heuristic":
             self._model = self._model_move(state, rand)
         if self.belief == "heuristic":
@@ -331,27 +377,27 @@ class ISMCTS:
         self.last_simulations = n
         return {a: (root.children[a].visits if a in root.children else 0) for a in legal_root}
 
-    @staticmethod
-    def _memo_for(state) -> dict:
+    def _memo_for(self) -> dict:
         """Keyword arguments for a kibitz game's internal resample: a fresh
-        ``memo`` for this search where the game takes one (Doubt and Bet:
-        the earlier rounds' hidden cards, which nothing in the search reads,
-        are drawn once per search instead of once per world)."""
-        return {"memo": {}} if getattr(state, "_resample_memo", False) else {}
+        ``memo`` for this search where the game takes one (capability
+        ``RESAMPLE_MEMO``; Doubt and Bet: the earlier rounds' hidden cards,
+        which nothing in the search reads, are drawn once per search
+        instead of once per world)."""
+        return {"memo": {}} if game_search.RESAMPLE_MEMO in self._caps else {}
 
     def _model_move(self, state, rand):
         """The opponent model's move: ``move(world, player)`` is the game's
         heuristic's choice for ``player`` in ``world``.
 
-        A heuristic module's fast ``rollout_action`` (Doubt and Bet,
-        Over/Under) is the same policy computed from the state's own lists
-        and is called as it is; otherwise the heuristic agent's move, which
-        depends only on that player's information state, is cached by the
-        player and its information-state string (or the module's cheaper
+        The policies' fast ``rollout_action`` (Doubt and Bet, Over/Under) is
+        the same policy computed from the state's own lists and is called as
+        it is; otherwise the heuristic agent's move, which depends only on
+        that player's information state, is cached by the player and its
+        information-state string (or the policies' cheaper
         ``policy_key(state, player)``, Underdog: the seat's view of the
         current round) for the search object's lifetime.
         """
-        fast = getattr(sys.modules[self._heuristic_cls.__module__], "rollout_action", None)
+        fast = self.policies.rollout_action
         if fast is not None and direct_rules(state):
             return lambda world, player: fast(world, rand)
         if self._belief_agents is None:
@@ -361,9 +407,9 @@ class ISMCTS:
         agents, cache = self._belief_agents, self._belief_cache
         if len(cache) > 500_000:
             cache.clear()
-        # a heuristic module may say what its move depends on (``policy_key``),
+        # the policies may say what a move depends on (``policy_key``),
         # cheaper than the information-state string it is a function of
-        policy_key = getattr(sys.modules[self._heuristic_cls.__module__], "policy_key", None)
+        policy_key = self.policies.policy_key
         if policy_key is None or not direct_rules(state):
             def policy_key(world, player):
                 return world.information_state_string(player)
@@ -385,31 +431,32 @@ class ISMCTS:
         probability ``belief_eps``. kibitz games check while their
         ``resample_from_infostate`` replays (``check``), so a rejected world
         costs only the replay up to the move that rejects it; other games'
-        candidates are replayed from their history. A game with
-        ``_believed_draw`` (Doubt and Bet) draws each candidate itself, in the
-        same distribution, without replaying the rejected ones.
+        candidates are replayed from their history. Policies with a
+        ``believed_draw`` (Doubt and Bet) draw each candidate themselves, in
+        the same distribution, without replaying the rejected ones.
         """
         me, eps = self.player_id, self.belief_eps
         if self._model is None:
             self._model = self._model_move(state, rand)
         model = self._model
-        this_round = state._round_number() if hasattr(state, "_round_number") else None
+        this_round = state.round_number() if game_search.ROUNDS in self._caps else None
 
         def check(world, player, action):
-            if this_round is not None and world._round_number() != this_round:
+            if this_round is not None and world.round_number() != this_round:
                 return
             if model(world, player) != action and rand() >= eps:
                 raise _Rejected
 
         if self._memo_root is not state:  # called outside a search (tests)
-            self._memo, self._memo_root = self._memo_for(state), state
-        if direct_rules(state) and hasattr(state, "_believed_draw") and self._memo:
-            # the game draws the candidates itself (Doubt and Bet: each
+            self._memo, self._memo_root = self._memo_for(), state
+        believed_draw = self.policies.believed_draw
+        if direct_rules(state) and believed_draw is not None and self._memo:
+            # the policies draw the candidates themselves (Doubt and Bet: each
             # player's factor worked out once per hand; the same distribution)
             memo = self._memo["memo"]
             for _ in range(self.belief_tries):
                 self.belief_drawn += 1
-                world = state._believed_draw(me, rand, model, eps, memo)
+                world = believed_draw(state, me, rand, model, eps, memo)
                 if world is not None:
                     self.belief_kept += 1
                     return world
@@ -455,7 +502,7 @@ class ISMCTS:
 
             def legal_of(_player):
                 return state.legal_actions()
-        public_chance = getattr(state, "_chance_is_public", False)
+        public_chance = game_search.PUBLIC_CHANCE in self._caps
         mark = self._mark
         model = self._model if self.opponents == "heuristic" else None
         eps = self.belief_eps
@@ -478,7 +525,7 @@ class ISMCTS:
                 if public_chance:
                     key = tuple(drawn)
                 elif mark is not None:  # the searcher's view since the root: cheaper, same partition
-                    key = state._view_since(me, mark)
+                    key = state.view_since(me, mark)
                 else:
                     key = state.information_state_string(me)
                 child = node.children.get(key)
@@ -497,9 +544,9 @@ class ISMCTS:
                     # the edge is what the searcher saw of the move (Underdog's
                     # "keep 9" shows only the card laid), not the action, so
                     # the searcher's later nodes do not split by hidden cards
-                    before = state._log_mark()
+                    before = state.log_mark()
                     apply(action)
-                    key = ("saw", state._view_since(me, before))
+                    key = ("saw", state.view_since(me, before))
                 else:
                     apply(action)
                     key = action
@@ -516,7 +563,7 @@ class ISMCTS:
                     # a node below the searcher's own call can be reached
                     # with either outcome of the showdown (the edge is the
                     # action), and so with other chips and other legal moves
-                    view = state._view_since(me, mark)
+                    view = state.view_since(me, mark)
                     lists = node.moves
                     if lists is None:
                         lists = node.moves = {}
@@ -602,13 +649,13 @@ class ISMCTS:
         player = state.current_player()
         while player != _TERMINAL:
             if player == _CHANCE:
-                if stop and state._round_number() >= stop:
-                    return state._standing()
+                if stop and state.round_number() >= stop:
+                    return state.standing()
                 apply(_sample_chance(state, rand))
                 player = state.current_player()
                 continue
             if left == 0:
-                return state._standing()
+                return state.standing()
             left -= 1
             if agents is not None:
                 apply(agents[player].step(state))
@@ -620,8 +667,8 @@ class ISMCTS:
 
     def _fast_playout(self, state, rand, choose):
         """A rollout on a kibitz game, calling its rule methods directly:
-        uniformly random moves, or ``choose(state, rand)`` (a heuristic
-        module's ``rollout_action``) if given.
+        uniformly random moves, or ``choose(state, rand)`` (the policies'
+        ``rollout_action``) if given.
 
         ``state.apply_action`` goes from Python to C++ and back to the game's
         ``_apply_action``, and ``legal_actions`` likewise; a rollout state is
@@ -632,15 +679,15 @@ class ISMCTS:
         apply, legal_of = state._apply_action, state._legal_actions
         # a game may pick the uniformly random move without listing them all
         # (Doubt and Bet's claims): the same move for the same number
-        pick = getattr(state, "_random_action", None)
+        pick = state.random_action if game_search.RANDOM_ACTION in self._caps else None
         current, outcomes_of = state.current_player, state.chance_outcomes
         stop, left = self._stop_round, self.rollout_moves
-        round_of = state._round_number if stop else None
+        round_of = state.round_number if stop else None
         player = current()
         while player != _TERMINAL:
             if player == _CHANCE:
                 if stop and round_of() >= stop:
-                    return state._standing()
+                    return state.standing()
                 outcomes = outcomes_of()
                 u, acc, action = rand(), 0.0, outcomes[-1][0]
                 for a, prob in outcomes:
@@ -652,7 +699,7 @@ class ISMCTS:
                 player = current()
                 continue
             if left == 0:
-                return state._standing()
+                return state.standing()
             left -= 1
             if choose is not None:
                 apply(choose(state, rand))

@@ -995,6 +995,6 @@ def test_random_action_is_the_listed_moves_pick_without_the_list(config):
         p = state.current_player()
         legal = state._legal_actions(p)
         for u in [0.0, 1.0 - 1e-12, *rng.random(5)]:
-            assert state._random_action(p, u) == legal[int(u * len(legal))]
+            assert state.random_action(p, u) == legal[int(u * len(legal))]
         checked.add((state.phase, state.claim is None))
     assert {("claim", True), ("claim", False), ("showdown", False)} <= checked

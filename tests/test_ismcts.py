@@ -1,5 +1,6 @@
 """IS-MCTS (solvers/ismcts.py) and the ``ismcts`` agent kind."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -8,7 +9,9 @@ import pytest
 from helpers import random_play_decisions
 
 from kibitz import games
+from kibitz.games import search as game_search
 import kibitz.solvers.ismcts as _ismcts
+from kibitz.agents.ismcts import heuristic_policies, make_search
 from kibitz.agents.registry import agent_kinds, make_agent
 from kibitz.solvers.ismcts import ISMCTS
 
@@ -159,39 +162,39 @@ def test_seconds_budget_and_world_samples():
 def test_heuristic_rollouts():
     game = pyspiel.load_game(SMALL_UD)
     state = first_decision(game, seed=6)
-    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=10, rollout="heuristic")
+    search = make_search(game, state.current_player(), np.random.default_rng(0), sims=10, rollout="heuristic")
     assert sum(search.search(state).values()) == 10
     with pytest.raises(ValueError, match="no heuristic agent"):
-        ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), rollout="heuristic")
+        make_search(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), rollout="heuristic")
 
 
 def test_fast_heuristic_rollout_hook_is_used_where_a_game_offers_it():
     game = pyspiel.load_game("over_under")
     state = first_decision(game, seed=2)
-    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=20, rollout="heuristic")
+    search = make_search(game, state.current_player(), np.random.default_rng(0), sims=20, rollout="heuristic")
     assert search._rollout_fn is not None
     assert sum(search.search(state).values()) == 20
     assert search._rollout_agents is None  # no agent objects were built
     # expand=heuristic alone keeps random rollouts
-    random_rollouts = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=5,
+    random_rollouts = make_search(game, state.current_player(), np.random.default_rng(0), sims=5,
                              expand="heuristic")
     assert random_rollouts._rollout_fn is None
 
 
 @pytest.mark.parametrize("game_string", ["underdog", "over_under", "doubt_and_bet(players=3)", "pub"])
 def test_standing_is_the_return_at_the_end(game_string):
-    """``_standing()`` (what a round-limited rollout backs up) equals the
+    """``standing()`` (what a round-limited rollout backs up) equals the
     returns on terminal states, and the round number never goes down."""
     game = pyspiel.load_game(game_string)
     last = 0
     for state in random_play_decisions(game, np.random.default_rng(0), 3):
-        assert len(state._standing()) == game.num_players()
+        assert len(state.standing()) == game.num_players()
         if state.is_terminal():
-            assert state._standing() == pytest.approx(state.returns())
+            assert state.standing() == pytest.approx(state.returns())
             last = 0
         else:
-            assert state._round_number() >= last
-            last = state._round_number()
+            assert state.round_number() >= last
+            last = state.round_number()
 
 
 def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_first():
@@ -206,7 +209,7 @@ def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_fi
     me = state.current_player()
     plain = ISMCTS(game, me, np.random.default_rng(1), sims=200, rollout_rounds=1)
     assert sum(v > 0 for v in plain.search(state).values()) == 200  # every move once
-    wide = ISMCTS(game, me, np.random.default_rng(1), sims=200, rollout_rounds=1, widen=1.0,
+    wide = make_search(game, me, np.random.default_rng(1), sims=200, rollout_rounds=1, widen=1.0,
                   expand="heuristic")
     visits = wide.search(state)
     assert sum(visits.values()) == 200
@@ -216,7 +219,7 @@ def test_widening_keeps_wide_nodes_narrow_and_expand_heuristic_tries_its_move_fi
     first = next(iter(wide.root.children))
     assert first == make_agent("heuristic", game, me, 0).step(state)
     with pytest.raises(ValueError, match="expand, belief or opponents=heuristic"):
-        ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), expand="heuristic")
+        make_search(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), expand="heuristic")
 
 
 @pytest.mark.parametrize("rollout", ["random", "heuristic"])
@@ -226,13 +229,13 @@ def test_move_limited_rollouts_stop_at_a_decision_and_back_up_the_standing(rollo
     state = first_decision(game, seed=4)
     me = state.current_player()
     for k in (0, 3):
-        search = ISMCTS(game, me, np.random.default_rng(0), sims=30, rollout_moves=k, rollout=rollout)
+        search = make_search(game, me, np.random.default_rng(0), sims=30, rollout_moves=k, rollout=rollout)
         assert sum(search.search(state).values()) == 30
         world = state.resample_from_infostate(me, random.Random(k).random, internal=True)
         moves = len(world.log())
         world.apply_action(world.legal_actions()[0])
         returns = search._playout(world, random.Random(1).random)
-        assert returns == world._standing()
+        assert returns == world.standing()
         if not world.is_terminal():
             assert not world.is_chance_node()
             made = sum(1 for e in world.log()[moves + 1:] if e[0] in ("predict", "give"))
@@ -256,7 +259,7 @@ def test_round_limited_rollouts():
     limited = ISMCTS(game, me, np.random.default_rng(5), sims=60, rollout_rounds=1)
     visits = limited.search(state)
     assert sum(visits.values()) == 60
-    assert limited._stop_round == state._round_number() + 1
+    assert limited._stop_round == state.round_number() + 1
     again = ISMCTS(game, me, np.random.default_rng(5), sims=60, rollout_rounds=1)
     assert again.search(state) == visits  # seeded: the same tree
     # one rollout by hand: it stops as the next round begins, on its standing
@@ -264,8 +267,8 @@ def test_round_limited_rollouts():
     world = state.resample_from_infostate(me, random.Random(1).random, internal=True)
     returns = limited._playout(world, random.Random(2).random)
     if not world.is_terminal():
-        assert world._round_number() == limited._stop_round and world.is_chance_node()
-    assert returns == world._standing()
+        assert world.round_number() == limited._stop_round and world.is_chance_node()
+    assert returns == world.standing()
     kuhn = pyspiel.load_game("kuhn_poker")
     state = kuhn.new_initial_state()
     while state.is_chance_node():
@@ -325,7 +328,7 @@ def test_beats_random_on_a_seeded_sample(name, games_played, bound):
 def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
     # Underdog deals and draws hidden cards below the root. The edge below a
     # run of chance moves is keyed by what the searcher saw since the root
-    # (the game's _view_since: its event texts), never by the outcome
+    # (the game's view_since: its event texts), never by the outcome
     # itself, so outcomes the searcher cannot tell apart share one subtree.
     game = pyspiel.load_game("underdog(players=3,cards=7,bank=4)")
     keys = []
@@ -350,7 +353,7 @@ def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
 @pytest.mark.parametrize("game_string", ["underdog(players=3,cards=7,bank=4)", "underdog", "doubt_and_bet(players=3)"])
 def test_view_since_the_root_partitions_states_as_information_strings_do(game_string):
     """Within one search (worlds drawn from one root), two states have equal
-    _view_since(me, root mark) exactly when their information-state strings
+    view_since(me, root mark) exactly when their information-state strings
     for the searcher are equal."""
     import random as _random
 
@@ -359,7 +362,7 @@ def test_view_since_the_root_partitions_states_as_information_strings_do(game_st
     for seed in range(3):
         root = first_decision(game, seed=seed, skip=4)
         me = root.current_player()
-        mark = root._log_mark()
+        mark = root.log_mark()
         views, strings = {}, {}
         rand = _random.Random(seed).random
         for w in range(60):
@@ -372,7 +375,7 @@ def test_view_since_the_root_partitions_states_as_information_strings_do(game_st
                 else:
                     legal = world.legal_actions()
                     world.apply_action(legal[int(rand() * len(legal))])
-            view, string = world._view_since(me, mark), world.information_state_string(me)
+            view, string = world.view_since(me, mark), world.information_state_string(me)
             assert views.setdefault(view, string) == string
             assert strings.setdefault(string, view) == view
         seen[seed] = len(views)
@@ -453,7 +456,7 @@ def test_heuristic_belief_keeps_the_worlds_the_opponent_model_explains(monkeypat
     monkeypatch.setitem(heuristics.HEURISTICS, "kuhn_poker", _BetsOnlyWithTheKing)
     state = _kuhn_after_bet(observer_card=0)
     game = state.get_game()
-    search = ISMCTS(game, 1, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9)
+    search = make_search(game, 1, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9)
     rand = np.random.default_rng(1).random
     worlds = [search._believed_world(state, rand) for _ in range(40)]
     assert {w.history()[0] for w in worlds} == {2}
@@ -462,7 +465,7 @@ def test_heuristic_belief_keeps_the_worlds_the_opponent_model_explains(monkeypat
     drawn = {state.resample_from_infostate(1, np.random.default_rng(k).random).history()[0] for k in range(40)}
     assert drawn == {1, 2}
     # belief_eps=1 keeps every draw; and the search runs with the filter
-    loose = ISMCTS(game, 1, np.random.default_rng(0), sims=30, belief="heuristic", belief_eps=1.0)
+    loose = make_search(game, 1, np.random.default_rng(0), sims=30, belief="heuristic", belief_eps=1.0)
     loose.search(state)
     assert loose.belief_drawn == loose.belief_kept == 30
 
@@ -476,7 +479,7 @@ def test_heuristic_belief_when_every_draw_is_rejected_falls_back_to_a_consistent
 
     monkeypatch.setitem(heuristics.HEURISTICS, "kuhn_poker", NeverBets)
     state = _kuhn_after_bet(observer_card=1)
-    search = ISMCTS(state.get_game(), 1, np.random.default_rng(0), sims=5, belief="heuristic",
+    search = make_search(state.get_game(), 1, np.random.default_rng(0), sims=5, belief="heuristic",
                     belief_eps=1e-12, belief_tries=3)
     world = search._believed_world(state, np.random.default_rng(2).random)
     assert (search.belief_drawn, search.belief_kept) == (3, 0)
@@ -506,7 +509,7 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
             break
     else:
         pytest.fail("no position where seats 0 and 1 both fought")
-    search = ISMCTS(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9)
+    search = make_search(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9)
     rand = np.random.default_rng(5).random
     believed = [search._believed_world(state, rand) for _ in range(60)]
     uniform = [state.resample_from_infostate(2, rand) for _ in range(60)]
@@ -519,9 +522,9 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
         moves = []
         state._replay(world.log(), observer=2,
                       check=lambda s, player, action: moves.append(
-                          (player, s._round_number(), policy_key(s, player), action)))
+                          (player, s.round_number(), policy_key(s, player), action)))
         for player, rnd, key, action in moves:
-            if rnd == state._round_number():
+            if rnd == state.round_number():
                 assert search._belief_cache[(player, key)] == action
                 checked += 1
     assert checked >= 2 * 60  # both fights (and their draw steps) in every world
@@ -571,7 +574,7 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
 
     game = pyspiel.load_game("doubt_and_bet(players=3)")
     state = _answering_two_claims(game)
-    search = ISMCTS(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9,
+    search = make_search(game, 2, np.random.default_rng(0), sims=5, belief="heuristic", belief_eps=1e-9,
                     belief_tries=5000)
     rand = np.random.default_rng(3).random
     worlds = [search._believed_world(state, rand) for _ in range(10)]
@@ -602,7 +605,10 @@ def test_view_keys_give_the_same_search_as_information_strings(game_string, monk
     state = first_decision(game, seed=5, skip=3)
     me = state.current_player()
     fast = ISMCTS(game, me, np.random.default_rng(9), sims=300, rollout_rounds=1).search(state)
-    monkeypatch.delattr(type(state), "_view_since")  # back to the information-state strings
+    # a game without the capability VIEWS: back to the information-state strings
+    spec = games.REGISTRY[game.get_type().short_name]
+    monkeypatch.setitem(games.REGISTRY, spec.short_name,
+                        dataclasses.replace(spec, search=spec.search - {game_search.VIEWS}))
     slow = ISMCTS(game, me, np.random.default_rng(9), sims=300, rollout_rounds=1).search(state)
     assert fast == slow
 
@@ -632,7 +638,7 @@ def test_opponents_heuristic_lets_the_model_move_for_the_other_players(monkeypat
     state = game.new_initial_state()
     state.apply_action(2)
     state.apply_action(0)
-    search = ISMCTS(game, 0, np.random.default_rng(0), sims=200, opponents="heuristic", belief_eps=1e-9)
+    search = make_search(game, 0, np.random.default_rng(0), sims=200, opponents="heuristic", belief_eps=1e-9)
     visits = search.search(state)
     assert set(visits) == {0, 1} and min(visits.values()) > 0
     opponent_edges = [set(search.root.children[a].children) for a in (0, 1)]
@@ -648,7 +654,7 @@ def test_modelled_opponent_edges_are_what_the_searcher_saw():
     game = pyspiel.load_game("underdog(players=3,cards=7,bank=4)")
     state = first_decision(game, seed=2)
     me = state.current_player()
-    search = ISMCTS(game, me, np.random.default_rng(0), sims=300, opponents="heuristic")
+    search = make_search(game, me, np.random.default_rng(0), sims=300, opponents="heuristic")
     search.search(state)
     seen, stack = [], [search.root]
     while stack:
@@ -699,7 +705,7 @@ def test_shortlist_moves_search_only_the_heuristics_candidates():
     assert 8 < len(short) < 60 < len(legal) and set(short) <= set(legal)
     assert dh.choose(state, legal) in short and dh.db.DOUBT in short
     me = state.current_player()
-    search = ISMCTS(game, me, np.random.default_rng(0), sims=200, rollout_rounds=1, moves="shortlist")
+    search = make_search(game, me, np.random.default_rng(0), sims=200, rollout_rounds=1, moves="shortlist")
     visits = search.search(state)
     assert set(search.root.children) == set(short)  # 200 sims > the list: every candidate tried
     assert all(v == 0 for a, v in visits.items() if a not in short)
@@ -719,7 +725,7 @@ def test_shortlist_is_made_once_per_node_and_the_search_is_unchanged(monkeypatch
 
     def run():
         calls = []
-        search = ISMCTS(game, me, np.random.default_rng(1), sims=300, rollout_rounds=1,
+        search = make_search(game, me, np.random.default_rng(1), sims=300, rollout_rounds=1,
                         moves="shortlist", opponents="heuristic", rollout="heuristic")
         short = search._shortlist
         search._shortlist = lambda st, legal: calls.append(1) or short(st, legal)
@@ -763,7 +769,7 @@ def test_shortlist_cache_follows_what_the_searcher_saw_after_its_own_call(monkey
     assert state.current_player() == 0 and state.phase == "showdown"
 
     def searches():
-        return [ISMCTS(game, 0, np.random.default_rng(seed), sims=300, moves="shortlist",
+        return [make_search(game, 0, np.random.default_rng(seed), sims=300, moves="shortlist",
                        rollout_rounds=1).search(state) for seed in range(6)]
 
     cached = searches()
@@ -775,7 +781,7 @@ def test_shortlist_cache_follows_what_the_searcher_saw_after_its_own_call(monkey
 def test_shortlist_needs_a_game_whose_heuristic_offers_one():
     with pytest.raises(ValueError, match="moves=shortlist: the 'pub' heuristic offers no shortlist; "
                                          "games with one: doubt_and_bet"):
-        ISMCTS(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="shortlist")
+        make_search(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="shortlist")
     with pytest.raises(ValueError, match="moves must be one of all, shortlist; got 'some'"):
         ISMCTS(pyspiel.load_game("pub"), 0, np.random.default_rng(0), moves="some")
 
@@ -877,13 +883,12 @@ def test_doubt_and_bet_resample_memo_draws_earlier_rounds_once_and_stays_a_valid
     assert list(bot._memo) == ["memo"] and len(bot._memo["memo"]) == 1
 
 
-def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate(monkeypatch):
+def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate():
     """Doubt and Bet draws belief=heuristic's candidates itself (a factor per
     player and hand, seat by seat); the worlds must follow the distribution of
     the generic rejection, which replays each candidate and checks every
     move: the mean count of each colour in each other hand agrees within
     sampling error, and differs from uniform worlds' (so the test has power)."""
-    from kibitz.games import doubt_and_bet as gdb
 
     game = pyspiel.load_game("doubt_and_bet(players=3)")
     state = _answering_two_claims(game)
@@ -896,14 +901,17 @@ def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate(monkeypatc
             out[i] = [world.hand(0), world.hand(1)]
         return out
 
-    def believed(seed):
-        search = ISMCTS(game, 2, np.random.default_rng(seed), sims=5, belief="heuristic", belief_eps=0.3)
+    def believed(seed, own_draw=True):
+        policies = heuristic_policies(game)
+        if not own_draw:  # the generic rejection: replay each candidate
+            policies = dataclasses.replace(policies, believed_draw=None)
+        search = ISMCTS(game, 2, np.random.default_rng(seed), sims=5, belief="heuristic", belief_eps=0.3,
+                        policies=policies)
         rand = np.random.default_rng(seed + 1).random
         return lambda i: search._believed_world(state, rand)
 
     ours = hands(believed(0))
-    monkeypatch.delattr(gdb.DoubtAndBetState, "_believed_draw")
-    generic = hands(believed(10))
+    generic = hands(believed(10, own_draw=False))
     rand = np.random.default_rng(7).random
     uniform = hands(lambda i: state.resample_from_infostate(2, rand))
 

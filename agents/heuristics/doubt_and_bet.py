@@ -28,6 +28,7 @@ import math
 
 from kibitz.agents.base import Agent, deterministic
 from kibitz.agents.heuristics import register
+from kibitz.agents.heuristics.doubt_and_bet_belief import believed_draw  # noqa: F401  (IS-MCTS's belief)
 from kibitz.games import doubt_and_bet as db
 
 OPEN_CONFIDENCE = 0.6

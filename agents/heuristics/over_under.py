@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from kibitz.agents.base import Agent, deterministic
 from kibitz.agents.heuristics import register
-from kibitz.games.over_under import GIVE as _GIVE
 
 
 def prediction_value(state, stack, over):
@@ -53,24 +52,24 @@ def choose(state):
 
     Equal to ranking every legal prediction by :func:`prediction_value`
     (most likely safe, then least expected money, then lowest action), but
-    computed in one pass over the deck per stack from the state's own lists,
-    so that IS-MCTS can use it as a rollout policy (``rollout=heuristic``).
+    computed in one pass over the deck per stack from the state's public
+    read-only API, so that IS-MCTS can use it as a rollout policy
+    (``rollout=heuristic``).
     Every card is face up, so nothing here is hidden from the seat.
     """
-    c, r = state._c, state._r
-    me = c.turn
-    if c.phase == _GIVE:
-        tally = c.tally
+    r = state.rules
+    me = state.current_player()
+    if state.phase == "give":
+        tally = state.tally
         target = min((p for p in range(r.n) if p != me), key=lambda p: (tally[p], p))
         return r.give_base + target
-    counts, left, vals, K = c.counts, c.rem, r.vals, r.K
+    counts, left, vals, K = state.deck_counts, state.deck_size, r.vals, r.K
     odd_safe = r.n > 1  # Pyramid/Eagle: handed on (safe) unless alone
     best, best_key = -1, None
-    for s in range(r.S):
-        if c.top[s] < 0 or c.owner[s] >= 0:
+    for s, (kind, money, owner) in enumerate(state.stacks()):
+        if kind < 0 or owner >= 0:
             continue
-        money = c.money[s]
-        top = vals[c.top[s]]
+        top = vals[kind]
         safe_o = safe_u = cost_o = cost_u = 0.0
         for k, n in enumerate(counts):
             if not n:

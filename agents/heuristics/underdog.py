@@ -95,7 +95,7 @@ def policy_key(state, player):
     of the current round, whose "round" event holds the chips, bank and
     start player it began with (IS-MCTS caches the heuristic's moves by
     this instead of the whole information-state string)."""
-    return state._view_since(player, state._round_mark())
+    return state.view_since(player, state.round_mark())
 
 
 class _RoundView:

@@ -1,0 +1,112 @@
+"""The game-search contract: what a kibitz game's states offer to searches.
+
+OpenSpiel's searches see a game only through the pyspiel API. kibitz's
+IS-MCTS (solvers/ismcts.py) can do more with a game that offers more: each
+game declares on its :class:`~kibitz.games.GameSpec` (``search=``) which of
+the capabilities below its states implement, and a search asks the spec
+(:func:`capabilities`), never the state (no ``hasattr``). A game that
+declares nothing is searched through the pyspiel API alone, like any
+OpenSpiel game.
+
+A fifth game implements the protocols of the capabilities it declares:
+
+=================  ======================================  ==================
+capability         methods (protocol)                      what a search gains
+=================  ======================================  ==================
+``DIRECT``         ``resample_from_infostate(player,       a search's own worlds
+                   sampler, internal=True, check=...)``    replayed and played
+                   (:class:`ResampleState`); OpenSpiel's   through the rules
+                   ``_apply_action``/``_legal_actions``    directly (no C++
+                   called directly on such worlds          history)
+``ROUNDS``         ``round_number()``, ``standing()``      rollouts cut after
+                   (:class:`RoundsState`)                  k rounds or moves
+``VIEWS``          ``log_mark()``,                         tree keys from a few
+                   ``view_since(player, mark)``            events, not whole
+                   (:class:`ViewState`)                    information strings
+``PUBLIC_CHANCE``  (none: every chance outcome is seen     chance edges keyed
+                   by every player)                        by the outcomes
+``RANDOM_ACTION``  ``random_action(player, u)``            random rollouts
+                   (:class:`RandomActionState`)            without listing the
+                                                           legal moves
+``RESAMPLE_MEMO``  ``resample_from_infostate(...,          earlier rounds drawn
+                   internal=True, memo=dict)``             once per search
+=================  ======================================  ==================
+
+``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION`` and ``RESAMPLE_MEMO`` are used only
+together with ``DIRECT``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from kibitz.games._common import REGISTRY
+
+DIRECT = "direct"
+ROUNDS = "rounds"
+VIEWS = "views"
+PUBLIC_CHANCE = "public_chance"
+RANDOM_ACTION = "random_action"
+RESAMPLE_MEMO = "resample_memo"
+#: every capability a game may declare
+CAPABILITIES = frozenset({DIRECT, ROUNDS, VIEWS, PUBLIC_CHANCE, RANDOM_ACTION, RESAMPLE_MEMO})
+
+#: ``check(state, player, action)``: called before each move of a player other
+#: than the resampling one in the replay; raises to abandon the replay
+Check = Callable[[object, int, int], None]
+
+
+class ResampleState(Protocol):
+    """``DIRECT`` (and ``RESAMPLE_MEMO``): the pyspiel resample, extended."""
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Callable[[], float],
+                                internal: bool = False, check: Check | None = None, **kwargs):
+        """A state drawn from ``player_id``'s information state.
+
+        ``probability_sampler()`` returns uniform numbers in [0, 1).
+        ``internal=True`` (a search's own worlds only): the world is replayed
+        through the game's Python rules, without pyspiel's history; it must
+        be the same world the public call draws from the same numbers.
+        ``check``: see :data:`Check`. With ``RESAMPLE_MEMO`` the call also
+        takes ``memo=``, a dict the search keeps for one search (from one
+        root state), in which the game may keep what every world of that
+        search shares.
+        """
+
+
+class RoundsState(Protocol):
+    """``ROUNDS``: where a round begins, and how the game stands."""
+
+    def round_number(self) -> int:
+        """Rounds begun so far; never decreases along a game (one-deal games: 1)."""
+
+    def standing(self) -> list[float]:
+        """What a cut-off rollout backs up: the returns on a terminal state;
+        before, an estimate of them on the returns' scale."""
+
+
+class ViewState(Protocol):
+    """``VIEWS``: what one player saw since a point of the game."""
+
+    def log_mark(self) -> int:
+        """A mark of the game so far (the length of its event log)."""
+
+    def view_since(self, player: int, mark: int) -> tuple:
+        """What ``player`` saw since ``mark``. Between states that agree on
+        ``player``'s information state up to ``mark`` (the worlds of one
+        search), equal views mean equal information-state strings."""
+
+
+class RandomActionState(Protocol):
+    """``RANDOM_ACTION``: a uniform legal move without the list."""
+
+    def random_action(self, player: int, u: float) -> int:
+        """``legal[int(u * len(legal))]`` of ``_legal_actions(player)``, for
+        ``u`` in [0, 1)."""
+
+
+def capabilities(game) -> frozenset[str]:
+    """The search capabilities a pyspiel game declares (none for a game
+    that is not kibitz's)."""
+    spec = REGISTRY.get(game.get_type().short_name)
+    return frozenset() if spec is None else spec.search
