@@ -136,19 +136,24 @@ def test_no_import_circles():
             visit(node)
 
 
-def _private_uses(path: pathlib.Path):
+def _private_uses(path: pathlib.Path, rank: int):
     """Private names (``_x``, not dunder) reached on objects other than self,
-    cls or a module of the same folder; ``getattr``/``hasattr`` with such a
-    name; imports of private game modules."""
+    cls, a module of the same layer or a module outside kibitz;
+    ``getattr``/``hasattr`` with such a name; imports of private names or
+    modules of the games."""
     tree = ast.parse(path.read_text(), str(path))
-    own_modules = set()
+    own_modules = set()  # names bound to modules whose privates this one may use
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and _rank(node.module) is not None:
+        if isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
-                own_modules.add(a.asname or a.name)
+                full = f"{node.module}.{a.name}"
+                layer = _rank(full if full in NAMES else node.module)
+                if layer is None or layer == rank:
+                    own_modules.add(a.asname or a.name)
         elif isinstance(node, ast.Import):
             for a in node.names:
-                own_modules.add((a.asname or a.name).split(".")[0])
+                if _rank(a.name) in (None, rank):
+                    own_modules.add((a.asname or a.name).split(".")[0])
     found = []
 
     def private(attr):
@@ -178,10 +183,10 @@ def _private_uses(path: pathlib.Path):
     return found
 
 
-ABOVE_GAMES = [(name, path) for name, path, rank in MODULES if rank > 0]
+ABOVE_GAMES = [(name, path, rank) for name, path, rank in MODULES if rank > 0]
 
 
-@pytest.mark.parametrize("name,path", ABOVE_GAMES, ids=[m[0] for m in ABOVE_GAMES])
-def test_no_private_game_names_above_the_games(name, path):
-    found = _private_uses(path)
+@pytest.mark.parametrize("name,path,rank", ABOVE_GAMES, ids=[m[0] for m in ABOVE_GAMES])
+def test_no_private_game_names_above_the_games(name, path, rank):
+    found = _private_uses(path, rank)
     assert not found, f"{name} reaches private names: " + "; ".join(found)
