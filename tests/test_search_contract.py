@@ -1,0 +1,63 @@
+"""Every kibitz game implements the search capabilities it declares."""
+
+import inspect
+
+import pyspiel
+import pytest
+
+from kibitz import games
+from kibitz.games import search
+
+PROTOCOLS = {search.DIRECT: search.ResampleState, search.ROUNDS: search.RoundsState,
+             search.VIEWS: search.ViewState, search.RANDOM_ACTION: search.RandomActionState}
+
+
+def _methods(protocol):
+    return [name for name, _ in inspect.getmembers(protocol, inspect.isfunction) if not name.startswith("_")]
+
+
+@pytest.mark.parametrize("name", sorted(games.REGISTRY))
+def test_declared_capabilities_are_known_and_implemented(name):
+    spec = games.REGISTRY[name]
+    assert spec.search <= search.CAPABILITIES
+    assert search.capabilities(pyspiel.load_game(name)) == spec.search
+    state = pyspiel.load_game(name).new_initial_state()
+    for capability in spec.search:
+        for method in _methods(PROTOCOLS.get(capability, object)):
+            assert callable(getattr(state, method, None)), f"{name} declares {capability} but lacks {method}()"
+    if spec.search - {search.DIRECT, search.PUBLIC_CHANCE}:
+        assert search.DIRECT in spec.search  # the others are used only with DIRECT
+    if search.RESAMPLE_MEMO in spec.search:
+        params = inspect.signature(type(state).resample_from_infostate).parameters
+        assert "memo" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def test_a_game_that_is_not_kibitzs_declares_nothing():
+    assert search.capabilities(pyspiel.load_game("kuhn_poker")) == frozenset()
+
+
+@pytest.mark.parametrize("name", sorted(games.REGISTRY))
+def test_round_numbers_never_decrease_and_views_grow_with_the_log(name):
+    import numpy as np
+    spec = games.REGISTRY[name]
+    game = pyspiel.load_game(name)
+    rng = np.random.default_rng(3)
+    state = game.new_initial_state()
+    last = state.round_number() if search.ROUNDS in spec.search else None
+    mark = state.log_mark() if search.VIEWS in spec.search else None
+    while not state.is_terminal():
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(actions, p=probs)))
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+        if last is not None:
+            assert state.round_number() >= last
+            last = state.round_number()
+        if mark is not None:
+            assert state.log_mark() >= mark
+            views = [state.view_since(p, mark) for p in range(game.num_players())]
+            assert all(isinstance(v, tuple) for v in views)
+    if last is not None:
+        assert state.standing() == pytest.approx(state.returns())
