@@ -133,7 +133,7 @@ class AgentService:
             raise ApiError(400, "'game' must be a game string, e.g. \"underdog(players=3)\"")
         with self._lock:
             if game_string not in self._games:
-                from kibitz.gameutil import GameStringError, load_game
+                from kibitz.games import GameStringError, load_game
                 try:
                     self._games[game_string] = load_game(game_string)
                 except GameStringError as e:

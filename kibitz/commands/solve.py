@@ -30,7 +30,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kibitz.gameutil import GameStringError, load_game
+from kibitz.games import GameStringError, load_game
 
 
 def parse_duration(text: str | None) -> float | None:
