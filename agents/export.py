@@ -12,7 +12,6 @@ reader a frontend can copy is agents/kibitz_agent_loader.py.
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 
 import numpy as np
@@ -81,13 +80,12 @@ def policy_document_from_checkpoint(path) -> dict:
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
     from kibitz.solvers.cfr import CFRConfig, CFRSolver
+    from kibitz.solvers.driver import read_checkpoint
     from kibitz.solvers.tree import compile_tree
 
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(z["meta"].tobytes().decode())
-        if str(meta.get("algorithm", "")).startswith("mccfr"):
-            return _mccfr_document(meta, {"mccfr": z["mccfr"]})
-        state = {k: z[k] for k in ("iteration", "regret", "cumulative", "policy")}
+    meta, state = read_checkpoint(path)
+    if str(meta.get("algorithm", "")).startswith("mccfr"):
+        return _mccfr_document(meta, state)
 
     tree = compile_tree(load_game(meta["game"]))
     if int(tree.num_slots) != int(meta["slots"]):
