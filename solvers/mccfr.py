@@ -35,7 +35,8 @@ weights. Moves with a single legal action are applied without a table entry
 The average policy covers the information states visited. What the policy
 does elsewhere is explicit: ``fallback`` is ``"uniform"`` (every legal move
 alike) or the spec of an agent (``"heuristic"``, ``"random"``, ...) that plays
-those states; it is stored with the policy.
+those states; it is stored with the policy. The solver only records it:
+:class:`PolicyPlayer` is handed the agents that play the unseen states.
 
 Randomness is passed in: a ``numpy.random.Generator`` seeds the inner
 Mersenne Twister (``random.Random``, one C call per draw) when the solver is
@@ -369,15 +370,19 @@ class PolicyPlayer:
     """Plays a tabular average policy, with an explicit fallback on unseen states.
 
     ``policy`` maps information-state strings to {action: probability};
-    ``fallback`` is ``"uniform"`` or an agent spec built for the seat with
-    :func:`agents.make_agent`. ``last_source`` says which one answered.
+    ``fallback`` is ``"uniform"`` (every legal move alike) or a function
+    ``fallback(player)`` that returns the agent playing ``player``'s unseen
+    states (anything with ``action_probabilities(state)``), called once per
+    seat: the caller builds it, e.g. from the file's agent spec with
+    ``kibitz.agents.make_agent``. ``last_source`` says which one answered.
     """
 
-    def __init__(self, game, policy: dict, fallback: str = "uniform", seed: int | None = None):
+    def __init__(self, game, policy: dict, fallback="uniform"):
+        if fallback != "uniform" and not callable(fallback):
+            raise ValueError(f"fallback must be 'uniform' or a function of the player, not {fallback!r}")
         self.game = game
         self.policy = policy
         self.fallback = fallback
-        self.seed = seed
         self._agents = {}
         self.last_source = None
 
@@ -388,13 +393,12 @@ class PolicyPlayer:
             self.last_source = "policy"
             return dict(probs)
         self.last_source = "fallback"
-        legal = state.legal_actions()
         if self.fallback == "uniform":
+            legal = state.legal_actions()
             return {a: 1.0 / len(legal) for a in legal}
         agent = self._agents.get(player)
         if agent is None:
-            from kibitz.agents.registry import make_agent
-            agent = self._agents[player] = make_agent(self.fallback, self.game, player, self.seed)
+            agent = self._agents[player] = self.fallback(player)
         return agent.action_probabilities(state)
 
 
