@@ -12,7 +12,6 @@ reader a frontend can copy is agents/kibitz_agent_loader.py.
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 
 import numpy as np
@@ -77,18 +76,16 @@ def agent_document(policy_doc: dict, *, unseen: str | None = None, source: dict 
 def policy_document_from_checkpoint(path) -> dict:
     """The policy document of a ``kibitz solve`` checkpoint (``OUT.ckpt.npz``):
     the average policy at the checkpoint, with its NashConv."""
+    from kibitz.games import load_game
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
     from kibitz.solvers.cfr import CFRConfig, CFRSolver
+    from kibitz.solvers.driver import read_checkpoint
     from kibitz.solvers.tree import compile_tree
 
-    from kibitz.gameutil import load_game
-
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(z["meta"].tobytes().decode())
-        if str(meta.get("algorithm", "")).startswith("mccfr"):
-            return _mccfr_document(meta, {"mccfr": z["mccfr"]})
-        state = {k: z[k] for k in ("iteration", "regret", "cumulative", "policy")}
+    meta, state = read_checkpoint(path)
+    if str(meta.get("algorithm", "")).startswith("mccfr"):
+        return _mccfr_document(meta, state)
 
     tree = compile_tree(load_game(meta["game"]))
     if int(tree.num_slots) != int(meta["slots"]):
@@ -104,7 +101,7 @@ def policy_document_from_checkpoint(path) -> dict:
 
 
 def _mccfr_document(meta: dict, arrays: dict) -> dict:
-    from kibitz.gameutil import load_game
+    from kibitz.games import load_game
     from kibitz.solvers import mccfr
     from kibitz.solvers import tree as tree_mod
 
@@ -180,7 +177,7 @@ def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
     """Plays ``games`` random games of the file's game and checks every
     decision's information state against the file: the acting player and the
     legal actions must match. Returns counts and the first mismatches."""
-    from kibitz.gameutil import load_game
+    from kibitz.games import load_game
 
     game = load_game(doc["game"])
     rng = np.random.default_rng(seed)

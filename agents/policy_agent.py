@@ -44,7 +44,7 @@ class PolicyAgent(Agent):
         if not os.path.exists(path):
             raise ValueError(f"policy file {path!r} does not exist")
         self.table = load_cached(path)
-        from kibitz.gameutil import load_game
+        from kibitz.games import load_game
 
         if str(load_game(self.table.game)) != str(game):
             raise ValueError(f"{path} is an agent for {self.table.game}, not for {game}")

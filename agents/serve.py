@@ -133,7 +133,7 @@ class AgentService:
             raise ApiError(400, "'game' must be a game string, e.g. \"underdog(players=3)\"")
         with self._lock:
             if game_string not in self._games:
-                from kibitz.gameutil import GameStringError, load_game
+                from kibitz.games import GameStringError, load_game
                 try:
                     self._games[game_string] = load_game(game_string)
                 except GameStringError as e:
@@ -147,8 +147,8 @@ class AgentService:
             raise ApiError(404, f"unknown agent {agent!r}; served agents: {', '.join(self.specs.values())}")
         return self.specs[_norm(agent)]
 
-    @staticmethod
-    def _state(game, req):
+    @classmethod
+    def _state(cls, game, req):
         if "state" in req:
             if "history" in req:
                 raise ApiError(400, "give either 'history' or 'state', not both")
@@ -166,12 +166,12 @@ class AgentService:
                     history = [int(pair.split(":")[1]) for pair in first[len("history="):].split(",") if pair]
                 except (IndexError, ValueError):
                     raise ApiError(400, "bad serialized state: cannot read its history line") from None
-                return AgentService._replay(game, history)
+                return cls._replay(game, history)
             try:
                 return game.deserialize_state(text)
             except Exception as e:  # pyspiel raises several kinds
                 raise ApiError(400, f"bad serialized state: {e}") from None
-        return AgentService._replay(game, req.get("history"))
+        return cls._replay(game, req.get("history"))
 
     @staticmethod
     def _replay(game, history):

@@ -215,7 +215,7 @@ _GAMES: dict = {}
 
 def _load(game_string: str):
     if game_string not in _GAMES:
-        from kibitz.gameutil import load_game
+        from kibitz.games import load_game
         _GAMES[game_string] = load_game(game_string)
     return _GAMES[game_string]
 

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from kibitz.agents.tournament import run_tournament
-from kibitz.gameutil import load_game
+from kibitz.games import load_game
 
 
 def bare_playouts(game, n: int, rng: np.random.Generator) -> float:

@@ -95,8 +95,7 @@ def _openspiel_curve(game_string, iterations, points, log):
 
 
 def run_convergence(spec: dict, out: Path, log=print) -> list[dict]:
-    from kibitz import games  # noqa: F401
-    from kibitz.gameutil import load_game
+    from kibitz.games import load_game
     from kibitz.solvers import compile_tree
 
     iterations = int(spec.get("iterations", 1000))

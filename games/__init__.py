@@ -1,7 +1,8 @@
 """kibitz games. Importing this package registers every game with pyspiel.
 
 Each game is a module of this package (found automatically, so adding a game
-is adding a module); ``games.REGISTRY`` maps short names to their specs.
+is adding a module); ``games.REGISTRY`` maps short names to their specs, and
+``games.load_game`` loads a game string (raising ``GameStringError``).
 ``kibitz.games.search`` is the contract between a game and kibitz's searches
 (which capabilities a spec may declare, and what the states then offer).
 """
@@ -10,9 +11,10 @@ import importlib
 import pkgutil
 
 from kibitz.games._common import REGISTRY, GameSpec, Param
+from kibitz.games.loading import GameStringError, load_game
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if not _info.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_info.name}")
 
-__all__ = ["REGISTRY", "GameSpec", "Param"]
+__all__ = ["REGISTRY", "GameSpec", "GameStringError", "Param", "load_game"]

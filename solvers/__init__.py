@@ -5,6 +5,7 @@
 * :mod:`solvers.evaluate`: expected returns, best response, NashConv, exploitability.
 * :mod:`solvers.policy_file`: the versioned policy file; :func:`load_policy`.
 * :mod:`solvers.mccfr`: external- and outcome-sampling Monte Carlo CFR over game states.
+* :mod:`solvers.driver`: the solve loop of CFR and MCCFR: stop rules, checkpoints, resume.
 * :mod:`solvers.ismcts`: single-observer information-set MCTS (the ``ismcts`` agent).
 
 The command line is ``kibitz solve`` (``kibitz/commands/solve.py``); the

@@ -23,6 +23,8 @@ and ``best_response.py`` use them):
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from kibitz.solvers import _kernels as K
@@ -40,11 +42,18 @@ def _infoset_levels(tree: Tree) -> np.ndarray:
     return level
 
 
+#: id(tree) -> its information-state levels; an entry is dropped with its tree
+_LEVELS: dict[int, np.ndarray] = {}
+
+
 def _levels(tree: Tree) -> np.ndarray:
-    cached = getattr(tree, "_levels_cache", None)
+    """:func:`_infoset_levels`, computed once per tree (kept here, beside the
+    evaluation that needs it, rather than written onto the tree)."""
+    key = id(tree)
+    cached = _LEVELS.get(key)
     if cached is None:
-        cached = _infoset_levels(tree)
-        tree._levels_cache = cached
+        cached = _LEVELS[key] = _infoset_levels(tree)
+        weakref.finalize(tree, _LEVELS.pop, key, None)
     return cached
 
 

@@ -35,7 +35,8 @@ weights. Moves with a single legal action are applied without a table entry
 The average policy covers the information states visited. What the policy
 does elsewhere is explicit: ``fallback`` is ``"uniform"`` (every legal move
 alike) or the spec of an agent (``"heuristic"``, ``"random"``, ...) that plays
-those states; it is stored with the policy.
+those states; it is stored with the policy. The solver only records it:
+:class:`PolicyPlayer` is handed the agents that play the unseen states.
 
 Randomness is passed in: a ``numpy.random.Generator`` seeds the inner
 Mersenne Twister (``random.Random``, one C call per draw) when the solver is
@@ -369,15 +370,19 @@ class PolicyPlayer:
     """Plays a tabular average policy, with an explicit fallback on unseen states.
 
     ``policy`` maps information-state strings to {action: probability};
-    ``fallback`` is ``"uniform"`` or an agent spec built for the seat with
-    :func:`agents.make_agent`. ``last_source`` says which one answered.
+    ``fallback`` is ``"uniform"`` (every legal move alike) or a function
+    ``fallback(player)`` that returns the agent playing ``player``'s unseen
+    states (anything with ``action_probabilities(state)``), called once per
+    seat: the caller builds it, e.g. from the file's agent spec with
+    ``kibitz.agents.make_agent``. ``last_source`` says which one answered.
     """
 
-    def __init__(self, game, policy: dict, fallback: str = "uniform", seed: int | None = None):
+    def __init__(self, game, policy: dict, fallback="uniform"):
+        if fallback != "uniform" and not callable(fallback):
+            raise ValueError(f"fallback must be 'uniform' or a function of the player, not {fallback!r}")
         self.game = game
         self.policy = policy
         self.fallback = fallback
-        self.seed = seed
         self._agents = {}
         self.last_source = None
 
@@ -388,17 +393,16 @@ class PolicyPlayer:
             self.last_source = "policy"
             return dict(probs)
         self.last_source = "fallback"
-        legal = state.legal_actions()
         if self.fallback == "uniform":
+            legal = state.legal_actions()
             return {a: 1.0 / len(legal) for a in legal}
         agent = self._agents.get(player)
         if agent is None:
-            from kibitz.agents.registry import make_agent
-            agent = self._agents[player] = make_agent(self.fallback, self.game, player, self.seed)
+            agent = self._agents[player] = self.fallback(player)
         return agent.action_probabilities(state)
 
 
-# ---------------------------------------------------------------------- kibitz solve
+# ---------------------------------------------------------------------- policy files
 #: ``kibitz solve --algorithm`` names -> sampling
 ALGORITHMS = {"mccfr-es": "es", "mccfr-os": "os"}
 #: node budget for compiling the game to fill and evaluate the policy
@@ -459,89 +463,3 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
         "policy": entries,
     }
 
-
-def solve_command(game, algorithm: str, *, iterations: int, time_limit, out, resume: bool,
-                  checkpoint_every: float, progress: bool, seed: int, epsilon: float, fallback: str,
-                  max_nodes=None, use_cache: bool = True):
-    """``kibitz solve --algorithm mccfr-es|mccfr-os``: the loop, checkpoints and
-    summary of ``kibitz solve`` (kibitz/commands/solve.py) around :class:`MCCFR`.
-
-    The game is compiled only to evaluate and complete the policy at the end
-    (when it has at most ``max_nodes`` nodes, default 20,000: a larger
-    budget costs a walk of that many nodes even when it fails); MCCFR
-    itself walks game states.
-    """
-    import signal
-    from pathlib import Path
-
-    import click
-
-    from kibitz.commands.solve import checkpoint_path, run_solver, stop_on_signals
-    from kibitz.solvers import policy_file
-    from kibitz.solvers import tree as tree_mod
-
-    if algorithm not in ALGORITHMS:
-        raise click.UsageError(f"unknown MCCFR algorithm {algorithm!r}")
-    if algorithm == "mccfr-es" and epsilon != 0.6:
-        raise click.UsageError("--epsilon is the exploration of outcome sampling (mccfr-os), "
-                               "not used by mccfr-es")
-    if fallback != "uniform":
-        from kibitz.agents.registry import make_agent
-        try:
-            make_agent(fallback, game, 0, seed)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="--fallback") from None
-    try:
-        solver = MCCFR(game, np.random.default_rng(seed), ALGORITHMS[algorithm], epsilon=epsilon,
-                       fallback=fallback)
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    out = Path(out)
-    ckpt = checkpoint_path(out)
-    meta = {"game": str(game), "algorithm": algorithm,
-            "settings": {"seed": seed, "epsilon": epsilon, "fallback": fallback}}
-    seconds_before = 0.0
-    if resume:
-        if not ckpt.exists():
-            raise click.UsageError(f"--resume: no checkpoint at {ckpt}; run without --resume")
-        with np.load(ckpt, allow_pickle=False) as z:
-            info = json.loads(z["meta"].tobytes().decode())
-            for key in ("game", "algorithm", "settings"):
-                if info.get(key) != meta[key]:
-                    raise click.UsageError(
-                        f"checkpoint {ckpt} was made with {key}={info.get(key)!r}, this run has "
-                        f"{meta[key]!r}; run without --resume to start afresh")
-            solver.load_state_dict({"mccfr": z["mccfr"]})
-        seconds_before = float(info.get("seconds", 0.0))
-        click.echo(f"resumed from {ckpt} at iteration {solver.iteration:,}", err=True)
-    with stop_on_signals() as flag:
-        reason, seconds, _ = run_solver(
-            solver, iterations=iterations, time_limit=time_limit, eval_every=0, checkpoint=ckpt,
-            checkpoint_every=checkpoint_every, meta=meta, seconds_before=seconds_before,
-            stop_flag=flag, progress=progress)
-    if reason == "interrupted":
-        click.echo(f"interrupted at iteration {solver.iteration:,}; checkpoint written to {ckpt}; "
-                   "continue with --resume", err=True)
-        raise SystemExit(130 if flag["signal"] == signal.SIGINT else 143)
-    try:
-        tree = tree_mod.compile_tree(game, max_nodes=max_nodes or EVAL_MAX_NODES, use_cache=use_cache)
-    except tree_mod.TreeTooLarge:
-        tree = None
-    doc = policy_document(solver, algorithm=algorithm, seconds=seconds, tree=tree)
-    policy_file.write_policy_file(out, doc)
-    stopped = {"iterations": "reached the iteration count", "time": "time limit"}[reason]
-    rate = f" ({solver.iteration / seconds:,.0f} it/s)" if solver.iteration and seconds > 0 else ""
-    click.echo(f"game:        {game}")
-    click.echo(f"algorithm:   {algorithm} (seed {seed}{', epsilon %g' % epsilon if algorithm == 'mccfr-os' else ''})")
-    click.echo(f"iterations:  {solver.iteration:,} ({stopped})")
-    click.echo(f"seconds:     {seconds:.2f}{rate}")
-    cov = doc["coverage"]
-    click.echo(f"infostates:  {cov['visited']:,} visited" + (
-        f", {cov['filled_with_fallback']:,} unvisited written as uniform" if cov["filled_with_fallback"] else ""))
-    click.echo(f"unseen:      {fallback} (fallback recorded in the file)")
-    if doc["nash_conv"] is not None:
-        click.echo(f"NashConv:    {doc['nash_conv']:.6g} (exploitability {doc['nash_conv'] / solver.num_players:.6g})")
-        click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(doc["expected_returns"])))
-    else:
-        click.echo(f"NashConv:    not computed (more than {max_nodes or EVAL_MAX_NODES:,} nodes; --max-nodes raises the budget)")
-    click.echo(f"policy:      {out}")

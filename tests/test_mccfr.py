@@ -6,6 +6,7 @@ import pytest
 from open_spiel.python.algorithms import exploitability
 
 from kibitz import games
+from kibitz.agents import make_agent
 from kibitz.agents.heuristics import HEURISTICS
 from kibitz.solvers import evaluate as ev
 from kibitz.solvers.mccfr import MCCFR, PolicyPlayer, regret_matching
@@ -143,7 +144,7 @@ def test_fallback_on_unseen_information_states():
     assert uniform.last_source == "policy"
 
     player = unseen.current_player()
-    by_agent = PolicyPlayer(game, policy, fallback=solver.fallback, seed=4)
+    by_agent = PolicyPlayer(game, policy, fallback=lambda seat: make_agent(solver.fallback, game, seat, 4))
     expected = HEURISTICS["underdog"](game, player, 4).action_probabilities(unseen)
     assert by_agent.action_probabilities(unseen) == expected
     assert by_agent.last_source == "fallback"

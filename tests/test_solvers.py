@@ -20,6 +20,7 @@ from open_spiel.python.algorithms import discounted_cfr, expected_game_score, ex
 from kibitz import games  # noqa: F401  (registers the kibitz games)
 from kibitz.cli import main
 from kibitz.commands import solve as solve_cmd
+from kibitz.solvers import driver
 from kibitz.solvers import (ALGORITHMS, CFRSolver, TreeTooLarge, best_response, compile_tree,
                      expected_returns, load_policy, make_config, nash_conv, policy_to_slots,
                      read_policy_file)
@@ -353,9 +354,11 @@ def test_interrupted_run_checkpoints_and_resumes(tmp_path):
     config = ALGORITHMS["cfr"]
     solver = CFRSolver(tree, config)
     out = tmp_path / "cut.json"
-    ckpt = solve_cmd.checkpoint_path(out)
-    reason, _, _ = solve_cmd.run_solver(
-        solver, iterations=50, checkpoint=ckpt, meta=solve_cmd._meta(tree, "cfr", config),
+    ckpt = driver.checkpoint_path(out)
+    meta = driver.checkpoint_meta(tree.game_string, "cfr", config.as_dict(),
+                                  nodes=int(tree.num_nodes), slots=int(tree.num_slots))
+    reason, _, _ = driver.run_solver(
+        solver, iterations=50, checkpoint=ckpt, meta=meta,
         stop_flag=StopAfter(17), progress=False, evaluate=None)
     assert reason == "interrupted" and solver.iteration == 17 and ckpt.exists()
     _solve("kuhn_poker(players=3)", "-a", "cfr", "-n", "50", "--out", str(out), "--resume")
@@ -363,7 +366,7 @@ def test_interrupted_run_checkpoints_and_resumes(tmp_path):
 
 
 def test_signals_set_the_stop_flag():
-    with solve_cmd.stop_on_signals() as flag:
+    with driver.stop_on_signals() as flag:
         os.kill(os.getpid(), signal.SIGTERM)
         assert flag["signal"] == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

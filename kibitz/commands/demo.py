@@ -14,7 +14,7 @@ import time
 import click
 
 from kibitz.commands.play import build_seats, play_game
-from kibitz.gameutil import load_game
+from kibitz.games import load_game
 
 DEMO_GAME = "doubt_and_bet(players=2,chips=3,slots=1,colours=2,copies=2,single_bet=true)"
 PLAY_GAME = "underdog(players=4)"

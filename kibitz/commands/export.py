@@ -57,7 +57,7 @@ def inspect(path, games, seed):
                + (f" (kibitz fallback: {unseen['kibitz_fallback']})" if "kibitz_fallback" in unseen else ""))
     click.echo(f"information states: {len(doc.get('policy') or {}):,}")
     if not problems and games:
-        from kibitz.gameutil import GameStringError
+        from kibitz.games import GameStringError
         try:
             report = check_against_game(doc, games=games, seed=seed)
         except GameStringError as e:

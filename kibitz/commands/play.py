@@ -7,7 +7,7 @@ import numpy as np
 
 from kibitz.agents.human import HumanAgent, Quit
 from kibitz.agents.registry import make_agent, split_specs
-from kibitz.gameutil import GameStringError, load_game
+from kibitz.games import GameStringError, load_game
 
 
 def build_seats(game, seat_specs, seed, read=input, write=click.echo):

@@ -20,8 +20,6 @@ with its expected value.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import signal
 import time
@@ -30,7 +28,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kibitz.gameutil import GameStringError, load_game
+from kibitz.games import GameStringError, load_game
 
 
 def parse_duration(text: str | None) -> float | None:
@@ -46,106 +44,6 @@ def parse_duration(text: str | None) -> float | None:
                                  param_hint="--time")
     scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
     return sum(float(a) * scale[b] for a, b in parts)
-
-
-def checkpoint_path(out) -> Path:
-    return Path(str(out) + ".ckpt.npz")
-
-
-def _meta(tree, algorithm, config) -> dict:
-    return {"game": tree.game_string, "algorithm": algorithm, "settings": config.as_dict(),
-            "nodes": int(tree.num_nodes), "slots": int(tree.num_slots)}
-
-
-def save_checkpoint(path: Path, solver, meta: dict, seconds: float) -> None:
-    """Writes the solver state atomically (temporary file, then rename)."""
-    from kibitz.solvers._io import atomic_write
-
-    info = dict(meta, seconds=seconds)
-    atomic_write(path, lambda f: np.savez(
-        f, meta=np.frombuffer(json.dumps(info).encode(), dtype=np.uint8), **solver.state_dict()))
-
-
-def load_checkpoint(path: Path, solver, meta: dict) -> float:
-    """Restores ``solver`` from ``path``; returns the seconds already spent."""
-    with np.load(path, allow_pickle=False) as z:
-        info = json.loads(z["meta"].tobytes().decode())
-        for key in ("game", "algorithm", "settings", "nodes", "slots"):
-            if info.get(key) != meta[key]:
-                raise click.UsageError(
-                    f"checkpoint {path} was made with {key}={info.get(key)!r}, this run has "
-                    f"{meta[key]!r}; run without --resume to start afresh")
-        solver.load_state_dict({k: z[k] for k in ("iteration", "regret", "cumulative", "policy")})
-    return float(info.get("seconds", 0.0))
-
-
-@contextlib.contextmanager
-def stop_on_signals():
-    """Turns SIGINT and SIGTERM into a flag that the loop checks between
-    iterations (so that a checkpoint can be written); yields the flag."""
-    flag = {"signal": None}
-
-    def handler(signum, frame):  # noqa: ARG001
-        flag["signal"] = signum
-
-    saved = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                saved[sig] = signal.signal(sig, handler)
-            except ValueError:  # not in the main thread
-                pass
-        yield flag
-    finally:
-        for sig, old in saved.items():
-            signal.signal(sig, old)
-
-
-def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eval_every=0,
-               checkpoint=None, checkpoint_every=60.0, meta=None, seconds_before=0.0,
-               stop_flag=None, progress=True, evaluate=None):
-    """The solve loop. Returns ``(reason, seconds, last_nash_conv)``; reason is
-    ``"iterations"``, ``"time"``, ``"target"`` or ``"interrupted"``.
-
-    ``stop_flag`` is a dict whose ``"signal"`` entry becomes truthy to stop
-    (see :func:`stop_on_signals`); ``evaluate(solver)`` returns the NashConv
-    of the average policy.
-    """
-    from tqdm import tqdm
-
-    stop_flag = stop_flag if stop_flag is not None else {"signal": None}
-    t0 = time.perf_counter()
-    last_ckpt = t0
-    last_nc = None
-    reason = "iterations"
-    bar = tqdm(total=iterations, initial=solver.iteration, unit="it", dynamic_ncols=True,
-               disable=None if progress else True, desc="solve")
-    try:
-        while solver.iteration < iterations:
-            if stop_flag.get("signal"):
-                reason = "interrupted"
-                break
-            solver.iterate()
-            bar.update(1)
-            now = time.perf_counter()
-            if eval_every and solver.iteration % eval_every == 0:
-                last_nc = evaluate(solver)
-                bar.set_postfix(nashconv=f"{last_nc:.3g}", refresh=False)
-                if target_nashconv is not None and last_nc <= target_nashconv:
-                    reason = "target"
-                    break
-            if time_limit is not None and now - t0 >= time_limit:
-                reason = "time"
-                break
-            if checkpoint is not None and now - last_ckpt >= checkpoint_every:
-                save_checkpoint(checkpoint, solver, meta, seconds_before + now - t0)
-                last_ckpt = time.perf_counter()
-    finally:
-        bar.close()
-    seconds = seconds_before + time.perf_counter() - t0
-    if checkpoint is not None:
-        save_checkpoint(checkpoint, solver, meta, seconds)
-    return reason, seconds, last_nc
 
 
 @click.command()
@@ -196,6 +94,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
       kibitz solve leduc_poker --iterations 100000 --out leduc.json --resume
     """
     from kibitz.solvers import cfr as cfr_mod
+    from kibitz.solvers import driver
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file, tree as tree_mod
 
@@ -205,17 +104,16 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         raise click.BadParameter(str(e), param_hint="GAME") from None
     limit = parse_duration(time_limit)
     if algorithm.startswith("mccfr"):
-        from kibitz.solvers import mccfr
         cfr_only = [name for name, value in (
             ("--target-nashconv", target_nashconv), ("--eval-every", eval_every),
             ("--simultaneous", simultaneous or None), ("--alpha", alpha), ("--beta", beta),
             ("--gamma", gamma)) if value is not None]
         if cfr_only:
             raise click.UsageError(f"{', '.join(cfr_only)}: CFR options, not used by {algorithm}")
-        mccfr.solve_command(game, algorithm, iterations=iterations, time_limit=limit, out=out,
-                            resume=resume, checkpoint_every=checkpoint_every, progress=progress,
-                            seed=seed, epsilon=epsilon, fallback=fallback, max_nodes=max_nodes,
-                            use_cache=not no_cache)
+        _solve_mccfr(game, algorithm, iterations=iterations, time_limit=limit, out=out,
+                     resume=resume, checkpoint_every=checkpoint_every, progress=progress,
+                     seed=seed, epsilon=epsilon, fallback=fallback, max_nodes=max_nodes,
+                     use_cache=not no_cache)
         return
     if seed != 0 or epsilon != 0.6 or fallback != "uniform":
         raise click.UsageError("--seed, --epsilon and --fallback are MCCFR options "
@@ -259,38 +157,25 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
 
     _kernels.warmup()  # load the compiled loops before the clock starts
     solver = cfr_mod.CFRSolver(tree, config)
-    meta = _meta(tree, algorithm, config)
-    ckpt = checkpoint_path(out)
-    seconds_before = 0.0
-    if resume:
-        if not ckpt.exists():
-            raise click.UsageError(f"--resume: no checkpoint at {ckpt}; run without --resume")
-        seconds_before = load_checkpoint(ckpt, solver, meta)
-        click.echo(f"resumed from {ckpt} at iteration {solver.iteration:,}", err=True)
+    meta = driver.checkpoint_meta(tree.game_string, algorithm, config.as_dict(),
+                                  nodes=int(tree.num_nodes), slots=int(tree.num_slots))
     if eval_every is None:
         eval_every = max(1, iterations // 20) if iterations else 0
 
     def evaluate(s):
         return ev.nash_conv(tree, s.average_policy())
 
-    with stop_on_signals() as flag:
-        reason, seconds, last_nc = run_solver(
-            solver, iterations=iterations, time_limit=limit, target_nashconv=target_nashconv,
-            eval_every=eval_every, checkpoint=ckpt, checkpoint_every=checkpoint_every, meta=meta,
-            seconds_before=seconds_before, stop_flag=flag, progress=progress, evaluate=evaluate)
-    if reason == "interrupted":
-        click.echo(f"interrupted at iteration {solver.iteration:,}; checkpoint written to {ckpt}; "
-                   "continue with --resume", err=True)
-        raise SystemExit(130 if flag["signal"] == signal.SIGINT else 143)
+    reason, seconds, _ = _drive(solver, meta, out, resume, iterations=iterations, time_limit=limit,
+                                target_nashconv=target_nashconv, eval_every=eval_every,
+                                checkpoint_every=checkpoint_every, progress=progress,
+                                evaluate=evaluate)
     avg = solver.average_policy()
     nc, _, on = ev.nash_conv(tree, avg, details=True)
     doc = policy_file.policy_document(
         tree, avg, algorithm=algorithm, settings=config.as_dict(), iterations=solver.iteration,
         seconds=seconds, nash_conv=nc, expected_returns=on)
     policy_file.write_policy_file(out, doc)
-    stopped = {"iterations": "reached the iteration count", "time": "time limit",
-               "target": "target NashConv reached"}[reason]
-    _summary(game, tree, algorithm, solver.iteration, stopped, seconds, nc, on, out)
+    _summary(game, tree, algorithm, solver.iteration, driver.STOPPED[reason], seconds, nc, on, out)
 
 
 def _summary(game, tree, algorithm, iterations, stopped, seconds, nc, returns, out):
@@ -302,4 +187,89 @@ def _summary(game, tree, algorithm, iterations, stopped, seconds, nc, returns, o
     click.echo(f"seconds:     {seconds:.2f}{rate}")
     click.echo(f"NashConv:    {nc:.6g} (exploitability {nc / tree.num_players:.6g})")
     click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(returns)))
+    click.echo(f"policy:      {out}")
+
+
+def _drive(solver, meta, out, resume, **loop):
+    """Resumes ``solver`` if asked, runs the solve loop (``loop``: the options
+    of :func:`solvers.driver.run_solver`) with checkpoints beside ``out``, and
+    exits with 130 (SIGINT) or 143 (SIGTERM) when interrupted. Returns
+    ``(reason, seconds, last_nash_conv)``."""
+    from kibitz.solvers import driver
+
+    ckpt = driver.checkpoint_path(out)
+    seconds_before = 0.0
+    if resume:
+        if not ckpt.exists():
+            raise click.UsageError(f"--resume: no checkpoint at {ckpt}; run without --resume")
+        try:
+            seconds_before = driver.load_checkpoint(ckpt, solver, meta)
+        except driver.CheckpointMismatch as e:
+            raise click.UsageError(f"{e}; run without --resume to start afresh") from None
+        click.echo(f"resumed from {ckpt} at iteration {solver.iteration:,}", err=True)
+    with driver.stop_on_signals() as flag:
+        result = driver.run_solver(solver, checkpoint=ckpt, meta=meta, seconds_before=seconds_before,
+                                   stop_flag=flag, **loop)
+    if result[0] == "interrupted":
+        click.echo(f"interrupted at iteration {solver.iteration:,}; checkpoint written to {ckpt}; "
+                   "continue with --resume", err=True)
+        raise SystemExit(130 if flag["signal"] == signal.SIGINT else 143)
+    return result
+
+
+def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resume: bool,
+                 checkpoint_every: float, progress: bool, seed: int, epsilon: float, fallback: str,
+                 max_nodes=None, use_cache: bool = True):
+    """``kibitz solve --algorithm mccfr-es|mccfr-os``: MCCFR (solvers/mccfr.py)
+    in the solve driver, then the policy file and the summary.
+
+    The game is compiled only to evaluate and complete the policy at the end
+    (when it has at most ``max_nodes`` nodes, default 20,000: a larger
+    budget costs a walk of that many nodes even when it fails); MCCFR
+    itself walks game states.
+    """
+    from kibitz.solvers import driver, mccfr, policy_file
+    from kibitz.solvers import tree as tree_mod
+
+    if algorithm == "mccfr-es" and epsilon != 0.6:
+        raise click.UsageError("--epsilon is the exploration of outcome sampling (mccfr-os), "
+                               "not used by mccfr-es")
+    if fallback != "uniform":
+        from kibitz.agents.registry import make_agent
+        try:
+            make_agent(fallback, game, 0, seed)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--fallback") from None
+    try:
+        solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
+                             epsilon=epsilon, fallback=fallback)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    out = Path(out)
+    meta = driver.checkpoint_meta(str(game), algorithm,
+                                  {"seed": seed, "epsilon": epsilon, "fallback": fallback})
+    reason, seconds, _ = _drive(solver, meta, out, resume, iterations=iterations,
+                                time_limit=time_limit, eval_every=0,
+                                checkpoint_every=checkpoint_every, progress=progress)
+    budget = max_nodes or mccfr.EVAL_MAX_NODES
+    try:
+        tree = tree_mod.compile_tree(game, max_nodes=budget, use_cache=use_cache)
+    except tree_mod.TreeTooLarge:
+        tree = None
+    doc = mccfr.policy_document(solver, algorithm=algorithm, seconds=seconds, tree=tree)
+    policy_file.write_policy_file(out, doc)
+    rate = f" ({solver.iteration / seconds:,.0f} it/s)" if solver.iteration and seconds > 0 else ""
+    click.echo(f"game:        {game}")
+    click.echo(f"algorithm:   {algorithm} (seed {seed}{', epsilon %g' % epsilon if algorithm == 'mccfr-os' else ''})")
+    click.echo(f"iterations:  {solver.iteration:,} ({driver.STOPPED[reason]})")
+    click.echo(f"seconds:     {seconds:.2f}{rate}")
+    cov = doc["coverage"]
+    click.echo(f"infostates:  {cov['visited']:,} visited" + (
+        f", {cov['filled_with_fallback']:,} unvisited written as uniform" if cov["filled_with_fallback"] else ""))
+    click.echo(f"unseen:      {fallback} (fallback recorded in the file)")
+    if doc["nash_conv"] is not None:
+        click.echo(f"NashConv:    {doc['nash_conv']:.6g} (exploitability {doc['nash_conv'] / solver.num_players:.6g})")
+        click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(doc["expected_returns"])))
+    else:
+        click.echo(f"NashConv:    not computed (more than {budget:,} nodes; --max-nodes raises the budget)")
     click.echo(f"policy:      {out}")

@@ -8,7 +8,7 @@ import click
 
 from kibitz.agents.registry import split_specs
 from kibitz.agents.tournament import GameFailed, format_table, run_tournament
-from kibitz.gameutil import GameStringError, load_game
+from kibitz.games import GameStringError, load_game
 
 
 @click.command("tournament")

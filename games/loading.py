@@ -1,4 +1,9 @@
-"""Loading games from game strings with errors a person can act on."""
+"""Loading games from game strings with errors a person can act on.
+
+``load_game`` is ``pyspiel.load_game`` for kibitz's games and OpenSpiel's,
+raising :class:`GameStringError` with a one-line message (the parameter
+check that failed, or the known game names) instead of pyspiel's own.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import sys
 
 import pyspiel
 
-from kibitz import games
+from kibitz.games._common import REGISTRY
 
 
 @contextlib.contextmanager
@@ -30,7 +35,7 @@ def _quiet_stderr():
 
 
 class GameStringError(ValueError):
-    pass
+    """A game string that does not load; the message says why."""
 
 
 def load_game(game_string: str) -> pyspiel.Game:
@@ -44,6 +49,6 @@ def load_game(game_string: str) -> pyspiel.Game:
         msg = str(e)
         if msg.startswith("Unknown game"):
             name = game_string.split("(", 1)[0]
-            msg = (f"unknown game {name!r}; kibitz games: {', '.join(sorted(games.REGISTRY))} "
+            msg = (f"unknown game {name!r}; kibitz games: {', '.join(sorted(REGISTRY))} "
                    "(any OpenSpiel game name also works)")
         raise GameStringError(f"{game_string}: {msg}") from None

@@ -1,0 +1,143 @@
+"""The solve driver shared by the iterative solvers (CFR and MCCFR).
+
+A solver that the driver runs has ``iteration`` (the iterations done),
+``iterate()`` (one more), and ``state_dict()`` / ``load_state_dict()``
+(its state as named numpy arrays). The driver runs it until a stop rule
+fires (the iteration count, a time limit, a target NashConv, or a stop
+request from SIGINT/SIGTERM), writes checkpoints atomically on the way and
+at the end, and resumes from one so that a resumed run ends with exactly
+the state an uninterrupted run would have reached.
+
+A checkpoint (``OUT.ckpt.npz``, see :func:`checkpoint_path`) holds the
+solver's arrays and a ``meta`` entry: JSON naming the game, the algorithm
+and its settings (and, for CFR, the compiled tree's size), plus the seconds
+spent so far. A checkpoint resumes only a run whose meta is the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kibitz.solvers._io import atomic_write
+
+#: why :func:`run_solver` stopped -> the phrase a summary prints
+STOPPED = {"iterations": "reached the iteration count", "time": "time limit",
+           "target": "target NashConv reached"}
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint made by another run (game, algorithm, settings or tree)."""
+
+
+def checkpoint_path(out) -> Path:
+    """Where the checkpoint of a run writing the policy file ``out`` goes."""
+    return Path(str(out) + ".ckpt.npz")
+
+
+def checkpoint_meta(game_string: str, algorithm: str, settings: dict, **shape) -> dict:
+    """What a checkpoint must match to resume a run: the game, the algorithm,
+    its settings, and ``shape`` (e.g. the compiled tree's ``nodes`` and ``slots``)."""
+    return {"game": game_string, "algorithm": algorithm, "settings": settings, **shape}
+
+
+def save_checkpoint(path: Path, solver, meta: dict, seconds: float) -> None:
+    """Writes the solver state atomically (temporary file, then rename)."""
+    info = dict(meta, seconds=seconds)
+    atomic_write(path, lambda f: np.savez(
+        f, meta=np.frombuffer(json.dumps(info).encode(), dtype=np.uint8), **solver.state_dict()))
+
+
+def read_checkpoint(path) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of a checkpoint: its meta (with ``seconds``) and the
+    solver state that :meth:`load_state_dict` takes."""
+    with np.load(path, allow_pickle=False) as z:
+        info = json.loads(z["meta"].tobytes().decode())
+        return info, {k: z[k] for k in z.files if k != "meta"}
+
+
+def load_checkpoint(path: Path, solver, meta: dict) -> float:
+    """Restores ``solver`` from ``path``; returns the seconds already spent.
+    Raises :class:`CheckpointMismatch` when the checkpoint's meta differs
+    from ``meta`` (the first differing key is named)."""
+    info, arrays = read_checkpoint(path)
+    for key in meta:
+        if info.get(key) != meta[key]:
+            raise CheckpointMismatch(f"checkpoint {path} was made with {key}={info.get(key)!r}, "
+                                     f"this run has {meta[key]!r}")
+    solver.load_state_dict(arrays)
+    return float(info.get("seconds", 0.0))
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """Turns SIGINT and SIGTERM into a flag that the loop checks between
+    iterations (so that a checkpoint can be written); yields the flag."""
+    flag = {"signal": None}
+
+    def handler(signum, frame):  # noqa: ARG001
+        flag["signal"] = signum
+
+    saved = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                saved[sig] = signal.signal(sig, handler)
+            except ValueError:  # not in the main thread
+                pass
+        yield flag
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
+def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eval_every=0,
+               checkpoint=None, checkpoint_every=60.0, meta=None, seconds_before=0.0,
+               stop_flag=None, progress=True, evaluate=None):
+    """The solve loop. Returns ``(reason, seconds, last_nash_conv)``; reason is
+    ``"iterations"``, ``"time"``, ``"target"`` or ``"interrupted"``.
+
+    ``stop_flag`` is a dict whose ``"signal"`` entry becomes truthy to stop
+    (see :func:`stop_on_signals`); ``evaluate(solver)`` returns the NashConv
+    of the average policy.
+    """
+    from tqdm import tqdm
+
+    stop_flag = stop_flag if stop_flag is not None else {"signal": None}
+    t0 = time.perf_counter()
+    last_ckpt = t0
+    last_nc = None
+    reason = "iterations"
+    bar = tqdm(total=iterations, initial=solver.iteration, unit="it", dynamic_ncols=True,
+               disable=None if progress else True, desc="solve")
+    try:
+        while solver.iteration < iterations:
+            if stop_flag.get("signal"):
+                reason = "interrupted"
+                break
+            solver.iterate()
+            bar.update(1)
+            now = time.perf_counter()
+            if eval_every and solver.iteration % eval_every == 0:
+                last_nc = evaluate(solver)
+                bar.set_postfix(nashconv=f"{last_nc:.3g}", refresh=False)
+                if target_nashconv is not None and last_nc <= target_nashconv:
+                    reason = "target"
+                    break
+            if time_limit is not None and now - t0 >= time_limit:
+                reason = "time"
+                break
+            if checkpoint is not None and now - last_ckpt >= checkpoint_every:
+                save_checkpoint(checkpoint, solver, meta, seconds_before + now - t0)
+                last_ckpt = time.perf_counter()
+    finally:
+        bar.close()
+    seconds = seconds_before + time.perf_counter() - t0
+    if checkpoint is not None:
+        save_checkpoint(checkpoint, solver, meta, seconds)
+    return reason, seconds, last_nc
