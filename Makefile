@@ -22,9 +22,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/game_speed.py
 
-# IS-MCTS strength matches (hours): resumes where the CSVs stop
+# IS-MCTS strength matches (hours): resumes where the CSVs stop, then
+# rewrites the table; `make strength ONLY=pub JOBS=1` runs only the matches
+# whose name contains "pub", one at a time
 strength: $(STAMP)
-	PY=$(BIN)/python experiments/ismcts_strength_campaign.sh
+	$(BIN)/kibitz experiment run experiments/ismcts_strength_campaign --out docs/results/ismcts_strength \
+	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -4,13 +4,16 @@ One match = ``--games`` games of GAME with IS-MCTS in one seat and the
 opponent kind in every other seat; IS-MCTS's seat rotates (game ``i`` puts it
 in seat ``i mod n``). Chance and every agent are seeded from ``--seed`` and
 the game index (chance from the deal, ``index // n``: the n seatings of a
-deal draw the same random numbers), so a match is reproducible and can be split across runs
-(``--start``). A run appends to ``--out`` and skips the game indices the
-file already holds, so an interrupted match resumes where it stopped.
-Runs with disjoint ``--start`` ranges may append to one file at the same
-time. Do not let git rewrite a file a match is writing (``git stash``,
-``checkout``, ``reset``): git replaces the file, and the running match goes
-on writing to the replaced one, lost when the run ends.
+deal draw the same random numbers), so a match is reproducible and can be
+split across runs (``--start``). A run appends to ``--out`` and skips the
+game indices the file already holds, so an interrupted match resumes where
+it stopped; runs with disjoint ``--start`` ranges may append to one file at
+the same time (``records.AppendCSV``).
+
+The campaign of matches is the experiment spec
+``experiments/ismcts_strength_campaign`` (kind ``ismcts_match``, run by
+``kibitz experiment run`` and ``make strength``); one match can also be
+played from here:
 
     python experiments/ismcts_strength.py --game underdog --opponent random \\
         --sims 1000 --games 1000 --out results/strength_underdog_random.csv
@@ -29,26 +32,23 @@ prints them as one Markdown table.
 The CSV has one row per game (seat of IS-MCTS, every seat's return, seconds);
 the summary printed at the end gives, for IS-MCTS and for the mean opponent
 seat, the mean return with its 95% confidence interval, and the mean of the
-per-game difference with its 95% interval (normal approximation,
-1.96 standard errors, taken over deals: each deal counts as the mean of its
-seatings). With ``payoff=win`` an even seat gets ``1/n``.
+per-game difference with its 95% interval (``records.mean_ci95``: normal
+approximation, 1.96 standard errors, taken over deals: each deal counts as
+the mean of its seatings). With ``payoff=win`` an even seat gets ``1/n``.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import fcntl
-import math
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pyspiel
 
 from kibitz import games  # noqa: F401  (registers the kibitz games)
 from kibitz.agents.registry import make_agent
+from kibitz.experiments.records import AppendCSV, OtherRunError, mean_ci95, read_csv
 from kibitz.solvers._direct import direct_rules
 
 
@@ -95,13 +95,6 @@ def play_game(game, bots, rng: np.random.Generator):
     return state.returns()
 
 
-def mean_ci(xs):
-    xs = np.asarray(xs, dtype=float)
-    if len(xs) < 2:
-        return float(xs.mean()) if len(xs) else float("nan"), float("nan")
-    return float(xs.mean()), 1.96 * float(xs.std(ddof=1)) / math.sqrt(len(xs))
-
-
 def deal_means(games, n):
     """Per-deal means of (IS-MCTS return, mean opponent return, difference).
 
@@ -118,8 +111,7 @@ def deal_means(games, n):
 
 
 def read_match(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(path)
     if not rows:
         return None, []
     n = sum(1 for k in rows[0] if k.startswith("return_"))
@@ -144,10 +136,10 @@ def summarize(path) -> None:
            f"{sum(float(r['seconds']) for r in rows) / len(rows):.1f} s per game")
 
 
-def table(paths) -> None:
-    """Prints a Markdown table, one row per match CSV."""
-    print("| game | IS-MCTS | opponent | games (deals) | IS-MCTS mean | opponent seat mean | difference | s/game |")
-    print("| --- | --- | --- | ---: | --- | --- | --- | ---: |")
+def table_lines(paths) -> list[str]:
+    """A Markdown table, one row per match CSV (files without games are left out)."""
+    lines = ["| game | IS-MCTS | opponent | games (deals) | IS-MCTS mean | opponent seat mean | difference | s/game |",
+             "| --- | --- | --- | ---: | --- | --- | --- | ---: |"]
     for path in paths:
         rows, games = read_match(path)
         if not rows:
@@ -155,16 +147,17 @@ def table(paths) -> None:
         n = len(games[0][2])
         per_deal = deal_means(games, n)
         cells = [f"{m:+.3f} ± {h:.3f}" if k == 2 else f"{m:.3f} ± {h:.3f}"
-                 for k, (m, h) in enumerate(mean_ci(per_deal[:, k]) for k in range(3))]
+                 for k, (m, h) in enumerate(mean_ci95(per_deal[:, k]) for k in range(3))]
         secs = sum(float(r["seconds"]) for r in rows) / len(rows)
         r0 = rows[0]
-        print(f"| {r0['game']} | `{r0['ismcts']}` | {r0['opponent']} | {len(games)} ({len(per_deal)}) | "
-              f"{' | '.join(cells)} | {secs:.1f} |")
+        lines.append(f"| {r0['game']} | `{r0['ismcts']}` | {r0['opponent']} | {len(games)} ({len(per_deal)}) | "
+                     f"{' | '.join(cells)} | {secs:.1f} |")
+    return lines
 
 
 def report(game, opponent, spec, games, n, note=""):
     per_deal = deal_means(games, n)
-    (m1, h1), (m2, h2), (md, hd) = (mean_ci(per_deal[:, k]) for k in range(3))
+    (m1, h1), (m2, h2), (md, hd) = (mean_ci95(per_deal[:, k]) for k in range(3))
     print(f"{game}: {spec} vs {opponent}, {len(games)} games in {len(per_deal)} deals"
           f"{', ' + note if note else ''}:")
     print(f"  ismcts mean return    {m1:.4f} +- {h1:.4f}")
@@ -196,16 +189,9 @@ def ismcts_spec(args) -> str:
     return f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}{extra})"
 
 
-def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    if argv and argv[0] == "summarize":
-        for path in argv[1:]:
-            summarize(path)
-        return
-    if argv and argv[0] == "table":
-        table(argv[1:])
-        return
+
+def parser() -> argparse.ArgumentParser:
+    """The options of one match (a spec's match table uses the same names, with ``_``)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", required=True, help="game string, e.g. underdog or pub(players=5)")
     ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel"])
@@ -238,83 +224,117 @@ def main(argv=None):
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, help="CSV file (rows are appended)")
-    args = ap.parse_args(argv)
+    return ap
 
+
+# the options a spec's match table may set (its file is the runner's choice)
+OPTIONS = tuple(k for k in vars(parser().parse_args(["--game", "", "--opponent", "random", "--out", ""]))
+                if k != "out")
+
+
+def match_from_options(options: dict, out) -> argparse.Namespace:
+    """The match of a spec's table ``options`` (option names with ``_``), written to ``out``."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown match option(s) {', '.join(unknown)}; allowed: {', '.join(OPTIONS)}")
+    argv = []
+    for key, value in options.items():
+        argv += [f"--{key.replace('_', '-')}", str(value).lower() if isinstance(value, bool) else str(value)]
+    return parser().parse_args(argv + ["--out", str(out)])
+
+
+def seating(index: int, n: int, fill: str) -> tuple[int, list[int]]:
+    """(IS-MCTS seat, opponent seats) of game ``index``: the seat rotates by game,
+    and with a fill kind the one opponent's offset rotates by deal."""
+    seat = index % n
+    if fill == "none":
+        return seat, [p for p in range(n) if p != seat]
+    return seat, [(seat + 1 + (index // n) % (n - 1)) % n]
+
+
+def game_seeds(seed: int, index: int, n: int) -> tuple[list[int], int]:
+    """(every seat's agent seed, the chance seed) of game ``index``: agents'
+    seeds differ per game; chance follows the deal (``index // n``), so the n
+    seat rotations of a deal meet the same random numbers."""
+    seeds = np.random.SeedSequence([seed, index]).generate_state(n)
+    deal_seed = np.random.SeedSequence([seed, index // n, 1]).generate_state(1)[0]
+    return [int(s) for s in seeds], int(deal_seed)
+
+
+def seat_bots(game, args, spec: str, seat: int, opp: list[int], seeds: list[int]) -> list:
+    bots = []
+    for p in range(game.num_players()):
+        if p == seat:
+            bots.append(make_agent(spec, game, p, seeds[p]))
+        elif p not in opp:
+            bots.append(make_agent(args.fill, game, p, seeds[p]))
+        elif args.opponent == "openspiel":
+            bots.append(openspiel_bot(game, p, seeds[p], args.sims, args.uct_c))
+        else:
+            bots.append(make_agent(args.opponent, game, p, seeds[p]))
+    return bots
+
+
+def opponent_label(args) -> str:
+    return args.opponent if args.fill == "none" else f"{args.opponent} (other seats {args.fill})"
+
+
+def play_match(args) -> list:
+    """Plays (or resumes) the games ``args.start .. args.start + args.games - 1``
+    of the match ``args`` into ``args.out``; returns the games this run played
+    as (index, IS-MCTS seat, returns, opponent seats)."""
     game = pyspiel.load_game(args.game)
     n = game.num_players()
     spec = ismcts_spec(args)
-    label = args.opponent if args.fill == "none" else f"{args.opponent} (other seats {args.fill})"
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done_before = set()
+    label = opponent_label(args)
     fields = (["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "opponent_seats",
                "seconds"] + [f"return_{p}" for p in range(n)])
-    if out.exists() and out.stat().st_size:
-        with out.open(newline="") as f:
-            reader = csv.DictReader(f)
-            fields = reader.fieldnames  # a file from before a column was added keeps its columns
-            for r in reader:
-                mine_key = (r["game"], r["opponent"], r["ismcts"], r["seed"])
-                want = (args.game, label, spec, str(args.seed))
-                if mine_key != want:
-                    sys.exit(f"{out} holds another match ({', '.join(mine_key)}); "
-                             f"this run is ({', '.join(want)}): give another --out")
-                done_before.add(int(r["index"]))
-    # append only (O_APPEND): runs splitting a match (--start) may share the
-    # file; the header is written once, under a lock, by whichever comes first
-    f = out.open("a", newline="")
-    w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-    fcntl.flock(f, fcntl.LOCK_EX)
-    if f.seek(0, 2) == 0:
-        w.writeheader()
-        f.flush()
-    fcntl.flock(f, fcntl.LOCK_UN)
-    todo = [i for i in range(args.start, args.start + args.games) if i not in done_before]
-    if len(todo) < args.games:
-        print(f"{out}: {args.games - len(todo)} of these games are already played; "
-              f"playing the other {len(todo)}", file=sys.stderr)
-    played = []
-    t0 = time.perf_counter()
-    for i in todo:
-        # agents' seeds differ per game; chance follows the deal (i // n), so
-        # the n seat rotations of a deal meet the same random numbers
-        seeds = np.random.SeedSequence([args.seed, i]).generate_state(n)
-        deal_seed = np.random.SeedSequence([args.seed, i // n, 1]).generate_state(1)[0]
-        seat = i % n
-        if args.fill == "none":
-            opp = [p for p in range(n) if p != seat]
-        else:
-            opp = [(seat + 1 + (i // n) % (n - 1)) % n]
-        bots = []
-        for p in range(n):
-            if p == seat:
-                bots.append(make_agent(spec, game, p, int(seeds[p])))
-            elif p not in opp:
-                bots.append(make_agent(args.fill, game, p, int(seeds[p])))
-            elif args.opponent == "openspiel":
-                bots.append(openspiel_bot(game, p, int(seeds[p]), args.sims, args.uct_c))
-            else:
-                bots.append(make_agent(args.opponent, game, p, int(seeds[p])))
-        g0 = time.perf_counter()
-        returns = play_game(game, bots, np.random.default_rng(int(deal_seed)))
-        secs = time.perf_counter() - g0
-        row = dict(game=args.game, opponent=label, sims=args.sims, ismcts=spec, index=i, seed=args.seed,
-                   ismcts_seat=seat, opponent_seats=" ".join(map(str, opp)), seconds=f"{secs:.3f}")
-        row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
-        w.writerow(row)
-        f.flush()
-        played.append((i, seat, list(returns), opp))
-        el = time.perf_counter() - t0
-        m, h = mean_ci(deal_means(played, n)[:, 2])
-        print(f"\r{len(played)}/{len(todo)} games  {len(played) / el:.3f} games/s  "
-              f"ismcts-minus-opponent {m:+.3f} +- {h:.3f}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    f.close()
+    with AppendCSV(args.out, fields, {"game": args.game, "opponent": label, "ismcts": spec,
+                                      "seed": args.seed}) as out:
+        todo = [i for i in range(args.start, args.start + args.games) if i not in out.done]
+        if len(todo) < args.games:
+            print(f"{args.out}: {args.games - len(todo)} of these games are already played; "
+                  f"playing the other {len(todo)}", file=sys.stderr)
+        played = []
+        t0 = time.perf_counter()
+        for i in todo:
+            seeds, deal_seed = game_seeds(args.seed, i, n)
+            seat, opp = seating(i, n, args.fill)
+            bots = seat_bots(game, args, spec, seat, opp, seeds)
+            g0 = time.perf_counter()
+            returns = play_game(game, bots, np.random.default_rng(deal_seed))
+            secs = time.perf_counter() - g0
+            row = dict(game=args.game, opponent=label, sims=args.sims, ismcts=spec, index=i, seed=args.seed,
+                       ismcts_seat=seat, opponent_seats=" ".join(map(str, opp)), seconds=f"{secs:.3f}")
+            row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
+            out.write(row)
+            played.append((i, seat, list(returns), opp))
+            m, h = mean_ci95(deal_means(played, n)[:, 2])
+            print(f"\r{len(played)}/{len(todo)} games  {len(played) / (time.perf_counter() - t0):.3f} games/s  "
+                  f"ismcts-minus-opponent {m:+.3f} +- {h:.3f}", end="", file=sys.stderr, flush=True)
+        print(file=sys.stderr)
     if played:
         report(args.game, label, spec, played, n, f"this run, seed {args.seed}")
-    _, games_all = read_match(out)
+    _, games_all = read_match(args.out)
     if len(games_all) > len(played):
-        report(args.game, label, spec, games_all, n, f"all of {out}")
+        report(args.game, label, spec, games_all, n, f"all of {args.out}")
+    return played
+
+
+def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "summarize":
+        for path in argv[1:]:
+            summarize(path)
+        return
+    if argv and argv[0] == "table":
+        print("\n".join(table_lines(argv[1:])))
+        return
+    try:
+        play_match(parser().parse_args(argv))
+    except OtherRunError as e:
+        sys.exit(f"{e}: give another --out")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 An experiment is a folder holding ``spec.toml``; its ``kind`` picks the
 runner. Each run writes, into its output folder, a CSV of every measurement,
-PNG plots (matplotlib) and ``table.md``, a markdown table of the headline
-figures. Every run is seeded; rerunning a spec gives the same numbers except
+PNG plots (matplotlib; kinds convergence and strength) and ``table.md``, a
+markdown table of the headline figures. Every run is seeded; rerunning a spec gives the same numbers except
 wall-clock times.
 
 Kinds:
@@ -20,11 +20,22 @@ Kinds:
 ``strength``
     A tournament (``agents.tournament``) of ``agents`` on each of ``games``,
     ``games_per_match`` games each, seats rotated on duplicate deals.
+
+``ismcts_match``
+    IS-MCTS strength matches (``experiments.ismcts_strength``): each table
+    of ``matches`` names one match (``name``, its CSV ``NAME.csv`` in the
+    output folder) and its options (``game``, ``opponent``, ``sims``,
+    ``rollout_moves``, ...: the options of ``ismcts_strength.py`` with
+    ``_``); a match option at the top level is every match's default
+    (e.g. ``games``, ``start``, ``seed``). ``jobs`` matches run at a time,
+    each logging to ``logs/NAME.log``; ``only`` runs the matches whose name
+    contains it. A match resumes where its CSV stops, and runs of disjoint
+    ``start``/``games`` ranges may share a CSV. ``table.md`` is rewritten
+    from the CSVs of every match of the spec, in name order.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import time
@@ -33,7 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("convergence", "strength")
+from kibitz.experiments.records import write_csv
+
+KINDS = ("convergence", "strength", "ismcts_match")
 
 
 def load_spec(folder) -> dict:
@@ -114,7 +127,7 @@ def run_convergence(spec: dict, out: Path, log=print) -> list[dict]:
                 records.append({"game": game_string, "solver": solver_name, "iterations": it,
                                 "seconds": sec, "nash_conv": nc, "nodes": tree.num_nodes,
                                 "infostates": tree.num_infosets})
-    _write_csv(out / "convergence.csv", records)
+    write_csv(out / "convergence.csv", records)
     _plot_convergence(records, out)
     _table_convergence(records, out / "table.md")
     return records
@@ -177,7 +190,7 @@ def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
             records.append({"game": game_string, **{k: row[k] for k in (
                 "name", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate")},
                 "rating": _rating_value(row.get("rating"))})
-    _write_csv(out / "strength.csv", records)
+    write_csv(out / "strength.csv", records)
     _plot_strength(records, out)
     lines = ["| game | agent | games | mean payoff | 95% CI | win rate | rating |",
              "| --- | --- | ---: | ---: | --- | ---: | ---: |"]
@@ -215,18 +228,55 @@ def _plot_strength(records, out: Path):
         plt.close(fig)
 
 
+# ---------------------------------------------------------------- ismcts_match
+def _play_logged(args, log_path: Path) -> bool:
+    """Plays one match with its output in ``log_path``; False if it failed."""
+    import contextlib
+    import traceback
+
+    from kibitz.experiments.ismcts_strength import play_match
+
+    with open(log_path, "w") as f, contextlib.redirect_stdout(f), contextlib.redirect_stderr(f):
+        try:
+            play_match(args)
+            return True
+        except Exception:
+            traceback.print_exc()
+            return False
+
+
+def run_ismcts_match(spec: dict, out: Path, log=print) -> list[str]:
+    """Plays (or resumes) the spec's matches; returns the names of those that failed."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from kibitz.experiments.ismcts_strength import OPTIONS, match_from_options, table_lines
+
+    common = {k: v for k, v in spec.items() if k in OPTIONS}
+    matches = {m["name"]: {**common, **{k: v for k, v in m.items() if k != "name"}} for m in spec["matches"]}
+    only = str(spec.get("only", ""))
+    selected = {name: match_from_options(options, out / f"{name}.csv")
+                for name, options in matches.items() if only in name}
+    if not selected:
+        raise ValueError(f"no match name contains {only!r}")
+    (out / "logs").mkdir(exist_ok=True)
+    failed = []
+    with ProcessPoolExecutor(max_workers=int(spec.get("jobs", 1))) as pool:
+        running = {name: pool.submit(_play_logged, args, out / "logs" / f"{name}.log")
+                   for name, args in selected.items()}
+        for name, future in running.items():
+            if future.result():
+                log(f"  done   {name}")
+            else:
+                failed.append(name)
+                log(f"  FAILED {name} (see {out / 'logs' / name}.log)")
+    paths = [out / f"{name}.csv" for name in sorted(matches) if (out / f"{name}.csv").exists()]
+    (out / "table.md").write_text("\n".join(table_lines(paths)) + "\n")
+    return failed
+
+
 # ---------------------------------------------------------------------- common
 def _slug(game_string: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in game_string).strip("_")
-
-
-def _write_csv(path: Path, records: list[dict]):
-    if not records:
-        return
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(records[0]))
-        w.writeheader()
-        w.writerows(records)
 
 
 def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
@@ -239,8 +289,10 @@ def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
     t0 = time.perf_counter()
     if spec["kind"] == "convergence":
         run_convergence(spec, out, log)
-    else:
+    elif spec["kind"] == "strength":
         run_strength(spec, out, log)
+    else:
+        run_ismcts_match(spec, out, log)
     (out / "spec.json").write_text(json.dumps(spec, indent=2))
-    log(f"done in {time.perf_counter() - t0:.1f} s: {out}/table.md, CSV and PNG")
+    log(f"done in {time.perf_counter() - t0:.1f} s: {out}/table.md and CSV")
     return out

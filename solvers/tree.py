@@ -221,143 +221,189 @@ def _refuse(game, count, max_nodes, complete=False):
 
 
 def _walk(game: pyspiel.Game, max_nodes: int, progress) -> Tree:
+    """Walks ``game`` depth first, then lays the nodes out breadth first."""
     t0 = time.perf_counter()
-    n = game.num_players()
-    # Per node, in depth-first preorder.
-    parent = array.array("i")
-    depth = array.array("i")
-    action = array.array("i")
-    player = array.array("b")
-    node_infoset = array.array("i")
-    edge_local = array.array("i")  # slot for decisions, chance-edge number for chance
-    chance_prob = array.array("d")
-    term_nodes = array.array("i")
-    term_returns = array.array("d")
-    # Per information state.
-    infoset_of: dict = {}
-    infoset_player = array.array("i")
-    infoset_slots = array.array("i", [0])
-    slot_action = array.array("i")
-    infoset_parent_slot = array.array("i")
-    # own_last[p] is carried down the walk: the slot of p's last decision.
-    stack = [(game.new_initial_state(), -1, -1, -1, 0, (-1,) * n)]
-    count = 0
-    while stack:
-        state, par, act, edge_idx, dep, own_last = stack.pop()
-        node = count
-        count += 1
-        if count > max_nodes:
-            _refuse(game, count, max_nodes)
-        if progress is not None and count % 100_000 == 0:
-            progress(count)
-        parent.append(par)
-        depth.append(dep)
-        action.append(act)
-        edge_local.append(edge_idx)
-        if state.is_terminal():
-            player.append(TERMINAL)
-            node_infoset.append(-1)
-            term_nodes.append(node)
-            term_returns.extend(state.returns())
-            continue
-        if state.is_chance_node():
-            player.append(CHANCE)
-            node_infoset.append(-1)
-            outcomes = state.chance_outcomes()
-            children = []
-            for a, p in outcomes:
-                if not p > 0:
-                    raise ValueError(f"{game}: chance outcome {a} has probability {p}")
-                children.append((a, len(chance_prob)))
-                chance_prob.append(p)
-            for (a, e), child in zip(reversed(children), _children(state, [a for a, _ in children])):
-                stack.append((child, node, a, e, dep + 1, own_last))
-            continue
+    walk = _DepthFirst(game, max_nodes, progress)
+    walk.run()
+    tree = _breadth_first_tree(walk)
+    tree.compile_seconds = time.perf_counter() - t0
+    _check(tree)
+    return tree
+
+
+class _DepthFirst:
+    """One depth-first walk of a game: per-node arrays in preorder, and the
+    information states in order of discovery."""
+
+    def __init__(self, game: pyspiel.Game, max_nodes: int, progress):
+        self.game, self.max_nodes, self.progress = game, max_nodes, progress
+        self.n = game.num_players()
+        # Per node, in depth-first preorder.
+        self.parent = array.array("i")
+        self.depth = array.array("i")
+        self.action = array.array("i")
+        self.player = array.array("b")
+        self.node_infoset = array.array("i")
+        self.edge_local = array.array("i")  # slot for decisions, chance-edge number for chance
+        self.chance_prob = array.array("d")
+        self.term_nodes = array.array("i")
+        self.term_returns = array.array("d")
+        # Per information state.
+        self.infoset_of: dict = {}
+        self.infoset_player = array.array("i")
+        self.infoset_slots = array.array("i", [0])
+        self.slot_action = array.array("i")
+        self.infoset_parent_slot = array.array("i")
+        self.count = 0
+
+    def run(self) -> None:
+        """Numbers each node in preorder (refusing one past the budget),
+        records its edge, and hands it to its kind's recorder."""
+        # own_last[p] is carried down the walk: the slot of p's last decision.
+        stack = [(self.game.new_initial_state(), -1, -1, -1, 0, (-1,) * self.n)]
+        # bound once: this loop runs once per node
+        max_nodes, progress = self.max_nodes, self.progress
+        parent, depth, action, edge_local = (self.parent.append, self.depth.append,
+                                             self.action.append, self.edge_local.append)
+        terminal, chance, decision = self._terminal, self._push_chance_children, self._push_decision_children
+        count = 0
+        while stack:
+            state, par, act, edge_idx, dep, own_last = stack.pop()
+            node = count
+            count += 1
+            if count > max_nodes:
+                _refuse(self.game, count, max_nodes)
+            if progress is not None and count % 100_000 == 0:
+                progress(count)
+            parent(par)
+            depth(dep)
+            action(act)
+            edge_local(edge_idx)
+            if state.is_terminal():
+                terminal(state, node)
+            elif state.is_chance_node():
+                chance(stack, state, node, dep, own_last)
+            else:
+                decision(stack, state, node, dep, own_last)
+        self.count = count
+
+    def _terminal(self, state, node: int) -> None:
+        self.player.append(TERMINAL)
+        self.node_infoset.append(-1)
+        self.term_nodes.append(node)
+        self.term_returns.extend(state.returns())
+
+    def _push_chance_children(self, stack: list, state, node: int, dep: int, own_last: tuple) -> None:
+        """Records a chance node and its edges; pushes its children, last outcome first."""
+        self.player.append(CHANCE)
+        self.node_infoset.append(-1)
+        children = []
+        for a, p in state.chance_outcomes():
+            if not p > 0:
+                raise ValueError(f"{self.game}: chance outcome {a} has probability {p}")
+            children.append((a, len(self.chance_prob)))
+            self.chance_prob.append(p)
+        for (a, e), child in zip(reversed(children), _children(state, [a for a, _ in children])):
+            stack.append((child, node, a, e, dep + 1, own_last))
+
+    def _push_decision_children(self, stack: list, state, node: int, dep: int, own_last: tuple) -> None:
+        """Records a decision node; pushes its children, last legal action first."""
         cur = state.current_player()
-        if cur < 0 or cur >= n:
-            raise ValueError(f"{game}: unsupported current player {cur}")
-        player.append(cur)
-        key = state.information_state_string(cur)
+        if cur < 0 or cur >= self.n:
+            raise ValueError(f"{self.game}: unsupported current player {cur}")
+        self.player.append(cur)
         legal = state.legal_actions(cur)
-        k = infoset_of.get(key)
-        if k is None:
-            k = len(infoset_player)
-            infoset_of[key] = k
-            infoset_player.append(cur)
-            slot_action.extend(legal)
-            infoset_slots.append(len(slot_action))
-            infoset_parent_slot.append(own_last[cur])
-        else:
-            base, end = infoset_slots[k], infoset_slots[k + 1]
-            if list(slot_action[base:end]) != list(legal):
-                raise ValueError(f"{game}: information state {key!r} has different legal "
-                                 "actions in different histories")
-            if infoset_parent_slot[k] != own_last[cur]:
-                raise ValueError(f"{game}: information state {key!r} is reached after different "
-                                 "own decisions (the game does not have perfect recall)")
-        node_infoset.append(k)
-        base = infoset_slots[k]
+        k = self._infoset(state.information_state_string(cur), cur, legal, own_last[cur])
+        self.node_infoset.append(k)
+        base = self.infoset_slots[k]
         for j, child in zip(range(len(legal) - 1, -1, -1), _children(state, legal)):
             last = own_last[:cur] + (base + j,) + own_last[cur + 1:]
             stack.append((child, node, legal[j], base + j, dep + 1, last))
-    num_nodes = count
-    num_slots = len(slot_action)
 
-    # Renumber into breadth-first order: a stable sort by depth keeps the
-    # children of one parent together and in order.
-    depth_np = np.frombuffer(depth, dtype=np.int32)
-    order = np.argsort(depth_np, kind="stable").astype(np.int32)
+    def _infoset(self, key: str, cur: int, legal: list, own_last_slot: int) -> int:
+        """The number of information state ``key``: a new one gets its slots;
+        a known one must have the same legal actions and the same previous
+        own decision (perfect recall)."""
+        k = self.infoset_of.get(key)
+        if k is None:
+            k = len(self.infoset_player)
+            self.infoset_of[key] = k
+            self.infoset_player.append(cur)
+            self.slot_action.extend(legal)
+            self.infoset_slots.append(len(self.slot_action))
+            self.infoset_parent_slot.append(own_last_slot)
+            return k
+        base, end = self.infoset_slots[k], self.infoset_slots[k + 1]
+        if list(self.slot_action[base:end]) != list(legal):
+            raise ValueError(f"{self.game}: information state {key!r} has different legal "
+                             "actions in different histories")
+        if self.infoset_parent_slot[k] != own_last_slot:
+            raise ValueError(f"{self.game}: information state {key!r} is reached after different "
+                             "own decisions (the game does not have perfect recall)")
+        return k
+
+
+def _breadth_first_tree(walk: _DepthFirst) -> Tree:
+    """The tree of a finished walk, its nodes renumbered breadth first: a
+    stable sort by depth keeps the children of one parent together and in order."""
+    num_nodes, n = walk.count, walk.n
+    num_slots = len(walk.slot_action)
+    order = np.argsort(np.frombuffer(walk.depth, dtype=np.int32), kind="stable").astype(np.int32)
     new_of_old = np.empty(num_nodes, dtype=np.int32)
     new_of_old[order] = np.arange(num_nodes, dtype=np.int32)
 
-    player_np = np.frombuffer(player, dtype=np.int8)[order].copy()
-    parent_old = np.frombuffer(parent, dtype=np.int32)[order]
+    player_np = np.frombuffer(walk.player, dtype=np.int8)[order].copy()
+    parent_old = np.frombuffer(walk.parent, dtype=np.int32)[order]
     parent_np = np.where(parent_old >= 0, new_of_old[np.maximum(parent_old, 0)], -1).astype(np.int32)
-    action_np = np.frombuffer(action, dtype=np.int32)[order].copy()
-    edge_local_np = np.frombuffer(edge_local, dtype=np.int32)[order]
-    parent_is_chance = np.zeros(num_nodes, dtype=bool)
-    parent_is_chance[1:] = player_np[parent_np[1:]] == CHANCE
-    edge_np = np.where(parent_is_chance, edge_local_np + num_slots, edge_local_np)
-    edge_np[0] = 0
-    edge_np = edge_np.astype(np.uint32)
-    num_children = np.bincount(parent_np[1:], minlength=num_nodes).astype(np.uint32)
-    first_child = np.zeros(num_nodes, dtype=np.uint32)
-    # Children are contiguous: the first child of a parent is where its run starts.
-    kids = np.arange(1, num_nodes, dtype=np.uint32)
-    starts = np.ones(num_nodes - 1, dtype=bool)
-    starts[1:] = parent_np[2:] != parent_np[1:-1]
-    first_child[parent_np[1:][starts]] = kids[starts]
+    edge_local_np = np.frombuffer(walk.edge_local, dtype=np.int32)[order]
     returns_np = np.zeros((num_nodes, n), dtype=np.float64)
-    if len(term_nodes):
-        returns_np[new_of_old[np.frombuffer(term_nodes, dtype=np.int32)]] = \
-            np.frombuffer(term_returns, dtype=np.float64).reshape(-1, n)
-
-    slots_np = np.frombuffer(infoset_slots, dtype=np.int32).copy()
-    strings = [None] * len(infoset_of)
-    for s, k in infoset_of.items():
+    if len(walk.term_nodes):
+        returns_np[new_of_old[np.frombuffer(walk.term_nodes, dtype=np.int32)]] = \
+            np.frombuffer(walk.term_returns, dtype=np.float64).reshape(-1, n)
+    slots_np = np.frombuffer(walk.infoset_slots, dtype=np.int32).copy()
+    strings = [None] * len(walk.infoset_of)
+    for s, k in walk.infoset_of.items():
         strings[k] = s
-    tree = Tree(
-        game_string=str(game),
+    return Tree(
+        game_string=str(walk.game),
         num_players=n,
         player=player_np,
-        first_child=first_child,
-        num_children=num_children,
+        first_child=_first_children(parent_np),
+        num_children=np.bincount(parent_np[1:], minlength=num_nodes).astype(np.uint32),
         parent=parent_np,
-        action=action_np,
-        edge=edge_np,
-        chance_prob=np.frombuffer(chance_prob, dtype=np.float64).copy(),
-        node_infoset=np.frombuffer(node_infoset, dtype=np.int32)[order].copy(),
+        action=np.frombuffer(walk.action, dtype=np.int32)[order].copy(),
+        edge=_edges(edge_local_np, player_np, parent_np, num_slots),
+        chance_prob=np.frombuffer(walk.chance_prob, dtype=np.float64).copy(),
+        node_infoset=np.frombuffer(walk.node_infoset, dtype=np.int32)[order].copy(),
         returns=returns_np,
-        infoset_player=np.frombuffer(infoset_player, dtype=np.int32).copy(),
+        infoset_player=np.frombuffer(walk.infoset_player, dtype=np.int32).copy(),
         infoset_slots=slots_np,
-        slot_action=np.frombuffer(slot_action, dtype=np.int32).copy(),
+        slot_action=np.frombuffer(walk.slot_action, dtype=np.int32).copy(),
         slot_infoset=np.repeat(np.arange(len(strings), dtype=np.int32), np.diff(slots_np)),
-        infoset_parent_slot=np.frombuffer(infoset_parent_slot, dtype=np.int32).copy(),
+        infoset_parent_slot=np.frombuffer(walk.infoset_parent_slot, dtype=np.int32).copy(),
         infoset_strings=strings,
-        compile_seconds=time.perf_counter() - t0,
     )
-    _check(tree)
-    return tree
+
+
+def _edges(edge_local: np.ndarray, player: np.ndarray, parent: np.ndarray, num_slots: int) -> np.ndarray:
+    """``edge`` from the walk's per-node slot or chance-edge number (see the layout)."""
+    parent_is_chance = np.zeros(len(player), dtype=bool)
+    parent_is_chance[1:] = player[parent[1:]] == CHANCE
+    edge = np.where(parent_is_chance, edge_local + num_slots, edge_local)
+    edge[0] = 0
+    return edge.astype(np.uint32)
+
+
+def _first_children(parent: np.ndarray) -> np.ndarray:
+    """``first_child`` of breadth-first nodes: children are contiguous, so a
+    parent's first child is where its run of children starts."""
+    num_nodes = len(parent)
+    first_child = np.zeros(num_nodes, dtype=np.uint32)
+    kids = np.arange(1, num_nodes, dtype=np.uint32)
+    starts = np.ones(num_nodes - 1, dtype=bool)
+    starts[1:] = parent[2:] != parent[1:-1]
+    first_child[parent[1:][starts]] = kids[starts]
+    return first_child
 
 
 def _children(state, actions):

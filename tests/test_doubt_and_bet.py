@@ -1,4 +1,5 @@
-"""Doubt and Bet: conformance, scenarios from the rule text, solvers, agents.
+"""Doubt and Bet: game information, scenarios from the rule text, solvers, agents
+(the checks every game shares: tests/test_conformance.py).
 
 Scenario tests script games move by move; cards are dealt seat by seat from
 seat 0 (one chance action per card), so ``deal`` takes each seat's cards in
@@ -503,24 +504,7 @@ def test_single_bet_pays_chips_won_or_lost():
     assert state.returns() == [3.0, -3.0, 0.0]
 
 
-# -------------------------------------------------------- conformance
-@pytest.mark.parametrize("game_string", [
-    "doubt_and_bet(players=2)",
-    "doubt_and_bet(players=3)",
-    "doubt_and_bet",
-    "doubt_and_bet(players=5)",
-    "doubt_and_bet(players=3,chips=2,slots=2,colours=2,payoff=rank)",
-    "doubt_and_bet(players=2,chips=0,slots=3,colours=1,copies=3)",
-    "doubt_and_bet(players=4,chips=3,slots=1,colours=3,upkeep_start=2,upkeep_every=1,shuffle_every=1)",
-    TINY,
-    "doubt_and_bet(players=3,chips=2,slots=2,colours=1,single_bet=true)",
-])
-def test_random_sim_test(game_string):
-    game = pyspiel.load_game(game_string)
-    num_sims = 2 if "players=5" in game_string or game_string == "doubt_and_bet" else 5
-    pyspiel.random_sim_test(game, num_sims=num_sims, serialize=True, verbose=False)
-
-
+# ------------------------------------------- game information and views
 def _expected_info(players=4, chips=7, slots=5, colours=5, copies=0, upkeep_start=15,
                    upkeep_every=5, shuffle_every=10, max_rounds=100, single_bet=False,
                    payoff="win"):

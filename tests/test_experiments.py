@@ -20,6 +20,96 @@ def test_shipped_specs_parse(name):
     assert spec["kind"] == name and spec["games"]
 
 
+def test_the_campaign_spec_continues_the_recorded_matches(tmp_path):
+    """Every match of the shipped campaign is the match its recorded CSV holds
+    (same game, opponent, IS-MCTS spec and seed: resuming continues it), and
+    the table rewritten from the CSVs is the recorded table.md."""
+    from kibitz.experiments import ismcts_strength as st
+    from kibitz.experiments.records import AppendCSV
+    results = ROOT / "docs" / "results" / "ismcts_strength"
+    spec = runner.load_spec(ROOT / "experiments" / "ismcts_strength_campaign")
+    assert spec["kind"] == "ismcts_match"
+    names = [m["name"] for m in spec["matches"]]
+    assert sorted(names) == sorted(p.stem for p in results.glob("*.csv"))
+    for m in spec["matches"]:
+        (tmp_path / f"{m['name']}.csv").write_bytes((results / f"{m['name']}.csv").read_bytes())
+        args = st.match_from_options({k: v for k, v in {**spec, **m}.items() if k in st.OPTIONS},
+                                     tmp_path / f"{m['name']}.csv")
+        assert (args.sims, args.games, args.seed) == (m.get("sims", 1000), 1000, 0)
+        with AppendCSV(args.out, [], {"game": args.game, "opponent": st.opponent_label(args),
+                                      "ismcts": st.ismcts_spec(args), "seed": args.seed}) as f:
+            assert f.done and f.done <= set(range(1000))
+    runner.run_ismcts_match({**spec, "only": "pub"}, tmp_path, log=lambda *_: None)  # all played: no game
+    assert (tmp_path / "table.md").read_text() == (results / "table.md").read_text()
+
+
+def test_ismcts_match_spec_plays_resumes_and_writes_the_table(tmp_path, capsys):
+    from kibitz.experiments import ismcts_strength as st
+    (tmp_path / "spec.toml").write_text('''
+kind = "ismcts_match"
+sims = 4
+games = 3
+seed = 2
+
+[[matches]]
+name = "small_vs_random"
+game = "underdog(players=3,cards=5,bank=2)"
+opponent = "random"
+
+[[matches]]
+name = "small_m0_vs_heuristic"
+game = "underdog(players=3,cards=5,bank=2)"
+opponent = "heuristic"
+rollout_moves = 0
+uct_c = 0.05
+''')
+    out = tmp_path / "out"
+    runner.run(tmp_path, out=out, log=lambda *_: None)
+    rows = list(csv.DictReader(open(out / "small_m0_vs_heuristic.csv")))
+    assert [int(r["index"]) for r in rows] == [0, 1, 2]
+    assert rows[0]["ismcts"] == "ismcts(sims=4,uct_c=0.05,rollout=random,rollout_moves=0)"
+    assert {r["seed"] for r in rows} == {"2"}
+    assert "games are already played" not in (out / "logs" / "small_vs_random.log").read_text()
+    # a second shard of the same matches appends games 3..5 only
+    runner.run(tmp_path, out=out, log=lambda *_: None, overrides={"start": 3, "only": "random"})
+    rows = list(csv.DictReader(open(out / "small_vs_random.csv")))
+    assert [int(r["index"]) for r in rows] == [0, 1, 2, 3, 4, 5]
+    assert len(list(csv.DictReader(open(out / "small_m0_vs_heuristic.csv")))) == 3
+    # the same games as a one-match run of the script
+    st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "random", "--sims", "4",
+             "--seed", "2", "--games", "6", "--out", str(tmp_path / "script.csv")])
+    script = list(csv.DictReader(open(tmp_path / "script.csv")))
+    assert [r[f"return_{p}"] for r in script for p in range(3)] == [r[f"return_{p}"] for r in rows for p in range(3)]
+    capsys.readouterr()
+    st.main(["table", str(out / "small_m0_vs_heuristic.csv"), str(out / "small_vs_random.csv")])
+    assert (out / "table.md").read_text() == capsys.readouterr().out
+
+
+def test_ismcts_match_spec_refuses_unknown_options_and_names(tmp_path):
+    spec = {"kind": "ismcts_match", "matches": [{"name": "a", "game": "underdog", "opponent": "random",
+                                                 "simulations": 5}]}
+    with pytest.raises(ValueError, match="unknown match option.*simulations"):
+        runner.run_ismcts_match(spec, tmp_path)
+    with pytest.raises(ValueError, match="no match name contains 'b'"):
+        runner.run_ismcts_match({**spec, "matches": [{"name": "a", "game": "underdog", "opponent": "random"}],
+                                 "only": "b"}, tmp_path)
+
+
+def test_append_csv_resumes_by_index_and_refuses_another_run(tmp_path):
+    from kibitz.experiments.records import AppendCSV, OtherRunError
+    path = tmp_path / "r.csv"
+    with AppendCSV(path, ["run", "index", "x"], {"run": "a"}) as f:
+        assert f.done == set()
+        f.write({"run": "a", "index": 0, "x": 1})
+        f.write({"run": "a", "index": 2, "x": 3})
+    with AppendCSV(path, ["run", "index", "x", "new"], {"run": "a"}) as f:
+        assert f.done == {0, 2} and f.fields == ["run", "index", "x"]
+        f.write({"run": "a", "index": 1, "x": 2, "new": 9})
+    assert path.read_text().splitlines() == ["run,index,x", "a,0,1", "a,2,3", "a,1,2"]
+    with pytest.raises(OtherRunError, match="another match"):
+        AppendCSV(path, ["run", "index"], {"run": "b"})
+
+
 def test_convergence_experiment_writes_results(tmp_path):
     result = CliRunner().invoke(main, [
         "experiment", "run", str(ROOT / "experiments" / "convergence"), "--out", str(tmp_path),
@@ -52,7 +142,7 @@ def test_strength_experiment_writes_results(tmp_path):
 def test_bad_spec_is_a_clear_error(tmp_path):
     (tmp_path / "spec.toml").write_text('kind = "magic"\n')
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
-    assert result.exit_code == 1 and "allowed kinds: convergence, strength" in result.output
+    assert result.exit_code == 1 and "allowed kinds: convergence, strength, ismcts_match" in result.output
 
 
 def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""Over/Under: conformance, scenarios from the rule text, known values, determinism."""
+"""Over/Under: game information, scenarios from the rule text, known values, determinism
+(the checks every game shares: tests/test_conformance.py)."""
 
 import pickle
 
@@ -277,30 +278,7 @@ def test_human_readable_state():
     assert "tally p0 $120 p1 $0" in text
 
 
-# ----------------------------------------------------------- conformance
-MATRIX = [
-    "over_under",
-    "over_under(players=1)",
-    "over_under(players=1,deck=standard,jokers=true)",
-    "over_under(players=2,variant=cutthroat,jokers=true)",
-    "over_under(players=2,deck=standard,payoff=score)",
-    "over_under(players=5,deck=standard,variant=cutthroat,rounds=1)",
-    "over_under(players=5,copies=1,stacks=3,jokers=true)",
-    "over_under(players=8,rounds=2,jokers=true,payoff=score)",
-    "over_under(players=8,copies=1,stacks=3,variant=cutthroat)",
-    "over_under(players=5,copies=1,stacks=2,variant=cutthroat,jokers=true)",
-    "over_under(players=2,copies=1,stacks=2,deck=standard,variant=cutthroat,jokers=true)",
-    "over_under(players=1,copies=1,stacks=3)",
-    "over_under(players=2,copies=1,stacks=1,rounds=1)",
-]
-
-
-@pytest.mark.parametrize("game_string", MATRIX)
-def test_random_sim_with_serialization(game_string):
-    game = pyspiel.load_game(game_string)
-    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
-
-
+# ------------------------------------------- game information and views
 @pytest.mark.parametrize("players,deck,copies,stacks,rounds,jokers", [
     (1, "cash", 1, 2, 0, False), (2, "standard", 2, 5, 3, True), (4, "cash", 0, 9, 0, False),
     (5, "standard", 0, 9, 1, False), (8, "cash", 3, 4, 2, True)])

@@ -255,15 +255,7 @@ def test_deal_order_removed_first_then_seat_by_seat():
     assert state.current_player() == 0 and game.card_names[state.face_up] == "5C"
 
 
-# ------------------------------------------------------------- conformance
-@pytest.mark.parametrize("game_string", [f"pub(players={n})" for n in range(3, 9)] + [
-    TINY, "pub(players=3,suits=2,ranks=3,removed=0,hand=1,payoff=score)",
-    "pub(players=4,suits=1,ranks=8,removed=1,hand=1)", "pub(payoff=score)"])
-def test_random_sim(game_string):
-    game = pyspiel.load_game(game_string)
-    pyspiel.random_sim_test(game, num_sims=4, serialize=True, verbose=False)
-
-
+# ------------------------------------------- game information and views
 def test_chance_outcomes_exact_and_ascending():
     game = pyspiel.load_game("pub(players=3)")
     state = game.new_initial_state()
@@ -538,26 +530,6 @@ def test_tensor_sizes_and_views():
     assert obs.dict["collections"].sum() == sum(len(c) for c in state.collections)
     assert obs.dict["phase"][pub.OVER] == 1 and obs.dict["to_move"][n] == 1
     assert np.shares_memory(obs.dict["collections"], obs.tensor)
-
-
-def test_serialization_round_trip():
-    game = pyspiel.load_game("pub(players=5,payoff=score)")
-    rng = np.random.default_rng(4)
-    state = game.new_initial_state()
-    for _ in range(40):
-        if state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
-        else:
-            legal = state.legal_actions()
-            state.apply_action(legal[int(rng.integers(len(legal)))])
-    text = pyspiel.serialize_game_and_state(game, state)
-    game2, state2 = pyspiel.deserialize_game_and_state(text)
-    assert str(game2) == str(game)
-    assert str(state2) == str(state) and state2.history() == state.history()
-    for p in range(5):
-        assert state2.information_state_string(p) == state.information_state_string(p)
-    assert state2.legal_actions() == state.legal_actions()
 
 
 # ------------------------------------------------------------- resampling

@@ -1,4 +1,5 @@
-"""Underdog: conformance, scenarios from the rule text, known values, determinism."""
+"""Underdog: game information, scenarios from the rule text, known values, determinism
+(the checks every game shares: tests/test_conformance.py)."""
 
 import numpy as np
 import pyspiel
@@ -210,31 +211,7 @@ def test_win_ties_share():
     assert state.returns() == pytest.approx([1 / 3] * 3)
 
 
-# ----------------------------------------------------------- conformance
-MATRIX = [
-    "underdog",
-    "underdog(players=3)",
-    "underdog(players=5,cards=15)",
-    "underdog(players=6)",
-    "underdog(players=6,cards=15,payoff=chips)",
-    "underdog(players=3,cards=5)",
-    "underdog(players=6,cards=8)",
-    "underdog(players=4,bank=2)",
-    "underdog(players=3,cards=5,bank=2,last_round_stake=2)",
-    "underdog(players=4,chips=1,bank=6,max_rounds=3)",
-    "underdog(players=4,cards=6,bank=2)",
-    "underdog(players=5,cards=7,bank=2,payoff=chips)",
-    "underdog(players=3,cards=5,bank=1,last_round_stake=1)",
-    "underdog(players=5,cards=15,bank=3,last_round_stake=3)",
-]
-
-
-@pytest.mark.parametrize("game_string", MATRIX)
-def test_random_sim_with_serialization(game_string):
-    game = pyspiel.load_game(game_string)
-    pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
-
-
+# ------------------------------------------- game information and views
 @pytest.mark.parametrize("players,cards,chips,bank,rounds", [
     (3, 5, 1, 1, 1), (4, 13, 4, 8, 30), (6, 15, 7, 9, 12), (5, 7, 2, 3, 2)])
 def test_game_info_follows_parameters(players, cards, chips, bank, rounds):
