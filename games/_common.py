@@ -1,7 +1,7 @@
 """Shared plumbing for kibitz games: declared parameters and their validation.
 
 Every game declares its parameters once, as a tuple of :class:`Param`, with
-the rule text's value as default. :func:`read_params` fills in defaults,
+the value its rules page (docs/rules/) gives as default. :func:`read_params` fills in defaults,
 checks every value against its declaration and raises a ``ValueError`` that
 names the parameter and the allowed values. ``pyspiel`` itself already
 rejects unknown parameter names and wrong types when a game string is
@@ -221,7 +221,8 @@ class SlotsState:
             raise TypeError(f"{cls.__name__}.COPIED names no slot: {sorted(unknown)}")
         lines = ["def __deepcopy__(self, memo):", "    c = _new(_cls)"]
         for k in cls.__slots__:
-            lines.append(f"    c.{k} = self.{k}.copy()" if k in cls.COPIED else f"    c.{k} = self.{k}")
+            copied = ".copy()" if k in cls.COPIED else ""
+            lines.append(f"    c.{k} = self.{k}{copied}")
         lines.append("    return c")
         namespace = {"_new": object.__new__, "_cls": cls}
         exec("\n".join(lines), namespace)

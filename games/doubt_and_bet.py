@@ -1,7 +1,7 @@
 """Doubt and Bet: hidden coloured cards, claims with stakes, doubts and showdowns.
 
-Implements the rule text ``seeds/003`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/doubt_and_bet.md``.
+Implements the rules page ``docs/rules/doubt_and_bet.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 A round: upkeep (rounds ``upkeep_start``, ``+upkeep_every``, ...), a seating
 shuffle (a chance event, rounds ``1 + k * shuffle_every``), the exchange
@@ -66,6 +66,18 @@ contiguous run of codes (they are built as ranges).
 outcome ``i`` is the i-th order (lexicographic) of the remaining players
 (``seating 2 0 1 3``). ``max_chance_outcomes = max(K1, players!)`` when a
 shuffle can happen, else K1.
+
+Events. ``DoubtAndBetState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Round(round)``, ``Upkeep(effects)``, ``Seating(seating)``,
+``Start(first, order, chips, slots)``, ``Exchange(player, choice)``,
+``Deal(player, colour)``, ``Claim(player, quantity, colour, chips,
+slot_chips)``, ``Doubt(player)``, ``Call(player, chips, slot_chips)``,
+``Raise(player, chips, slot_chips)``, ``AllIn(player, chips, slot_chips,
+opponent_chips, opponent_slot_chips)``, ``Fold(player)``,
+``Reveal(hands, count)``, ``Settle(winner, loser, chips, slot_chips)``,
+``Out(player)``, ``End(reason)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations
@@ -1027,9 +1039,10 @@ class DoubtAndBetState(pyspiel.State):
         every round is dealt from the full deck, so the earlier rounds'
         hidden cards are independent of this round's given what the player
         saw, and nothing from this round on reads them (the search's
-        opponent model checks only this round's moves). Drawing them again
-        for every world cost most of a Doubt and Bet simulation late in a
-        game (a shuffle per revealed hand of every earlier round).
+        opponent model checks only this round's moves). Late in a game,
+        drawing them once per search rather than once per world saves most
+        of a simulation's time (a shuffle per revealed hand of every earlier
+        round).
 
         ``cards`` (internal only): this round's cards in the order dealt,
         drawn by the caller (a search's belief draws them seat by seat) in

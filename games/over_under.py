@@ -1,7 +1,7 @@
 """Over/Under: predict whether the next card is over or under a stack's top.
 
-Implements the rule text ``seeds/002`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/over_under.md``.
+Implements the rules page ``docs/rules/over_under.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 A round: ``stacks`` cards are dealt face up, one per stack (chance, stack 0
 first). From the player left of the dealer, clockwise, each player names a
@@ -62,6 +62,15 @@ dealt to each stack) and, for each of at most ``D - S`` flips in order,
 tensor is the current table: ``observer n | to_move n+1 | round R |
 dealer n | tally n | top S*(K+1) | on_table S | claimed_by S*n | money S |
 deck KC | pending S | direction 2 | phase 5``.
+
+Events. ``OverUnderState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Round(round, dealer, starter, tally)``, ``Deal(stack, card)``,
+``Predict(player, stack, over)``, ``Flip(card, stack, outcome)``,
+``Give(player, to)``, ``Claim(player, stack, money)``,
+``RoundEnd(round, why, unclaimed, tally)``, ``Donor(donated)``,
+``Winners(players)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A Little Pub Card Game ("pub"): take the face-up card or risk a draw.
 
-Implements the rule text ``seeds/001`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/pub.md``.
+Implements the rules page ``docs/rules/pub.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 Set-up (all chance, in this order): ``removed`` cards are set aside face
 down, unseen by everyone; each seat from seat 0 is dealt its whole hand of
@@ -71,6 +71,14 @@ Observation (current view only)::
 
     observer n | to_move n+1 (last: chance / nobody) | own_hand N |
     face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6
+
+Events. ``PubState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Removed(card)``, ``Deal(player, card)``, ``Reveal(player, card)``,
+``Take(player, card)``, ``Draw(player)``, ``Drawn(player, card)``,
+``Keep(player, drawn, face_up)``, ``Both(player, face_up, drawn, forced)``,
+``End(how, face_up)``, ``Hands(hands)``, ``Scores(scores)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations

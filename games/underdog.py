@@ -1,7 +1,7 @@
 """Underdog: 13 cards, swap or flip the underdog card, fight or pass.
 
-Implements the rule text ``seeds/000`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/underdog.md``.
+Implements the rules page ``docs/rules/underdog.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 A round: every player with chips is dealt one card (chance, seat by seat from
 seat 0), then the underdog card is turned up (chance). Draw step, from the
@@ -20,6 +20,7 @@ Rulings that are our own (also in the rules page):
 * ``last_round_stake`` is both the bank size that makes a round the last
   round and the fight cost in that round (2 in the text).
 * When the draw pile is empty, the players still to draw skip the step.
+* Every round is dealt from the full deck of ``cards`` cards.
 * Nobody fights: no winner, bank unchanged, same start player; the round
   counts toward ``max_rounds``. The game ends after the last round even if
   nobody fights in it (the bank keeps its chips).
@@ -32,6 +33,16 @@ Encoding. Player actions: ``0 swap``, ``1 new underdog``, ``2 fight``,
 ``3 pass``, ``4 + v - 1 keep v`` for card value ``v`` in ``1..cards``, so
 ``num_distinct_actions = 4 + cards``. Chance outcomes: ``v - 1`` is card
 ``v`` (named ``card v``).
+
+Events. ``UnderdogState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Round(round, start, last, bank, chips)``, ``Deal(player, card)``,
+``Underdog(card)``, ``Swap(player)``, ``Draw(player, card)``,
+``Keep(player, kept, laid)``, ``NewUnderdog(player)``, ``Flip(player, card)``,
+``Skip(player)``, ``Fight(player, stake)``, ``Pass(player)``,
+``Showdown(cards)``, ``Won(player, gain)``, ``Nobody()``,
+``Alone(player, bank)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations
@@ -583,8 +594,8 @@ class UnderdogState(pyspiel.State):
         state = self.get_game().new_initial_state()
         begun = new_log[current]
         c = state._c
-        c.chips, c.bank, c.rnd, c.start = list(begun.chips), begun.bank, begun.round - 1, begun.start
-        c.log = new_log[:current]
+        c.chips, c.bank, c.start = list(begun.chips), begun.bank, begun.start
+        c.rnd, c.log = begun.round - 1, new_log[:current]
         state._new_round()
         return self._replay(new_log[current + 1:], internal, player_id, check, state)
 
@@ -691,7 +702,9 @@ def event_text(e, me: int) -> str | None:
     if kind == "draw":
         return f"you draw {e.card}" if e.player == me else None
     if kind == "keep":
-        return f"you keep {e.kept}, lay {e.laid}" if e.player == me else f"p{e.player} lays {e.laid}"
+        if e.player == me:
+            return f"you keep {e.kept}, lay {e.laid}"
+        return f"p{e.player} lays {e.laid}"
     if kind == "new":
         return f"p{e.player} new underdog"
     if kind == "flip":

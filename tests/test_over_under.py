@@ -1,4 +1,5 @@
-"""Over/Under: conformance, scenarios from the rule text, known values, determinism."""
+"""Over/Under: conformance, scenarios from the rules page (docs/rules/over_under.md),
+known values, determinism."""
 
 import pickle
 
