@@ -115,6 +115,11 @@ SD_CALL, SD_RAISE, SD_ALL_IN, SD_FOLD = 1, 2, 3, 4
 # string has one line per event that its viewer sees (``event_text``; the
 # lines are in the rules page). A stake is ``chips`` plus ``slot_chips``;
 # colours are indices (rainbow last).
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
 
 
 class Round(NamedTuple):
@@ -428,7 +433,7 @@ class DoubtAndBetState(pyspiel.State):
     def _start_round(self):
         c, g = self._c, self.get_game()
         c.rnd += 1
-        c.log.append(Round("round", c.rnd))
+        c.log.append(_new(Round, ("round", c.rnd)))
         r = c.rnd
         if g.upkeep_start and r >= g.upkeep_start and (r - g.upkeep_start) % g.upkeep_every == 0:
             self._upkeep()
@@ -459,7 +464,7 @@ class DoubtAndBetState(pyspiel.State):
             else:
                 effects.append((s, UP_OUT))
                 gone.append(s)
-        c.log.append(Upkeep("upkeep", tuple(effects)))
+        c.log.append(_new(Upkeep, ("upkeep", tuple(effects))))
         if gone:
             for s in gone:
                 c.out[s] = c.nout
@@ -486,7 +491,7 @@ class DoubtAndBetState(pyspiel.State):
         c = self._c
         i = c.seating.index(c.first)
         c.order = c.seating[i:] + c.seating[:i]
-        c.log.append(Start("start", c.first, c.order, tuple(c.chips), tuple(c.slots)))
+        c.log.append(_new(Start, ("start", c.first, c.order, tuple(c.chips), tuple(c.slots))))
         c.phase = EXCHANGE
         c.pos = -1
         self._next_exchanger()
@@ -656,7 +661,7 @@ class DoubtAndBetState(pyspiel.State):
                 raise _common.illegal(self, action, list(range(len(perms))),
                                       "not a seating order of the remaining players")
             c.seating = perms[action]
-            c.log.append(Seating("seating", c.seating))
+            c.log.append(_new(Seating, ("seating", c.seating)))
             self._begin_exchange()
         elif ph == CLAIM:
             self._apply_claim(action)
@@ -673,7 +678,7 @@ class DoubtAndBetState(pyspiel.State):
             elif action == SELL:
                 c.chips[s] += 1
                 c.slots[s] -= 1
-            c.log.append(Exchange("exchange", s, action))
+            c.log.append(_new(Exchange, ("exchange", s, action)))
             self._next_exchanger()
         else:
             raise _common.IllegalActionError(f"action {action}: the game is over")
@@ -684,7 +689,7 @@ class DoubtAndBetState(pyspiel.State):
         c.deck[k] -= 1
         c.ndeck -= 1
         c.hand[s * self._k1 + k] += 1
-        c.log.append(Deal("deal", s, k))
+        c.log.append(_new(Deal, ("deal", s, k)))
         c.pos += 1
         if c.pos == len(c.deal_seats):
             c.phase = CLAIM
@@ -708,7 +713,7 @@ class DoubtAndBetState(pyspiel.State):
             c.sd_turn = me
             c.sd_moves = 0
             c.phase = SHOWDOWN
-            c.log.append(Doubt("doubt", me))
+            c.log.append(_new(Doubt, ("doubt", me)))
             return
         rel = action - self._claim_base
         why = ""
@@ -729,7 +734,7 @@ class DoubtAndBetState(pyspiel.State):
                 why = f"the stake {ch}+{s} is not affordable ({c.chips[me]} chips, {c.slots[me] - 1} slot chips)"
             else:
                 c.claim = (me, q, k, ch, s)
-                c.log.append(Claim("claim", me, q, k, ch, s))
+                c.log.append(_new(Claim, ("claim", me, q, k, ch, s)))
                 order = c.order
                 c.turn = order[(order.index(me) + 1) % len(order)]
                 return
@@ -762,7 +767,7 @@ class DoubtAndBetState(pyspiel.State):
                 excess = v - can
                 back_s = min(excess, opp[1])
                 new_opp = (opp[0] - (excess - back_s), opp[1] - back_s)
-                c.log.append(AllIn("allin", me, *own, *new_opp))
+                c.log.append(_new(AllIn, ("allin", me, *own, *new_opp)))
                 if is_bettor:
                     c.bstake, c.dstake = own, new_opp
                 else:
@@ -773,7 +778,7 @@ class DoubtAndBetState(pyspiel.State):
             if mine is None:
                 why = "the doubter cannot fold on its first action"
             else:
-                c.log.append(Fold("fold", me))
+                c.log.append(_new(Fold, ("fold", me)))
                 self._settle(c.doubter if is_bettor else c.bettor, me, mine)
                 return
         elif CALL_BASE <= action < self._claim_base:
@@ -793,10 +798,10 @@ class DoubtAndBetState(pyspiel.State):
                 else:
                     c.dstake = (ch, s)
                 if is_raise:
-                    c.log.append(Raise("raise", me, ch, s))
+                    c.log.append(_new(Raise, ("raise", me, ch, s)))
                     c.sd_turn = c.doubter if is_bettor else c.bettor
                 else:
-                    c.log.append(Call("call", me, ch, s))
+                    c.log.append(_new(Call, ("call", me, ch, s)))
                     self._reveal()
                 return
         else:
@@ -811,7 +816,7 @@ class DoubtAndBetState(pyspiel.State):
         _, q, k, _, _ = c.claim
         rb = k1 - 1
         count = sum(h[k] + (h[rb] if k != rb else 0) for _, h in hands)
-        c.log.append(Reveal("reveal", hands, count))
+        c.log.append(_new(Reveal, ("reveal", hands, count)))
         if count >= q:
             self._settle(c.bettor, c.doubter, c.dstake)
         else:
@@ -824,14 +829,14 @@ class DoubtAndBetState(pyspiel.State):
         c.slots[loser] -= s
         c.chips[winner] += ch + s
         c.bet = (winner, loser, ch + s)
-        c.log.append(Settle("settle", winner, loser, ch, s))
+        c.log.append(_new(Settle, ("settle", winner, loser, ch, s)))
         c.claim = None
         c.bettor = c.doubter = -1
         c.bstake = c.dstake = None
         if c.chips[loser] == 0 and c.slots[loser] == 1:
             c.out[loser] = c.nout
             c.nout += 1
-            c.log.append(Out("out", loser))
+            c.log.append(_new(Out, ("out", loser)))
         c.first = self._starter(loser)
         c.seating = tuple(x for x in c.seating if c.out[x] < 0)
         if g.single_bet:
@@ -846,7 +851,7 @@ class DoubtAndBetState(pyspiel.State):
     def _end(self, reason):
         c = self._c
         c.phase = OVER
-        c.log.append(End("end", reason))
+        c.log.append(_new(End, ("end", reason)))
 
     def is_terminal(self):
         return self._c.phase == OVER
@@ -1076,12 +1081,12 @@ class DoubtAndBetState(pyspiel.State):
                             known = known[:]
                             _shuffle(known, probability_sampler)
                             for j, k in zip(at, known):
-                                log[j] = Deal("deal", s, k)
+                                log[j] = _new(Deal, ("deal", s, k))
                     continue
                 drawn = []
                 _redraw_round(deals, False, player_id, probability_sampler, g.copies, self._k1, drawn)
                 for j, (s, _), k in zip(where, deals, drawn):
-                    log[j] = Deal("deal", s, k)
+                    log[j] = _new(Deal, ("deal", s, k))
             if earlier and state._c.phase != DEAL:
                 # before this round's deal the hands and deck are still the
                 # last round's: make them those of the cards just drawn

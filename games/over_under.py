@@ -108,6 +108,11 @@ DONOR_RANKS = ((1000, "Mega Donor"), (500, "Wealthy Donor"), (100, "Big Donor"),
 # order. Each is a tuple whose first field is its kind; the
 # information-state string has one line per event (``event_text``; the lines
 # are in the rules page). A ``card`` is a card kind (chance outcome order).
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
 
 
 class Round(NamedTuple):
@@ -346,7 +351,7 @@ class OverUnderState(pyspiel.State):
         c.legal = []
         c.pstack = -1
         c.pover = True
-        c.log.append(Round("round", c.rnd, c.dealer, c.turn, tuple(c.tally)))
+        c.log.append(_new(Round, ("round", c.rnd, c.dealer, c.turn, tuple(c.tally))))
 
     def current_player(self):
         ph = self._c.phase
@@ -391,13 +396,13 @@ class OverUnderState(pyspiel.State):
             c.pstack = action >> 1
             c.pover = not action & 1
             c.phase = FLIP
-            c.log.append(Predict("predict", c.turn, c.pstack, c.pover))
+            c.log.append(_new(Predict, ("predict", c.turn, c.pstack, c.pover)))
         elif ph == GIVE:
             to = action - r.give_base
             if not (0 <= to < r.n and to != c.turn):
                 raise _common.illegal(self, action, self._legal_actions(c.turn),
                                       "give the stack to another player")
-            c.log.append(Give("give", c.turn, to))
+            c.log.append(_new(Give, ("give", c.turn, to)))
             self._claim(to)
             self._advance()
         else:
@@ -409,7 +414,7 @@ class OverUnderState(pyspiel.State):
         c.top[s] = k
         c.money[s] = r.vals[k]
         c.ndealt = s + 1
-        c.log.append(Deal("deal", s, k))
+        c.log.append(_new(Deal, ("deal", s, k)))
         if c.ndealt == r.S:
             if r.jokers:
                 c.counts[r.K] = c.counts[r.K + 1] = c.counts[r.K + 2] = 1
@@ -440,14 +445,14 @@ class OverUnderState(pyspiel.State):
         else:
             outcome = "joker"
         if outcome == "safe" or (outcome == "tie" and not r.cut):
-            c.log.append(Flip("flip", k, s, outcome))
+            c.log.append(_new(Flip, ("flip", k, s, outcome)))
             self._advance()
         elif outcome == "bust" or r.n == 1:
-            c.log.append(Flip("flip", k, s, outcome))
+            c.log.append(_new(Flip, ("flip", k, s, outcome)))
             self._claim(c.turn)
             self._advance()
         else:
-            c.log.append(Flip("flip", k, s, outcome))
+            c.log.append(_new(Flip, ("flip", k, s, outcome)))
             c.phase = GIVE
 
     def _claim(self, seat):
@@ -458,7 +463,7 @@ class OverUnderState(pyspiel.State):
         c.open -= 1
         c.legal.remove(2 * s)
         c.legal.remove(2 * s + 1)
-        c.log.append(Claim("claim", seat, s, c.money[s]))
+        c.log.append(_new(Claim, ("claim", seat, s, c.money[s])))
 
     def _advance(self):
         c, r = self._c, self._r
@@ -467,18 +472,18 @@ class OverUnderState(pyspiel.State):
             c.phase = PREDICT
             return
         left = sum(m for m, o in zip(c.money, c.owner) if o < 0)
-        c.log.append(RoundEnd("end", c.rnd, "claimed" if not c.open else "empty", left,
-                              tuple(c.tally)))
+        c.log.append(_new(RoundEnd, ("end", c.rnd, "claimed" if not c.open else "empty", left,
+                              tuple(c.tally))))
         if c.rnd < r.rounds:
             self._new_round()
             return
         c.phase = OVER
         if r.n == 1:
             c.donated = left
-            c.log.append(Donor("donor", left))
+            c.log.append(_new(Donor, ("donor", left)))
         else:
             best = min(c.tally)
-            c.log.append(Winners("winners", tuple(i for i, t in enumerate(c.tally) if t == best)))
+            c.log.append(_new(Winners, ("winners", tuple(i for i, t in enumerate(c.tally) if t == best))))
 
     def is_terminal(self):
         return self._c.phase == OVER

@@ -115,6 +115,11 @@ EVENT_KINDS = ("reveal", "take", "draw", "drawn", "keep", "both")
 # Each is a tuple whose first field is its kind; the information-state
 # string has one line per event (``event_text``; the lines are in the rules
 # page). ``player`` is the seat whose turn it is.
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
 
 
 class Removed(NamedTuple):
@@ -387,7 +392,7 @@ class PubState(pyspiel.State):
                 self._setup_card(action)
             elif ph == REVEAL:
                 c.face = action
-                c.log.append(Reveal("reveal", c.player, action))
+                c.log.append(_new(Reveal, ("reveal", c.player, action)))
                 c.phase = TURN
             else:
                 self._drawn(action)
@@ -396,11 +401,11 @@ class PubState(pyspiel.State):
             if action == TAKE:
                 seat = c.player
                 c.coll[seat] = c.coll[seat] + (c.face,)
-                c.log.append(Take("take", seat, c.face))
+                c.log.append(_new(Take, ("take", seat, c.face)))
                 c.face = -1
                 self._next_turn()
             elif action == DRAW:
-                c.log.append(Draw("draw", c.player))
+                c.log.append(_new(Draw, ("draw", c.player)))
                 c.phase = DRAWN
             else:
                 raise _common.illegal(self, action, [TAKE, DRAW])
@@ -409,7 +414,7 @@ class PubState(pyspiel.State):
             seat = c.player
             if action == KEEP_DRAWN:
                 c.coll[seat] = c.coll[seat] + (c.drawn,)
-                c.log.append(Keep("keep", seat, c.drawn, c.face))
+                c.log.append(_new(Keep, ("keep", seat, c.drawn, c.face)))
                 c.drawn = -1
                 self._next_turn()
             elif action == TAKE_BOTH:
@@ -424,11 +429,11 @@ class PubState(pyspiel.State):
         pos = c.pos
         if pos < self._removed:
             c.removed = c.removed + (card,)
-            c.log.append(Removed("removed", card))
+            c.log.append(_new(Removed, ("removed", card)))
         else:
             seat = (pos - self._removed) // self._hand
             c.hands[seat] = c.hands[seat] + (card,)
-            c.log.append(Deal("deal", seat, card))
+            c.log.append(_new(Deal, ("deal", seat, card)))
         pos += 1
         c.pos = pos
         if pos == self._setup:
@@ -438,7 +443,7 @@ class PubState(pyspiel.State):
         c = self._c
         seat = c.player
         c.drawn = card
-        c.log.append(Drawn("drawn", seat, card))
+        c.log.append(_new(Drawn, ("drawn", seat, card)))
         r = self._ranks
         face = c.face
         if card % r < face % r and card // r != face // r:
@@ -450,7 +455,7 @@ class PubState(pyspiel.State):
         c = self._c
         seat = c.player
         c.coll[seat] = c.coll[seat] + (c.face, c.drawn)
-        c.log.append(Both("both", seat, c.face, c.drawn, forced))
+        c.log.append(_new(Both, ("both", seat, c.face, c.drawn, forced)))
         c.face = -1
         c.drawn = -1
         self._next_turn()
@@ -470,11 +475,11 @@ class PubState(pyspiel.State):
 
     def _end(self, how):
         c = self._c
-        c.log.append(End("end", how, c.face))
-        c.log.append(Hands("hands", tuple(c.hands)))
+        c.log.append(_new(End, ("end", how, c.face)))
+        c.log.append(_new(Hands, ("hands", tuple(c.hands))))
         c.scores = tuple(scores_of([c.coll[s] + c.hands[s] for s in range(self._n)],
                                    self._suits, self._ranks))
-        c.log.append(Scores("scores", c.scores))
+        c.log.append(_new(Scores, ("scores", c.scores)))
         c.phase = OVER
 
     def is_terminal(self):

@@ -67,6 +67,11 @@ DEAL, DRAW, DRAWN, KEEP, FIGHTING, OVER = range(6)
 # order. Each is a tuple whose first field is its kind; the information-state
 # string has one line per event that its player sees (``event_text``; the
 # lines are in the rules page). Cards are their values, 1..cards.
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
 
 
 class Round(NamedTuple):
@@ -291,7 +296,7 @@ class UnderdogState(pyspiel.State):
         c.underdog = 0
         c.fighters = []
         c.stakes = []
-        c.log.append(Round("round", c.rnd, c.start, c.last, c.bank, tuple(c.chips)))
+        c.log.append(_new(Round, ("round", c.rnd, c.start, c.last, c.bank, tuple(c.chips))))
 
     def current_player(self):
         ph = self._c.phase
@@ -340,7 +345,7 @@ class UnderdogState(pyspiel.State):
             raise _common.illegal(self, action, legal)
         seat = c.order[c.pos]
         if ph == DRAW:
-            c.log.append(Swap("swap", seat) if action == SWAP else NewUnderdog("new", seat))
+            c.log.append(_new(Swap, ("swap", seat)) if action == SWAP else _new(NewUnderdog, ("new", seat)))
             c.drawn = -1 if action == SWAP else -2  # which draw the chance node serves
             c.phase = DRAWN
         elif ph == KEEP:
@@ -349,7 +354,7 @@ class UnderdogState(pyspiel.State):
             c.hand[seat] = kept
             c.laid[seat] = laid
             c.drawn = 0
-            c.log.append(Keep("keep", seat, kept, laid))
+            c.log.append(_new(Keep, ("keep", seat, kept, laid)))
             self._next_drawer()
         else:
             if action == FIGHT:
@@ -357,9 +362,9 @@ class UnderdogState(pyspiel.State):
                 c.chips[seat] -= stake
                 c.fighters.append(seat)
                 c.stakes.append(stake)
-                c.log.append(Fight("fight", seat, stake))
+                c.log.append(_new(Fight, ("fight", seat, stake)))
             else:
-                c.log.append(Pass("pass", seat))
+                c.log.append(_new(Pass, ("pass", seat)))
             c.pos += 1
             if c.pos == len(c.order):
                 self._showdown()
@@ -369,11 +374,11 @@ class UnderdogState(pyspiel.State):
         if c.pos < len(c.deal_order):
             seat = c.deal_order[c.pos]
             c.hand[seat] = v
-            c.log.append(Deal("deal", seat, v))
+            c.log.append(_new(Deal, ("deal", seat, v)))
             c.pos += 1
         else:
             c.underdog = v
-            c.log.append(Underdog("underdog", v))
+            c.log.append(_new(Underdog, ("underdog", v)))
             c.phase = DRAW
             c.pos = -1
             self._next_drawer()
@@ -383,12 +388,12 @@ class UnderdogState(pyspiel.State):
         seat = c.order[c.pos]
         if c.drawn == -1:  # a swap: the player now chooses which card to keep
             c.drawn = v
-            c.log.append(Draw("draw", seat, v))
+            c.log.append(_new(Draw, ("draw", seat, v)))
             c.phase = KEEP
         else:
             c.drawn = 0
             c.underdog = v
-            c.log.append(Flip("flip", seat, v))
+            c.log.append(_new(Flip, ("flip", seat, v)))
             self._next_drawer()
 
     def _next_drawer(self):
@@ -397,7 +402,7 @@ class UnderdogState(pyspiel.State):
         c.pos += 1
         if c.pos < len(c.order) and c.npile == 0:
             for seat in c.order[c.pos:]:
-                c.log.append(Skip("skip", seat))
+                c.log.append(_new(Skip, ("skip", seat)))
             c.pos = len(c.order)
         if c.pos < len(c.order):
             c.phase = DRAW
@@ -417,20 +422,20 @@ class UnderdogState(pyspiel.State):
             totals = [v + c.underdog if v == low else v for v in cards]
             best = max(totals)
             winner = fighters[totals.index(best)]  # fighters are in turn order
-            c.log.append(Showdown("show", tuple(zip(fighters, cards))))
+            c.log.append(_new(Showdown, ("show", tuple(zip(fighters, cards)))))
         if winner >= 0:
             prize = c.bank if c.last else min(1, c.bank)
             c.bank -= prize
             gain = sum(c.stakes) + prize
             c.chips[winner] += gain
             c.start = winner
-            c.log.append(Won("won", winner, gain))
+            c.log.append(_new(Won, ("won", winner, gain)))
         else:
-            c.log.append(Nobody("nobody"))
+            c.log.append(_new(Nobody, ("nobody",)))
         alive = [s for s in range(self._n) if c.chips[s] > 0]
         if len(alive) < 2:
             c.chips[alive[0]] += c.bank
-            c.log.append(Alone("alone", alive[0], c.bank))
+            c.log.append(_new(Alone, ("alone", alive[0], c.bank)))
             c.bank = 0
             c.phase = OVER
         elif c.last or c.rnd >= g.max_rounds:
@@ -657,11 +662,11 @@ class UnderdogState(pyspiel.State):
         for e in events:
             kind = e.kind
             if kind == "deal" and e.player in sub_dealt:
-                e = Deal("deal", e.player, sub_dealt[e.player])
+                e = _new(Deal, ("deal", e.player, sub_dealt[e.player]))
             elif kind == "draw" and e.player in sub_drawn:
-                e = Draw("draw", e.player, sub_drawn[e.player])
+                e = _new(Draw, ("draw", e.player, sub_drawn[e.player]))
             elif kind == "keep" and e.player in sub_kept:
-                e = Keep("keep", e.player, sub_kept[e.player], laid[e.player])
+                e = _new(Keep, ("keep", e.player, sub_kept[e.player], laid[e.player]))
             out.append(e)
         return out
 
