@@ -44,6 +44,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from kibitz import games
 from kibitz.agents.registry import make_agent
 
 
@@ -317,9 +318,8 @@ def _summary(values: list[float]) -> tuple[float, float, float]:
 
 
 def win_shares(returns: list[float]) -> list[float]:
-    best = max(returns)
-    winners = [i for i, r in enumerate(returns) if abs(r - best) <= 1e-12]
-    return [1.0 / len(winners) if i in winners else 0.0 for i in range(len(returns))]
+    """The highest returns (within float rounding) share one win."""
+    return games.win_shares(returns, tolerance=1e-12)
 
 
 def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -> dict:

@@ -5,16 +5,18 @@ is adding a module); ``games.REGISTRY`` maps short names to their specs, and
 ``games.load_game`` loads a game string (raising ``GameStringError``).
 ``kibitz.games.search`` is the contract between a game and kibitz's searches
 (which capabilities a spec may declare, and what the states then offer).
+``win_shares`` splits a win among the best scores (payoff ``win``, and the
+tournament's win counts).
 """
 
 import importlib
 import pkgutil
 
-from kibitz.games._common import REGISTRY, GameSpec, Param
+from kibitz.games._common import REGISTRY, GameSpec, Param, win_shares
 from kibitz.games.loading import GameStringError, load_game
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if not _info.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_info.name}")
 
-__all__ = ["REGISTRY", "GameSpec", "GameStringError", "Param", "load_game"]
+__all__ = ["REGISTRY", "GameSpec", "GameStringError", "Param", "load_game", "win_shares"]

@@ -1,7 +1,7 @@
 """Shared plumbing for kibitz games: declared parameters and their validation.
 
 Every game declares its parameters once, as a tuple of :class:`Param`, with
-the rule text's value as default. :func:`read_params` fills in defaults,
+the value its rules page (docs/rules/) gives as default. :func:`read_params` fills in defaults,
 checks every value against its declaration and raises a ``ValueError`` that
 names the parameter and the allowed values. ``pyspiel`` itself already
 rejects unknown parameter names and wrong types when a game string is
@@ -129,10 +129,18 @@ def game_type(short_name: str, long_name: str, declared: tuple[Param, ...], *,
     )
 
 
-def win_shares(scores, higher_is_better: bool) -> list[float]:
-    """Payoff ``win``: the players with the best score share 1 equally."""
+def win_shares(scores, higher_is_better: bool = True, *, tolerance: float = 0.0) -> list[float]:
+    """Payoff ``win``: the players with the best score share 1 equally.
+
+    ``scores`` may be any comparable values (Doubt and Bet ranks by tuples);
+    with ``tolerance`` (numbers only) a score within it of the best counts
+    as the best, as for float returns.
+    """
     best = max(scores) if higher_is_better else min(scores)
-    winners = [i for i, s in enumerate(scores) if s == best]
+    if tolerance:
+        winners = [i for i, s in enumerate(scores) if abs(s - best) <= tolerance]
+    else:
+        winners = [i for i, s in enumerate(scores) if s == best]
     share = 1.0 / len(winners)
     return [share if i in winners else 0.0 for i in range(len(scores))]
 
@@ -152,14 +160,73 @@ def tensor_views(pieces):
     return tensor, views
 
 
+class Observer:
+    """Base of a game's observer: the observation type, and the one tensor.
+
+    ``iig_obs_type`` None is OpenSpiel's default observation (the current
+    view, not perfect recall); ``params`` must be empty. A game's observer
+    calls :meth:`set_pieces` with its tensor layout (see
+    :func:`tensor_views`; the first piece is ``observer``) and implements
+    ``_set_history(state, player)`` (perfect recall) and
+    ``_set_current(state, player)``; :meth:`set_from` clears the tensor,
+    marks the observer and calls the one that applies.
+    """
+
+    def __init__(self, iig_obs_type, params):
+        if params:
+            raise ValueError(f"observation parameters not supported; got {params}")
+        if iig_obs_type is None:
+            iig_obs_type = pyspiel.IIGObservationType(perfect_recall=False)
+        self.perfect_recall = iig_obs_type.perfect_recall
+        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        self.public = iig_obs_type.public_info
+
+    def set_pieces(self, pieces):
+        self.tensor, self.dict = tensor_views(pieces)
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        self.dict["observer"][player] = 1
+        if self.perfect_recall:
+            self._set_history(state, player)
+        else:
+            self._set_current(state, player)
+
+
 class SlotsState:
-    """Base of a game's ``_Core``: pickling for a ``__slots__`` class.
+    """Base of a game's ``_Core``: cheap copies and pickling for a
+    ``__slots__`` class.
+
+    pyspiel clones a Python state by deep-copying each attribute; one object
+    whose ``__deepcopy__`` copies its slots one level deep is much faster
+    than a dozen attributes. A subclass lists in ``COPIED`` the slots that
+    hold a list (or dict) of immutable values (ints, strings, tuples): those
+    are copied with ``.copy()``; every other slot must hold an immutable
+    value (or one nothing changes), and is shared. The ``__deepcopy__`` is
+    generated for each subclass as straight-line code, as fast as one
+    written by hand.
 
     pyspiel serializes a Python state by pickling its attributes; a class
-    with ``__slots__`` and no ``__dict__`` needs these two methods for that.
+    with ``__slots__`` and no ``__dict__`` needs ``__getstate__`` and
+    ``__setstate__`` for that.
     """
 
     __slots__ = ()
+    COPIED: tuple = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        unknown = set(cls.COPIED) - set(cls.__slots__)
+        if unknown:
+            raise TypeError(f"{cls.__name__}.COPIED names no slot: {sorted(unknown)}")
+        lines = ["def __deepcopy__(self, memo):", "    c = _new(_cls)"]
+        for k in cls.__slots__:
+            copied = ".copy()" if k in cls.COPIED else ""
+            lines.append(f"    c.{k} = self.{k}{copied}")
+        lines.append("    return c")
+        namespace = {"_new": object.__new__, "_cls": cls}
+        exec("\n".join(lines), namespace)
+        cls.__deepcopy__ = namespace["__deepcopy__"]
 
     def __getstate__(self):
         return {k: getattr(self, k) for k in self.__slots__}

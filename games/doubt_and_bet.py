@@ -1,7 +1,7 @@
 """Doubt and Bet: hidden coloured cards, claims with stakes, doubts and showdowns.
 
-Implements the rule text ``seeds/003`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/doubt_and_bet.md``.
+Implements the rules page ``docs/rules/doubt_and_bet.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 A round: upkeep (rounds ``upkeep_start``, ``+upkeep_every``, ...), a seating
 shuffle (a chance event, rounds ``1 + k * shuffle_every``), the exchange
@@ -66,6 +66,18 @@ contiguous run of codes (they are built as ranges).
 outcome ``i`` is the i-th order (lexicographic) of the remaining players
 (``seating 2 0 1 3``). ``max_chance_outcomes = max(K1, players!)`` when a
 shuffle can happen, else K1.
+
+Events. ``DoubtAndBetState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Round(round)``, ``Upkeep(effects)``, ``Seating(seating)``,
+``Start(first, order, chips, slots)``, ``Exchange(player, choice)``,
+``Deal(player, colour)``, ``Claim(player, quantity, colour, chips,
+slot_chips)``, ``Doubt(player)``, ``Call(player, chips, slot_chips)``,
+``Raise(player, chips, slot_chips)``, ``AllIn(player, chips, slot_chips,
+opponent_chips, opponent_slot_chips)``, ``Fold(player)``,
+``Reveal(hands, count)``, ``Settle(winner, loser, chips, slot_chips)``,
+``Out(player)``, ``End(reason)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations
@@ -73,6 +85,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+from typing import NamedTuple
 
 import pyspiel
 
@@ -94,6 +107,140 @@ UP_CHIP, UP_SLOT, UP_OUT, UP_SLOT_OUT = 1, 2, 3, 4
 # Exchange choices and showdown moves in the log.
 EXCHANGE_WORDS = ("keep", "buy slot", "sell slot")
 SD_CALL, SD_RAISE, SD_ALL_IN, SD_FOLD = 1, 2, 3, 4
+
+
+# ------------------------------------------------------------------ events
+# The game's log (``DoubtAndBetState.log()``): one of these per event, in
+# order. Each is a tuple whose first field is its kind; the information-state
+# string has one line per event that its viewer sees (``event_text``; the
+# lines are in the rules page). A stake is ``chips`` plus ``slot_chips``;
+# colours are indices (rainbow last).
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
+
+
+class Round(NamedTuple):
+    """``round {r}``: a round starts."""
+    kind: str  # "round"
+    round: int
+
+
+class Upkeep(NamedTuple):
+    """``upkeep: p0 pays a chip, ...``: (seat, UP_CHIP .. UP_SLOT_OUT) per
+    remaining player, in seat order."""
+    kind: str  # "upkeep"
+    effects: tuple
+
+
+class Seating(NamedTuple):
+    """``seating 1 0 2``: the new seating order after a shuffle."""
+    kind: str  # "seating"
+    seating: tuple
+
+
+class Start(NamedTuple):
+    """``p{f} starts, order ..., chips ..., slots ...``: the first player, the
+    turn order, and every seat's chips and slots (out players' too)."""
+    kind: str  # "start"
+    first: int
+    order: tuple
+    chips: tuple
+    slots: tuple
+
+
+class Exchange(NamedTuple):
+    """``p{s} keep`` / ``buy slot`` / ``sell slot`` (``choice``: KEEP, BUY, SELL)."""
+    kind: str  # "exchange"
+    player: int
+    choice: int
+
+
+class Deal(NamedTuple):
+    """``you are dealt {colour}``: one card to ``player``."""
+    kind: str  # "deal"
+    player: int
+    colour: int
+
+
+class Claim(NamedTuple):
+    """``p{s} claim {q} {colour} stake {c}+{s}``."""
+    kind: str  # "claim"
+    player: int
+    quantity: int
+    colour: int
+    chips: int
+    slot_chips: int
+
+
+class Doubt(NamedTuple):
+    """``p{s} doubt``."""
+    kind: str  # "doubt"
+    player: int
+
+
+class Call(NamedTuple):
+    """``p{s} call {c}+{s}``."""
+    kind: str  # "call"
+    player: int
+    chips: int
+    slot_chips: int
+
+
+class Raise(NamedTuple):
+    """``p{s} raise {c}+{s}``."""
+    kind: str  # "raise"
+    player: int
+    chips: int
+    slot_chips: int
+
+
+class AllIn(NamedTuple):
+    """``p{s} all in {c}+{s}, opponent's stake now {c}+{s}``: what ``player``
+    wagered, and the opponent's stake after its excess was returned."""
+    kind: str  # "allin"
+    player: int
+    chips: int
+    slot_chips: int
+    opponent_chips: int
+    opponent_slot_chips: int
+
+
+class Fold(NamedTuple):
+    """``p{s} fold``."""
+    kind: str  # "fold"
+    player: int
+
+
+class Reveal(NamedTuple):
+    """``reveal p0: red rainbow | ... | count 4``: (seat, counts per colour)
+    of every remaining player, and the count for the claim."""
+    kind: str  # "reveal"
+    hands: tuple
+    count: int
+
+
+class Settle(NamedTuple):
+    """``p{w} wins {v}, p{l} loses {c}+{s}``: the bet is settled."""
+    kind: str  # "settle"
+    winner: int
+    loser: int
+    chips: int
+    slot_chips: int
+
+
+class Out(NamedTuple):
+    """``p{s} is out``: left with 0 chips and 1 slot after a bet."""
+    kind: str  # "out"
+    player: int
+
+
+class End(NamedTuple):
+    """``game over: ...``; ``reason`` is last, none, max_rounds or single_bet."""
+    kind: str  # "end"
+    reason: str
 
 
 PARAMS = (
@@ -214,14 +361,13 @@ class DoubtAndBetGame(pyspiel.Game):
         return DoubtAndBetState(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
-        return DoubtAndBetObserver(
-            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+        return DoubtAndBetObserver(iig_obs_type, self, params)
 
 
 class _Core(_common.SlotsState):
-    """All mutable state of a game in one object that copies cheaply.
+    """All mutable state of a game in one object that copies cheaply
+    (``_common.SlotsState``: its lists hold ints or tuples only).
 
-    Lists hold ints or tuples only, so a shallow copy of each is a deep copy.
     Two caches ride along, neither part of the game (not pickled): ``snap``,
     the round-start snapshot of the internal resample
     (:meth:`DoubtAndBetState._round_snapshot`), and ``istr``, the observer's
@@ -233,21 +379,8 @@ class _Core(_common.SlotsState):
                  "phase", "pos", "deal_seats", "deck", "ndeck", "hand", "claim", "turn",
                  "bettor", "doubter", "bstake", "dstake", "sd_turn", "sd_moves", "bet",
                  "log", "snap", "istr")
-
-    def __deepcopy__(self, memo):
-        c = _Core.__new__(_Core)
-        c.chips, c.slots, c.out = self.chips[:], self.slots[:], self.out[:]
-        c.nout, c.rnd, c.first, c.seating, c.order = (
-            self.nout, self.rnd, self.first, self.seating, self.order)
-        c.phase, c.pos, c.deal_seats = self.phase, self.pos, self.deal_seats
-        c.deck, c.ndeck, c.hand = self.deck[:], self.ndeck, self.hand[:]
-        c.claim, c.turn, c.bettor, c.doubter = self.claim, self.turn, self.bettor, self.doubter
-        c.bstake, c.dstake, c.sd_turn, c.sd_moves, c.bet = (
-            self.bstake, self.dstake, self.sd_turn, self.sd_moves, self.bet)
-        c.log = self.log[:]
-        c.snap = self.snap  # shared: never changed after it is made
-        c.istr = self.istr.copy() if self.istr else {}
-        return c
+    # ``snap`` is shared by copies: nothing changes it after it is made
+    COPIED = ("chips", "slots", "out", "deck", "hand", "log", "istr")
 
     def __getstate__(self):
         d = super().__getstate__()
@@ -300,7 +433,7 @@ class DoubtAndBetState(pyspiel.State):
     def _start_round(self):
         c, g = self._c, self.get_game()
         c.rnd += 1
-        c.log.append(("round", c.rnd))
+        c.log.append(_new(Round, ("round", c.rnd)))
         r = c.rnd
         if g.upkeep_start and r >= g.upkeep_start and (r - g.upkeep_start) % g.upkeep_every == 0:
             self._upkeep()
@@ -331,7 +464,7 @@ class DoubtAndBetState(pyspiel.State):
             else:
                 effects.append((s, UP_OUT))
                 gone.append(s)
-        c.log.append(("upkeep", tuple(effects)))
+        c.log.append(_new(Upkeep, ("upkeep", tuple(effects))))
         if gone:
             for s in gone:
                 c.out[s] = c.nout
@@ -358,7 +491,7 @@ class DoubtAndBetState(pyspiel.State):
         c = self._c
         i = c.seating.index(c.first)
         c.order = c.seating[i:] + c.seating[:i]
-        c.log.append(("start", c.first, c.order, tuple(c.chips), tuple(c.slots)))
+        c.log.append(_new(Start, ("start", c.first, c.order, tuple(c.chips), tuple(c.slots))))
         c.phase = EXCHANGE
         c.pos = -1
         self._next_exchanger()
@@ -528,7 +661,7 @@ class DoubtAndBetState(pyspiel.State):
                 raise _common.illegal(self, action, list(range(len(perms))),
                                       "not a seating order of the remaining players")
             c.seating = perms[action]
-            c.log.append(("seating", c.seating))
+            c.log.append(_new(Seating, ("seating", c.seating)))
             self._begin_exchange()
         elif ph == CLAIM:
             self._apply_claim(action)
@@ -545,7 +678,7 @@ class DoubtAndBetState(pyspiel.State):
             elif action == SELL:
                 c.chips[s] += 1
                 c.slots[s] -= 1
-            c.log.append(("exchange", s, action))
+            c.log.append(_new(Exchange, ("exchange", s, action)))
             self._next_exchanger()
         else:
             raise _common.IllegalActionError(f"action {action}: the game is over")
@@ -556,7 +689,7 @@ class DoubtAndBetState(pyspiel.State):
         c.deck[k] -= 1
         c.ndeck -= 1
         c.hand[s * self._k1 + k] += 1
-        c.log.append(("deal", s, k))
+        c.log.append(_new(Deal, ("deal", s, k)))
         c.pos += 1
         if c.pos == len(c.deal_seats):
             c.phase = CLAIM
@@ -580,7 +713,7 @@ class DoubtAndBetState(pyspiel.State):
             c.sd_turn = me
             c.sd_moves = 0
             c.phase = SHOWDOWN
-            c.log.append(("doubt", me))
+            c.log.append(_new(Doubt, ("doubt", me)))
             return
         rel = action - self._claim_base
         why = ""
@@ -601,7 +734,7 @@ class DoubtAndBetState(pyspiel.State):
                 why = f"the stake {ch}+{s} is not affordable ({c.chips[me]} chips, {c.slots[me] - 1} slot chips)"
             else:
                 c.claim = (me, q, k, ch, s)
-                c.log.append(("claim", me, q, k, ch, s))
+                c.log.append(_new(Claim, ("claim", me, q, k, ch, s)))
                 order = c.order
                 c.turn = order[(order.index(me) + 1) % len(order)]
                 return
@@ -634,7 +767,7 @@ class DoubtAndBetState(pyspiel.State):
                 excess = v - can
                 back_s = min(excess, opp[1])
                 new_opp = (opp[0] - (excess - back_s), opp[1] - back_s)
-                c.log.append(("allin", me, own[0], own[1], new_opp[0], new_opp[1]))
+                c.log.append(_new(AllIn, ("allin", me, *own, *new_opp)))
                 if is_bettor:
                     c.bstake, c.dstake = own, new_opp
                 else:
@@ -645,7 +778,7 @@ class DoubtAndBetState(pyspiel.State):
             if mine is None:
                 why = "the doubter cannot fold on its first action"
             else:
-                c.log.append(("fold", me))
+                c.log.append(_new(Fold, ("fold", me)))
                 self._settle(c.doubter if is_bettor else c.bettor, me, mine)
                 return
         elif CALL_BASE <= action < self._claim_base:
@@ -665,10 +798,10 @@ class DoubtAndBetState(pyspiel.State):
                 else:
                     c.dstake = (ch, s)
                 if is_raise:
-                    c.log.append(("raise", me, ch, s))
+                    c.log.append(_new(Raise, ("raise", me, ch, s)))
                     c.sd_turn = c.doubter if is_bettor else c.bettor
                 else:
-                    c.log.append(("call", me, ch, s))
+                    c.log.append(_new(Call, ("call", me, ch, s)))
                     self._reveal()
                 return
         else:
@@ -683,7 +816,7 @@ class DoubtAndBetState(pyspiel.State):
         _, q, k, _, _ = c.claim
         rb = k1 - 1
         count = sum(h[k] + (h[rb] if k != rb else 0) for _, h in hands)
-        c.log.append(("reveal", hands, count))
+        c.log.append(_new(Reveal, ("reveal", hands, count)))
         if count >= q:
             self._settle(c.bettor, c.doubter, c.dstake)
         else:
@@ -696,14 +829,14 @@ class DoubtAndBetState(pyspiel.State):
         c.slots[loser] -= s
         c.chips[winner] += ch + s
         c.bet = (winner, loser, ch + s)
-        c.log.append(("settle", winner, loser, ch, s))
+        c.log.append(_new(Settle, ("settle", winner, loser, ch, s)))
         c.claim = None
         c.bettor = c.doubter = -1
         c.bstake = c.dstake = None
         if c.chips[loser] == 0 and c.slots[loser] == 1:
             c.out[loser] = c.nout
             c.nout += 1
-            c.log.append(("out", loser))
+            c.log.append(_new(Out, ("out", loser)))
         c.first = self._starter(loser)
         c.seating = tuple(x for x in c.seating if c.out[x] < 0)
         if g.single_bet:
@@ -718,7 +851,7 @@ class DoubtAndBetState(pyspiel.State):
     def _end(self, reason):
         c = self._c
         c.phase = OVER
-        c.log.append(("end", reason))
+        c.log.append(_new(End, ("end", reason)))
 
     def is_terminal(self):
         return self._c.phase == OVER
@@ -771,9 +904,7 @@ class DoubtAndBetState(pyspiel.State):
                 return [h / total for h in held]
         keys = self._place_keys()
         if g.payoff == "win":
-            best = max(keys)
-            winners = [s for s in range(n) if keys[s] == best]
-            return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
+            return _common.win_shares(keys)
         scores = [sum(1 for j in range(n) if keys[j] < keys[s]) for s in range(n)]
         mean = sum(scores) / n
         return [x - mean for x in scores]
@@ -834,7 +965,7 @@ class DoubtAndBetState(pyspiel.State):
         return tuple(self._c.hand[player * k1:(player + 1) * k1])
 
     def log(self):
-        """The game's events as tuples (the information-state strings read it)."""
+        """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
 
     def _action_to_string(self, player, action):
@@ -913,9 +1044,10 @@ class DoubtAndBetState(pyspiel.State):
         every round is dealt from the full deck, so the earlier rounds'
         hidden cards are independent of this round's given what the player
         saw, and nothing from this round on reads them (the search's
-        opponent model checks only this round's moves). Drawing them again
-        for every world cost most of a Doubt and Bet simulation late in a
-        game (a shuffle per revealed hand of every earlier round).
+        opponent model checks only this round's moves). Late in a game,
+        drawing them once per search rather than once per world saves most
+        of a simulation's time (a shuffle per revealed hand of every earlier
+        round).
 
         ``cards`` (internal only): this round's cards in the order dealt,
         drawn by the caller (a search's belief draws them seat by seat) in
@@ -949,12 +1081,12 @@ class DoubtAndBetState(pyspiel.State):
                             known = known[:]
                             _shuffle(known, probability_sampler)
                             for j, k in zip(at, known):
-                                log[j] = ("deal", s, k)
+                                log[j] = _new(Deal, ("deal", s, k))
                     continue
                 drawn = []
                 _redraw_round(deals, False, player_id, probability_sampler, g.copies, self._k1, drawn)
                 for j, (s, _), k in zip(where, deals, drawn):
-                    log[j] = ("deal", s, k)
+                    log[j] = _new(Deal, ("deal", s, k))
             if earlier and state._c.phase != DEAL:
                 # before this round's deal the hands and deck are still the
                 # last round's: make them those of the cards just drawn
@@ -1027,12 +1159,12 @@ def _deal_rounds(events, opened: bool = False) -> list:
     event first)."""
     rounds = [([], [], False)] if opened else []
     for i, e in enumerate(events):
-        kind = e[0]
+        kind = e.kind
         if kind == "round":
             rounds.append(([], [], False))
         elif kind == "deal":
             rounds[-1][0].append(i)
-            rounds[-1][1].append((e[1], e[2]))
+            rounds[-1][1].append((e.player, e.colour))
         elif kind == "reveal":
             rounds[-1] = rounds[-1][:2] + (True,)
     return rounds
@@ -1050,14 +1182,13 @@ def _by_seat(where, deals) -> list:
 
 
 def _redeal(core, deals, copies: int, k1: int) -> None:
-    """Sets ``core``'s hands and deck to what dealing ``deals`` (log
-    entries ("deal", seat, colour)) from a full deck leaves, as ``_deal``
-    does card by card."""
+    """Sets ``core``'s hands and deck to what dealing ``deals`` (``Deal``
+    events) from a full deck leaves, as ``_deal`` does card by card."""
     core.hand = [0] * len(core.hand)
     core.deck = [copies] * k1
-    for _, s, k in deals:
-        core.hand[s * k1 + k] += 1
-        core.deck[k] -= 1
+    for e in deals:
+        core.hand[e.player * k1 + e.colour] += 1
+        core.deck[e.colour] -= 1
     core.ndeck = copies * k1 - len(deals)
 
 
@@ -1141,54 +1272,55 @@ def cached_event_text(e, me: int, k1: int) -> str | None:
 
 def event_text(e, me: int, k1: int) -> str | None:
     """One log event as ``me`` sees it (``me=-1``: public only), or None."""
-    kind = e[0]
+    kind = e.kind
     if kind == "round":
-        return f"round {e[1]}"
+        return f"round {e.round}"
     if kind == "upkeep":
         words = {UP_CHIP: "pays a chip", UP_SLOT: "loses a slot", UP_OUT: "is out",
                  UP_SLOT_OUT: "loses a slot and is out"}
-        return "upkeep: " + ", ".join(f"p{s} {words[x]}" for s, x in e[1])
+        return "upkeep: " + ", ".join(f"p{s} {words[x]}" for s, x in e.effects)
     if kind == "seating":
-        return "seating " + " ".join(map(str, e[1]))
+        return "seating " + " ".join(map(str, e.seating))
     if kind == "start":
-        _, first, order, chips, slots = e
+        first, order, chips, slots = e.first, e.order, e.chips, e.slots
         n = len(chips)
         ch = " ".join(str(chips[s]) if s in order else "-" for s in range(n))
         sl = " ".join(str(slots[s]) if s in order else "-" for s in range(n))
         return f"p{first} starts, order {' '.join(map(str, order))}, chips {ch}, slots {sl}"
     if kind == "exchange":
-        return f"p{e[1]} {EXCHANGE_WORDS[e[2]]}"
+        return f"p{e.player} {EXCHANGE_WORDS[e.choice]}"
     if kind == "deal":
-        return f"you are dealt {colour_name(e[2], k1)}" if e[1] == me else None
+        return f"you are dealt {colour_name(e.colour, k1)}" if e.player == me else None
     if kind == "claim":
-        _, s, q, k, ch, sl = e
-        return f"p{s} claim {q} {colour_name(k, k1)} stake {ch}+{sl}"
+        return (f"p{e.player} claim {e.quantity} {colour_name(e.colour, k1)} "
+                f"stake {e.chips}+{e.slot_chips}")
     if kind == "doubt":
-        return f"p{e[1]} doubt"
+        return f"p{e.player} doubt"
     if kind == "call":
-        return f"p{e[1]} call {e[2]}+{e[3]}"
+        return f"p{e.player} call {e.chips}+{e.slot_chips}"
     if kind == "raise":
-        return f"p{e[1]} raise {e[2]}+{e[3]}"
+        return f"p{e.player} raise {e.chips}+{e.slot_chips}"
     if kind == "allin":
-        return f"p{e[1]} all in {e[2]}+{e[3]}, opponent's stake now {e[4]}+{e[5]}"
+        return (f"p{e.player} all in {e.chips}+{e.slot_chips}, "
+                f"opponent's stake now {e.opponent_chips}+{e.opponent_slot_chips}")
     if kind == "fold":
-        return f"p{e[1]} fold"
+        return f"p{e.player} fold"
     if kind == "reveal":
-        hands = " | ".join(f"p{s}: {_hand_text(h, k1) or '-'}" for s, h in e[1])
-        return f"reveal {hands} | count {e[2]}"
+        hands = " | ".join(f"p{s}: {_hand_text(h, k1) or '-'}" for s, h in e.hands)
+        return f"reveal {hands} | count {e.count}"
     if kind == "settle":
-        _, w, l, ch, s = e
-        return f"p{w} wins {ch + s}, p{l} loses {ch}+{s}"
+        return (f"p{e.winner} wins {e.chips + e.slot_chips}, "
+                f"p{e.loser} loses {e.chips}+{e.slot_chips}")
     if kind == "out":
-        return f"p{e[1]} is out"
+        return f"p{e.player} is out"
     if kind == "end":
         return {"last": "game over: one player left", "none": "game over: nobody left",
                 "max_rounds": "game over: max rounds reached",
-                "single_bet": "game over: the single bet is settled"}[e[1]]
+                "single_bet": "game over: the single bet is settled"}[e.reason]
     raise ValueError(f"unknown event {e!r}")
 
 
-class DoubtAndBetObserver:
+class DoubtAndBetObserver(_common.Observer):
     """Observation and information-state encodings for Doubt and Bet.
 
     n players, K1 colours (rainbow last), S = slots, Q = n*S, R = max_rounds
@@ -1229,10 +1361,7 @@ class DoubtAndBetObserver:
     """
 
     def __init__(self, iig_obs_type, game, params):
-        if params:
-            raise ValueError(f"observation parameters not supported; got {params}")
-        self.perfect_recall = iig_obs_type.perfect_recall
-        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        super().__init__(iig_obs_type, params)
         n, k1 = game.num_seats, game.k1
         self.n, self.k1 = n, k1
         self.Q = game.qmax
@@ -1260,15 +1389,7 @@ class DoubtAndBetObserver:
                       ("colour", k1, (k1,)), ("claim_stake", 2, (2,)), ("doubter", n, (n,)),
                       ("bettor_stake", 2, (2,)), ("doubter_stake", 2, (2,)),
                       ("doubter_staked", 1, (1,)), ("revealed", n * k1, (n, k1))]
-        self.tensor, self.dict = _common.tensor_views(pieces)
-
-    def set_from(self, state, player):
-        self.tensor.fill(0)
-        self.dict["observer"][player] = 1
-        if self.perfect_recall:
-            self._set_history(state, player)
-        else:
-            self._set_current(state, player)
+        self.set_pieces(pieces)
 
     def _set_history(self, state, me):
         n, k1, off = self.n, self.k1, self.offsets
@@ -1277,56 +1398,56 @@ class DoubtAndBetObserver:
         r = -1
         nclaims = nsd = nown = 0
         for e in state._c.log:
-            kind = e[0]
+            kind = e.kind
             if kind == "round":
                 r += 1
                 row = rounds[r]
                 row[off["present"]] = 1
                 nclaims = nsd = nown = 0
             elif kind == "upkeep":
-                for s, x in e[1]:
+                for s, x in e.effects:
                     row[off["upkeep"] + s] = x
             elif kind == "seating":
-                for i, s in enumerate(e[1]):
+                for i, s in enumerate(e.seating):
                     row[off["seating"] + i] = s + 1
             elif kind == "start":
-                row[off["first"] + e[1]] = 1
-                row[off["chips"]:off["chips"] + n] = e[3]
-                row[off["slots"]:off["slots"] + n] = e[4]
+                row[off["first"] + e.first] = 1
+                row[off["chips"]:off["chips"] + n] = e.chips
+                row[off["slots"]:off["slots"] + n] = e.slots
             elif kind == "exchange":
-                row[off["exchange"] + e[1]] = e[2] + 1
+                row[off["exchange"] + e.player] = e.choice + 1
             elif kind == "deal":
-                if e[1] == me and self.private:
-                    row[off["own_hand"] + e[2]] += 1
-                    row[off["own_cards"] + nown] = e[2] + 1
+                if e.player == me and self.private:
+                    row[off["own_hand"] + e.colour] += 1
+                    row[off["own_cards"] + nown] = e.colour + 1
                     nown += 1
             elif kind == "claim":
                 b = off["claims"] + 5 * nclaims
-                row[b:b + 5] = (e[1] + 1, e[2], e[3] + 1, e[4], e[5])
+                row[b:b + 5] = (e.player + 1, e.quantity, e.colour + 1, e.chips, e.slot_chips)
                 nclaims += 1
             elif kind == "doubt":
-                row[off["doubter"] + e[1]] = 1
+                row[off["doubter"] + e.player] = 1
             elif kind in ("call", "raise", "allin", "fold"):
                 b = off["showdown"] + 4 * nsd
                 code = {"call": SD_CALL, "raise": SD_RAISE, "allin": SD_ALL_IN, "fold": SD_FOLD}[kind]
-                row[b] = e[1] + 1
+                row[b] = e.player + 1
                 row[b + 1] = code
                 if kind != "fold":
-                    row[b + 2], row[b + 3] = e[2], e[3]
+                    row[b + 2], row[b + 3] = e.chips, e.slot_chips
                 nsd += 1
             elif kind == "reveal":
                 b = off["revealed"]
                 row[b] = 1
-                for s, h in e[1]:
+                for s, h in e.hands:
                     row[b + 1 + s * k1:b + 1 + (s + 1) * k1] = h
             elif kind == "settle":
                 b = off["result"]
-                row[b + e[1]] = 1
-                row[b + n + e[2]] = 1
-                row[b + 2 * n] = e[3]
-                row[b + 2 * n + 1] = e[4]
+                row[b + e.winner] = 1
+                row[b + n + e.loser] = 1
+                row[b + 2 * n] = e.chips
+                row[b + 2 * n + 1] = e.slot_chips
             elif kind == "out":
-                row[off["out"] + e[1]] = 1
+                row[off["out"] + e.player] = 1
 
     def _set_current(self, state, me):
         c, d, n, k1 = state._c, self.dict, self.n, self.k1
@@ -1356,10 +1477,10 @@ class DoubtAndBetObserver:
                 d["doubter_stake"][:] = c.dstake
                 d["doubter_staked"][0] = 1
         for e in reversed(c.log):
-            if e[0] == "reveal":
-                for s, h in e[1]:
+            if e.kind == "reveal":
+                for s, h in e.hands:
                     d["revealed"][s, :] = h
-            if e[0] in ("reveal", "round"):
+            if e.kind in ("reveal", "round"):
                 break
 
     def string_from(self, state, player):

@@ -1,7 +1,7 @@
 """Over/Under: predict whether the next card is over or under a stack's top.
 
-Implements the rule text ``seeds/002`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/over_under.md``.
+Implements the rules page ``docs/rules/over_under.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 A round: ``stacks`` cards are dealt face up, one per stack (chance, stack 0
 first). From the player left of the dealer, clockwise, each player names a
@@ -62,9 +62,20 @@ dealt to each stack) and, for each of at most ``D - S`` flips in order,
 tensor is the current table: ``observer n | to_move n+1 | round R |
 dealer n | tally n | top S*(K+1) | on_table S | claimed_by S*n | money S |
 deck KC | pending S | direction 2 | phase 5``.
+
+Events. ``OverUnderState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Round(round, dealer, starter, tally)``, ``Deal(stack, card)``,
+``Predict(player, stack, over)``, ``Flip(card, stack, outcome)``,
+``Give(player, to)``, ``Claim(player, stack, money)``,
+``RoundEnd(round, why, unclaimed, tally)``, ``Donor(donated)``,
+``Winners(players)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import pyspiel
 
@@ -90,6 +101,87 @@ PHASE_NAMES = ("deal", "predict", "flip", "give", "over")
 # Donor ranks of the solo version: (lowest amount, name).
 DONOR_RANKS = ((1000, "Mega Donor"), (500, "Wealthy Donor"), (100, "Big Donor"),
                (1, "Lucky Donor"))
+
+
+# ------------------------------------------------------------------ events
+# The game's log (``OverUnderState.log()``): one of these per event, in
+# order. Each is a tuple whose first field is its kind; the
+# information-state string has one line per event (``event_text``; the lines
+# are in the rules page). A ``card`` is a card kind (chance outcome order).
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
+
+
+class Round(NamedTuple):
+    """``round R of N: dealer pD, pS starts, tally ...`` (tallies before it)."""
+    kind: str  # "round"
+    round: int
+    dealer: int
+    starter: int
+    tally: tuple
+
+
+class Deal(NamedTuple):
+    """``stack S: card V``: ``card`` dealt face up to start ``stack``."""
+    kind: str  # "deal"
+    stack: int
+    card: int
+
+
+class Predict(NamedTuple):
+    """``pP: stack S over`` (``over`` false: ``under``)."""
+    kind: str  # "predict"
+    player: int
+    stack: int
+    over: bool
+
+
+class Flip(NamedTuple):
+    """``card V on stack S: safe``; ``outcome`` is safe, bust, tie or joker."""
+    kind: str  # "flip"
+    card: int
+    stack: int
+    outcome: str
+
+
+class Give(NamedTuple):
+    """``pP: give to Q``: ``player`` hands the stack to ``to``."""
+    kind: str  # "give"
+    player: int
+    to: int
+
+
+class Claim(NamedTuple):
+    """``pQ claims stack S ($M)``: the stack leaves the table."""
+    kind: str  # "claim"
+    player: int
+    stack: int
+    money: int
+
+
+class RoundEnd(NamedTuple):
+    """``round R over (all stacks claimed): $U unclaimed, tally ...``;
+    ``why`` is "claimed" or "empty" (the deck)."""
+    kind: str  # "end"
+    round: int
+    why: str
+    unclaimed: int
+    tally: tuple
+
+
+class Donor(NamedTuple):
+    """Solo version, at the end: ``donated $M: Big Donor``."""
+    kind: str  # "donor"
+    donated: int
+
+
+class Winners(NamedTuple):
+    """``game over: lowest tally pA pB``: the players with the lowest tally."""
+    kind: str  # "winners"
+    players: tuple
 
 
 def _copies(v):
@@ -214,28 +306,17 @@ class OverUnderGame(pyspiel.Game):
         return OverUnderState(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
-        return OverUnderObserver(
-            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+        return OverUnderObserver(iig_obs_type, self, params)
 
 
 class _Core(_common.SlotsState):
-    """All mutable state in one object that copies cheaply (lists of ints)."""
+    """All mutable state in one object that copies cheaply
+    (``_common.SlotsState``; its lists hold ints and tuples)."""
 
     __slots__ = ("tally", "rnd", "dealer", "turn", "phase", "counts", "rem", "ndealt",
                  "top", "money", "owner", "open", "legal", "pstack", "pover", "log",
                  "donated")
-
-    def __deepcopy__(self, memo):
-        c = _Core.__new__(_Core)
-        c.tally = self.tally[:]
-        c.rnd, c.dealer, c.turn, c.phase = self.rnd, self.dealer, self.turn, self.phase
-        c.counts = self.counts[:]
-        c.rem, c.ndealt, c.open = self.rem, self.ndealt, self.open
-        c.top, c.money, c.owner = self.top[:], self.money[:], self.owner[:]
-        c.legal = self.legal[:]
-        c.pstack, c.pover, c.donated = self.pstack, self.pover, self.donated
-        c.log = self.log[:]
-        return c
+    COPIED = ("tally", "counts", "top", "money", "owner", "legal", "log")
 
 
 class OverUnderState(pyspiel.State):
@@ -270,7 +351,7 @@ class OverUnderState(pyspiel.State):
         c.legal = []
         c.pstack = -1
         c.pover = True
-        c.log.append(("round", c.rnd, c.dealer, c.turn, tuple(c.tally)))
+        c.log.append(_new(Round, ("round", c.rnd, c.dealer, c.turn, tuple(c.tally))))
 
     def current_player(self):
         ph = self._c.phase
@@ -315,13 +396,13 @@ class OverUnderState(pyspiel.State):
             c.pstack = action >> 1
             c.pover = not action & 1
             c.phase = FLIP
-            c.log.append(("predict", c.turn, c.pstack, c.pover))
+            c.log.append(_new(Predict, ("predict", c.turn, c.pstack, c.pover)))
         elif ph == GIVE:
             to = action - r.give_base
             if not (0 <= to < r.n and to != c.turn):
                 raise _common.illegal(self, action, self._legal_actions(c.turn),
                                       "give the stack to another player")
-            c.log.append(("give", c.turn, to))
+            c.log.append(_new(Give, ("give", c.turn, to)))
             self._claim(to)
             self._advance()
         else:
@@ -333,7 +414,7 @@ class OverUnderState(pyspiel.State):
         c.top[s] = k
         c.money[s] = r.vals[k]
         c.ndealt = s + 1
-        c.log.append(("deal", s, k))
+        c.log.append(_new(Deal, ("deal", s, k)))
         if c.ndealt == r.S:
             if r.jokers:
                 c.counts[r.K] = c.counts[r.K + 1] = c.counts[r.K + 2] = 1
@@ -364,14 +445,14 @@ class OverUnderState(pyspiel.State):
         else:
             outcome = "joker"
         if outcome == "safe" or (outcome == "tie" and not r.cut):
-            c.log.append(("flip", k, s, outcome))
+            c.log.append(_new(Flip, ("flip", k, s, outcome)))
             self._advance()
         elif outcome == "bust" or r.n == 1:
-            c.log.append(("flip", k, s, outcome))
+            c.log.append(_new(Flip, ("flip", k, s, outcome)))
             self._claim(c.turn)
             self._advance()
         else:
-            c.log.append(("flip", k, s, outcome))
+            c.log.append(_new(Flip, ("flip", k, s, outcome)))
             c.phase = GIVE
 
     def _claim(self, seat):
@@ -382,7 +463,7 @@ class OverUnderState(pyspiel.State):
         c.open -= 1
         c.legal.remove(2 * s)
         c.legal.remove(2 * s + 1)
-        c.log.append(("claim", seat, s, c.money[s]))
+        c.log.append(_new(Claim, ("claim", seat, s, c.money[s])))
 
     def _advance(self):
         c, r = self._c, self._r
@@ -391,17 +472,18 @@ class OverUnderState(pyspiel.State):
             c.phase = PREDICT
             return
         left = sum(m for m, o in zip(c.money, c.owner) if o < 0)
-        c.log.append(("end", c.rnd, "claimed" if not c.open else "empty", left, tuple(c.tally)))
+        c.log.append(_new(RoundEnd, ("end", c.rnd, "claimed" if not c.open else "empty", left,
+                              tuple(c.tally))))
         if c.rnd < r.rounds:
             self._new_round()
             return
         c.phase = OVER
         if r.n == 1:
             c.donated = left
-            c.log.append(("donor", left))
+            c.log.append(_new(Donor, ("donor", left)))
         else:
             best = min(c.tally)
-            c.log.append(("winners", tuple(i for i, t in enumerate(c.tally) if t == best)))
+            c.log.append(_new(Winners, ("winners", tuple(i for i, t in enumerate(c.tally) if t == best))))
 
     def is_terminal(self):
         return self._c.phase == OVER
@@ -499,7 +581,7 @@ class OverUnderState(pyspiel.State):
         return self._c.donated
 
     def log(self):
-        """The game's events as tuples (the information-state strings read it)."""
+        """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
 
     def card_name(self, k):
@@ -565,35 +647,32 @@ def donor_text(amount: int) -> str:
 
 def event_text(e, names, rounds) -> str:
     """One log event as one line of the information-state string."""
-    kind = e[0]
+    kind = e.kind
     if kind == "round":
-        _, rnd, dealer, starter, tally = e
-        return (f"round {rnd} of {rounds}: dealer p{dealer}, p{starter} starts, "
-                f"tally {' '.join(map(str, tally))}")
+        return (f"round {e.round} of {rounds}: dealer p{e.dealer}, p{e.starter} starts, "
+                f"tally {' '.join(map(str, e.tally))}")
     if kind == "deal":
-        return f"stack {e[1]}: card {names[e[2]]}"
+        return f"stack {e.stack}: card {names[e.card]}"
     if kind == "predict":
-        return f"p{e[1]}: stack {e[2]} {'over' if e[3] else 'under'}"
+        return f"p{e.player}: stack {e.stack} {'over' if e.over else 'under'}"
     if kind == "flip":
-        _, k, s, outcome = e  # outcome: safe, bust, tie or joker
-        return f"card {names[k]} on stack {s}: {outcome}"
+        return f"card {names[e.card]} on stack {e.stack}: {e.outcome}"
     if kind == "give":
-        return f"p{e[1]}: give to {e[2]}"
+        return f"p{e.player}: give to {e.to}"
     if kind == "claim":
-        return f"p{e[1]} claims stack {e[2]} (${e[3]})"
+        return f"p{e.player} claims stack {e.stack} (${e.money})"
     if kind == "end":
-        _, rnd, why, left, tally = e
-        why = "all stacks claimed" if why == "claimed" else "deck empty"
-        return (f"round {rnd} over ({why}): ${left} unclaimed, "
-                f"tally {' '.join(map(str, tally))}")
+        why = "all stacks claimed" if e.why == "claimed" else "deck empty"
+        return (f"round {e.round} over ({why}): ${e.unclaimed} unclaimed, "
+                f"tally {' '.join(map(str, e.tally))}")
     if kind == "donor":
-        return donor_text(e[1])
+        return donor_text(e.donated)
     if kind == "winners":
-        return "game over: lowest tally " + " ".join(f"p{s}" for s in e[1])
+        return "game over: lowest tally " + " ".join(f"p{s}" for s in e.players)
     raise ValueError(f"unknown event {e!r}")
 
 
-class OverUnderObserver:
+class OverUnderObserver(_common.Observer):
     """Observation and information-state encodings for Over/Under.
 
     With n players, S stacks, K card values, KC = K (+3 with jokers) card
@@ -625,9 +704,7 @@ class OverUnderObserver:
     """
 
     def __init__(self, iig_obs_type, game, params):
-        if params:
-            raise ValueError(f"observation parameters not supported; got {params}")
-        self.perfect_recall = iig_obs_type.perfect_recall
+        super().__init__(iig_obs_type, params)
         r = game.rules
         self.r = r
         n, S, K, KC, R = r.n, r.S, r.K, r.KC, r.rounds
@@ -645,17 +722,9 @@ class OverUnderObserver:
                       ("claimed_by", S * n, (S, n)), ("money", S, (S,)),
                       ("deck", KC, (KC,)), ("pending", S, (S,)), ("direction", 2, (2,)),
                       ("phase", 5, (5,))]
-        self.tensor, self.dict = _common.tensor_views(pieces)
+        self.set_pieces(pieces)
 
-    def set_from(self, state, player):
-        self.tensor.fill(0)
-        self.dict["observer"][player] = 1
-        if self.perfect_recall:
-            self._set_history(state)
-        else:
-            self._set_current(state)
-
-    def _set_history(self, state):
+    def _set_history(self, state, player):
         r = self.r
         n, S, K = r.n, r.S, r.K
         rounds = self.dict["rounds"]
@@ -664,24 +733,24 @@ class OverUnderObserver:
         base = 0
         f = -1
         for e in state._c.log:
-            kind = e[0]
+            kind = e.kind
             if kind == "round":
-                row = rounds[e[1] - 1]
+                row = rounds[e.round - 1]
                 f = -1
             elif kind == "deal":
-                row[e[1] * K + e[2]] = 1
+                row[e.stack * K + e.card] = 1
             elif kind == "predict":
                 f += 1
                 base = S * K + f * fs
-                row[base + e[1]] = 1
-                row[base + n + e[2]] = 1
-                row[base + n + S + (0 if e[3] else 1)] = 1
+                row[base + e.player] = 1
+                row[base + n + e.stack] = 1
+                row[base + n + S + (0 if e.over else 1)] = 1
             elif kind == "flip":
-                row[base + n + S + 2 + e[1]] = 1
+                row[base + n + S + 2 + e.card] = 1
             elif kind == "give":
-                row[base + n + S + 2 + r.KC + e[2]] = 1
+                row[base + n + S + 2 + r.KC + e.to] = 1
 
-    def _set_current(self, state):
+    def _set_current(self, state, player):
         c, r, d = state._c, self.r, self.dict
         n, K = r.n, r.K
         cur = state.current_player()

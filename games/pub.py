@@ -1,7 +1,7 @@
 """A Little Pub Card Game ("pub"): take the face-up card or risk a draw.
 
-Implements the rule text ``seeds/001`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/pub.md``.
+Implements the rules page ``docs/rules/pub.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 Set-up (all chance, in this order): ``removed`` cards are set aside face
 down, unseen by everyone; each seat from seat 0 is dealt its whole hand of
@@ -71,9 +71,19 @@ Observation (current view only)::
 
     observer n | to_move n+1 (last: chance / nobody) | own_hand N |
     face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6
+
+Events. ``PubState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Removed(card)``, ``Deal(player, card)``, ``Reveal(player, card)``,
+``Take(player, card)``, ``Draw(player)``, ``Drawn(player, card)``,
+``Keep(player, drawn, face_up)``, ``Both(player, face_up, drawn, forced)``,
+``End(how, face_up)``, ``Hands(hands)``, ``Scores(scores)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import pyspiel
 
@@ -98,6 +108,95 @@ END_FACE_DISCARDED, END_LAST_UNSEEN, END_CLEAN = range(3)
 
 # Event kinds of the information-state tensor (see PubObserver).
 EVENT_KINDS = ("reveal", "take", "draw", "drawn", "keep", "both")
+
+
+# ------------------------------------------------------------------ events
+# The game's log (``PubState.log()``): one of these per event, in order.
+# Each is a tuple whose first field is its kind; the information-state
+# string has one line per event (``event_text``; the lines are in the rules
+# page). ``player`` is the seat whose turn it is.
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
+
+
+class Removed(NamedTuple):
+    """A card set aside face down (seen by nobody, no line)."""
+    kind: str  # "removed"
+    card: int
+
+
+class Deal(NamedTuple):
+    """``you are dealt QH``: ``card`` dealt to ``player``'s hand."""
+    kind: str  # "deal"
+    player: int
+    card: int
+
+
+class Reveal(NamedTuple):
+    """``face up QH``: the top card turned face up on ``player``'s turn."""
+    kind: str  # "reveal"
+    player: int
+    card: int
+
+
+class Take(NamedTuple):
+    """``pS takes QH``: ``player`` takes the face-up card."""
+    kind: str  # "take"
+    player: int
+    card: int
+
+
+class Draw(NamedTuple):
+    """``pS draws``: ``player`` chooses to draw."""
+    kind: str  # "draw"
+    player: int
+
+
+class Drawn(NamedTuple):
+    """``pS drew QH``: the card ``player`` drew."""
+    kind: str  # "drawn"
+    player: int
+    card: int
+
+
+class Keep(NamedTuple):
+    """``pS keeps drawn QH, 8H stays face up``."""
+    kind: str  # "keep"
+    player: int
+    drawn: int
+    face_up: int
+
+
+class Both(NamedTuple):
+    """``pS takes both 8H 3S`` (``forced``: ``pS must take both ...``)."""
+    kind: str  # "both"
+    player: int
+    face_up: int
+    drawn: int
+    forced: bool
+
+
+class End(NamedTuple):
+    """The deck is empty: ``how`` is END_FACE_DISCARDED (``face_up`` is
+    the card discarded), END_LAST_UNSEEN or END_CLEAN (``face_up`` -1)."""
+    kind: str  # "end"
+    how: int
+    face_up: int
+
+
+class Hands(NamedTuple):
+    """``pS shows QH 3C``: every seat's hand, shown at the end."""
+    kind: str  # "hands"
+    hands: tuple
+
+
+class Scores(NamedTuple):
+    """``scores 12 0 31 7``: the final scores of p0, p1, ..."""
+    kind: str  # "scores"
+    scores: tuple
 
 
 def hand_by_players(players: int) -> int:
@@ -220,32 +319,16 @@ class PubGame(pyspiel.Game):
         return PubState(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
-        return PubObserver(
-            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+        return PubObserver(iig_obs_type, self, params)
 
 
 class _Core(_common.SlotsState):
-    """All mutable state of a game in one object that copies cheaply.
-
-    pyspiel clones a Python state by deep-copying each attribute; one object
-    with a shallow ``__deepcopy__`` (its lists hold only ints and tuples) is
-    much faster than a dozen attributes.
-    """
+    """All mutable state of a game in one object that copies cheaply
+    (``_common.SlotsState``: its lists hold only ints and tuples)."""
 
     __slots__ = ("phase", "pos", "deck", "removed", "hands", "coll", "face", "drawn",
                  "player", "log", "scores")
-
-    def __deepcopy__(self, memo):
-        c = _Core.__new__(_Core)
-        c.phase, c.pos, c.face, c.drawn, c.player = (
-            self.phase, self.pos, self.face, self.drawn, self.player)
-        c.deck = self.deck[:]
-        c.removed = self.removed
-        c.hands = self.hands[:]
-        c.coll = self.coll[:]
-        c.log = self.log[:]
-        c.scores = self.scores
-        return c
+    COPIED = ("deck", "hands", "coll", "log")
 
 
 class PubState(pyspiel.State):
@@ -309,7 +392,7 @@ class PubState(pyspiel.State):
                 self._setup_card(action)
             elif ph == REVEAL:
                 c.face = action
-                c.log.append(("reveal", c.player, action))
+                c.log.append(_new(Reveal, ("reveal", c.player, action)))
                 c.phase = TURN
             else:
                 self._drawn(action)
@@ -318,11 +401,11 @@ class PubState(pyspiel.State):
             if action == TAKE:
                 seat = c.player
                 c.coll[seat] = c.coll[seat] + (c.face,)
-                c.log.append(("take", seat, c.face))
+                c.log.append(_new(Take, ("take", seat, c.face)))
                 c.face = -1
                 self._next_turn()
             elif action == DRAW:
-                c.log.append(("draw", c.player))
+                c.log.append(_new(Draw, ("draw", c.player)))
                 c.phase = DRAWN
             else:
                 raise _common.illegal(self, action, [TAKE, DRAW])
@@ -331,7 +414,7 @@ class PubState(pyspiel.State):
             seat = c.player
             if action == KEEP_DRAWN:
                 c.coll[seat] = c.coll[seat] + (c.drawn,)
-                c.log.append(("keep", seat, c.drawn, c.face))
+                c.log.append(_new(Keep, ("keep", seat, c.drawn, c.face)))
                 c.drawn = -1
                 self._next_turn()
             elif action == TAKE_BOTH:
@@ -346,11 +429,11 @@ class PubState(pyspiel.State):
         pos = c.pos
         if pos < self._removed:
             c.removed = c.removed + (card,)
-            c.log.append(("removed", card))
+            c.log.append(_new(Removed, ("removed", card)))
         else:
             seat = (pos - self._removed) // self._hand
             c.hands[seat] = c.hands[seat] + (card,)
-            c.log.append(("deal", seat, card))
+            c.log.append(_new(Deal, ("deal", seat, card)))
         pos += 1
         c.pos = pos
         if pos == self._setup:
@@ -360,7 +443,7 @@ class PubState(pyspiel.State):
         c = self._c
         seat = c.player
         c.drawn = card
-        c.log.append(("drawn", seat, card))
+        c.log.append(_new(Drawn, ("drawn", seat, card)))
         r = self._ranks
         face = c.face
         if card % r < face % r and card // r != face // r:
@@ -372,7 +455,7 @@ class PubState(pyspiel.State):
         c = self._c
         seat = c.player
         c.coll[seat] = c.coll[seat] + (c.face, c.drawn)
-        c.log.append(("both", seat, c.face, c.drawn, forced))
+        c.log.append(_new(Both, ("both", seat, c.face, c.drawn, forced)))
         c.face = -1
         c.drawn = -1
         self._next_turn()
@@ -392,11 +475,11 @@ class PubState(pyspiel.State):
 
     def _end(self, how):
         c = self._c
-        c.log.append(("end", how, c.face))
-        c.log.append(("hands", tuple(c.hands)))
+        c.log.append(_new(End, ("end", how, c.face)))
+        c.log.append(_new(Hands, ("hands", tuple(c.hands))))
         c.scores = tuple(scores_of([c.coll[s] + c.hands[s] for s in range(self._n)],
                                    self._suits, self._ranks))
-        c.log.append(("scores", c.scores))
+        c.log.append(_new(Scores, ("scores", c.scores)))
         c.phase = OVER
 
     def is_terminal(self):
@@ -475,7 +558,7 @@ class PubState(pyspiel.State):
         return self._c.scores
 
     def log(self):
-        """The game's events as tuples (the information-state strings read it)."""
+        """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
 
     def _action_to_string(self, player, action):
@@ -553,38 +636,39 @@ def event_text(e, me: int, names) -> str | None:
 
     ``me = -1`` is the public view (no private cards).
     """
-    kind = e[0]
+    kind = e.kind
     if kind == "removed":
         return None
     if kind == "deal":
-        return f"you are dealt {names[e[2]]}" if e[1] == me else None
+        return f"you are dealt {names[e.card]}" if e.player == me else None
     if kind == "reveal":
-        return f"face up {names[e[2]]}"
+        return f"face up {names[e.card]}"
     if kind == "take":
-        return f"p{e[1]} takes {names[e[2]]}"
+        return f"p{e.player} takes {names[e.card]}"
     if kind == "draw":
-        return f"p{e[1]} draws"
+        return f"p{e.player} draws"
     if kind == "drawn":
-        return f"p{e[1]} drew {names[e[2]]}"
+        return f"p{e.player} drew {names[e.card]}"
     if kind == "keep":
-        return f"p{e[1]} keeps drawn {names[e[2]]}, {names[e[3]]} stays face up"
+        return f"p{e.player} keeps drawn {names[e.drawn]}, {names[e.face_up]} stays face up"
     if kind == "both":
-        return f"p{e[1]} {'must take' if e[4] else 'takes'} both {names[e[2]]} {names[e[3]]}"
+        return (f"p{e.player} {'must take' if e.forced else 'takes'} both "
+                f"{names[e.face_up]} {names[e.drawn]}")
     if kind == "end":
-        if e[1] == END_FACE_DISCARDED:
-            return f"deck empty: face up {names[e[2]]} discarded"
-        if e[1] == END_LAST_UNSEEN:
+        if e.how == END_FACE_DISCARDED:
+            return f"deck empty: face up {names[e.face_up]} discarded"
+        if e.how == END_LAST_UNSEEN:
             return "deck empty: last card discarded unseen"
         return "deck empty"
     if kind == "hands":
         return "\n".join(f"p{s} shows {' '.join(names[x] for x in hand) or '-'}"
-                         for s, hand in enumerate(e[1]))
+                         for s, hand in enumerate(e.hands))
     if kind == "scores":
-        return "scores " + " ".join(map(str, e[1]))
+        return "scores " + " ".join(map(str, e.scores))
     raise ValueError(f"unknown event {e!r}")
 
 
-class PubObserver:
+class PubObserver(_common.Observer):
     """Observation and information-state encodings for pub.
 
     The tensor layouts are the index tables in the module docstring; every
@@ -595,11 +679,7 @@ class PubObserver:
     """
 
     def __init__(self, iig_obs_type, game, params):
-        if params:
-            raise ValueError(f"observation parameters not supported; got {params}")
-        self.perfect_recall = iig_obs_type.perfect_recall
-        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
-        self.public = iig_obs_type.public_info
+        super().__init__(iig_obs_type, params)
         n, N = game.num_seats, game.num_cards
         self.n, self.N = n, N
         self.names = game.card_names
@@ -614,48 +694,45 @@ class PubObserver:
                       ("own_hand", N, (N,)), ("face_up", N, (N,)), ("drawn", N, (N,)),
                       ("collections", n * N, (n, N)), ("deck", 1, (1,)),
                       ("shown", n * N, (n, N)), ("phase", 6, (6,))]
-        self.tensor, self.dict = _common.tensor_views(pieces)
+        self.set_pieces(pieces)
 
     def set_from(self, state, player):
-        self.tensor.fill(0)
-        self.dict["observer"][player] = 1
+        super().set_from(state, player)
         if self.private:
             for x in state._c.hands[player]:
                 self.dict["own_hand"][x] = 1
-        if self.perfect_recall:
-            self._set_history(state)
-        else:
-            self._set_current(state)
 
-    def _set_history(self, state):
+    def _set_history(self, state, player):
         d = self.dict
         events = d["events"]
         k0 = len(EVENT_KINDS)
         card0 = k0 + self.n
         i = 0
         for e in state._c.log:
-            kind = e[0]
+            kind = e.kind
             if kind in ("removed", "deal", "scores"):
                 continue
             if kind == "end":
-                d["end"][e[1]] = 1
+                d["end"][e.how] = 1
                 continue
             if kind == "hands":
-                for s, hand in enumerate(e[1]):
+                for s, hand in enumerate(e.hands):
                     for x in hand:
                         d["shown"][s, x] = 1
                 continue
             row = events[i]
             i += 1
             row[EVENT_KINDS.index(kind)] = 1
-            row[k0 + e[1]] = 1
+            row[k0 + e.player] = 1
             if kind == "both":
-                row[card0 + e[2]] = 1
-                row[card0 + e[3]] = 1
+                row[card0 + e.face_up] = 1
+                row[card0 + e.drawn] = 1
+            elif kind == "keep":
+                row[card0 + e.drawn] = 1
             elif kind != "draw":
-                row[card0 + e[2]] = 1
+                row[card0 + e.card] = 1
 
-    def _set_current(self, state):
+    def _set_current(self, state, player):
         c, d, n = state._c, self.dict, self.n
         cur = state.current_player()
         d["to_move"][cur if 0 <= cur < n else n] = 1

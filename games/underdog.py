@@ -1,7 +1,7 @@
 """Underdog: 13 cards, swap or flip the underdog card, fight or pass.
 
-Implements the rule text ``seeds/000`` with the product rulings of
-``rulings.md``; the rules page is ``docs/rules/underdog.md``.
+Implements the rules page ``docs/rules/underdog.md``, which states the rules
+and our own rulings (marked there) in our own words.
 
 A round: every player with chips is dealt one card (chance, seat by seat from
 seat 0), then the underdog card is turned up (chance). Draw step, from the
@@ -20,6 +20,7 @@ Rulings that are our own (also in the rules page):
 * ``last_round_stake`` is both the bank size that makes a round the last
   round and the fight cost in that round (2 in the text).
 * When the draw pile is empty, the players still to draw skip the step.
+* Every round is dealt from the full deck of ``cards`` cards.
 * Nobody fights: no winner, bank unchanged, same start player; the round
   counts toward ``max_rounds``. The game ends after the last round even if
   nobody fights in it (the bank keeps its chips).
@@ -32,9 +33,21 @@ Encoding. Player actions: ``0 swap``, ``1 new underdog``, ``2 fight``,
 ``3 pass``, ``4 + v - 1 keep v`` for card value ``v`` in ``1..cards``, so
 ``num_distinct_actions = 4 + cards``. Chance outcomes: ``v - 1`` is card
 ``v`` (named ``card v``).
+
+Events. ``UnderdogState.log()`` is the game's events in order, each a named tuple
+(``typing.NamedTuple``) whose first field ``kind`` names it, with these
+fields after it: ``Round(round, start, last, bank, chips)``, ``Deal(player, card)``,
+``Underdog(card)``, ``Swap(player)``, ``Draw(player, card)``,
+``Keep(player, kept, laid)``, ``NewUnderdog(player)``, ``Flip(player, card)``,
+``Skip(player)``, ``Fight(player, stake)``, ``Pass(player)``,
+``Showdown(cards)``, ``Won(player, gain)``, ``Nobody()``,
+``Alone(player, bank)``. The information-state string
+is their lines (``event_text``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import pyspiel
 
@@ -48,6 +61,121 @@ KEEP_BASE = 4
 
 # Phases of a round.
 DEAL, DRAW, DRAWN, KEEP, FIGHTING, OVER = range(6)
+
+# ------------------------------------------------------------------ events
+# The game's log (``UnderdogState.log()``): one of these per event, in
+# order. Each is a tuple whose first field is its kind; the information-state
+# string has one line per event that its player sees (``event_text``; the
+# lines are in the rules page). Cards are their values, 1..cards.
+#
+# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
+# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
+# rules and a search's replays build one per move).
+_new = tuple.__new__
+
+
+class Round(NamedTuple):
+    """``[round R start pS bank B chips ...]``: a round begins (``last``: the
+    last round), with the bank and every seat's chips at its start."""
+    kind: str  # "round"
+    round: int
+    start: int
+    last: bool
+    bank: int
+    chips: tuple
+
+
+class Deal(NamedTuple):
+    """``you are dealt V``: ``card`` dealt to ``player``."""
+    kind: str  # "deal"
+    player: int
+    card: int
+
+
+class Underdog(NamedTuple):
+    """``underdog V``: the round's first underdog card."""
+    kind: str  # "underdog"
+    card: int
+
+
+class Swap(NamedTuple):
+    """``pS swaps``."""
+    kind: str  # "swap"
+    player: int
+
+
+class Draw(NamedTuple):
+    """``you draw V``: the card ``player`` drew to swap with."""
+    kind: str  # "draw"
+    player: int
+    card: int
+
+
+class Keep(NamedTuple):
+    """``you keep K, lay L`` / ``pS lays L``: after a swap, ``player`` keeps
+    ``kept`` and lays ``laid`` face up."""
+    kind: str  # "keep"
+    player: int
+    kept: int
+    laid: int
+
+
+class NewUnderdog(NamedTuple):
+    """``pS new underdog``: ``player`` chose a new underdog card (``Flip``)."""
+    kind: str  # "new"
+    player: int
+
+
+class Flip(NamedTuple):
+    """``underdog V``: the new underdog card ``player`` turned."""
+    kind: str  # "flip"
+    player: int
+    card: int
+
+
+class Skip(NamedTuple):
+    """``pS skips (pile empty)``."""
+    kind: str  # "skip"
+    player: int
+
+
+class Fight(NamedTuple):
+    """``pS fights (X)``: ``player`` fights for ``stake`` chips."""
+    kind: str  # "fight"
+    player: int
+    stake: int
+
+
+class Pass(NamedTuple):
+    """``pS passes``."""
+    kind: str  # "pass"
+    player: int
+
+
+class Showdown(NamedTuple):
+    """``showdown pS:V pT:W``: (seat, card) of each fighter, in turn order."""
+    kind: str  # "show"
+    cards: tuple
+
+
+class Won(NamedTuple):
+    """``pS wins G``: ``player`` won the round and ``gain`` chips."""
+    kind: str  # "won"
+    player: int
+    gain: int
+
+
+class Nobody(NamedTuple):
+    """``nobody fights``."""
+    kind: str  # "nobody"
+
+
+class Alone(NamedTuple):
+    """``pS alone takes the bank (B)``: the last player with chips."""
+    kind: str  # "alone"
+    player: int
+    bank: int
+
 
 PARAMS = (
     Param("players", 4, "number of players", "3..6", low=3, high=6),
@@ -118,32 +246,17 @@ class UnderdogGame(pyspiel.Game):
         return UnderdogState(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
-        return UnderdogObserver(
-            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self, params)
+        return UnderdogObserver(iig_obs_type, self, params)
 
 
 class _Core(_common.SlotsState):
-    """All mutable state of a game in one object that copies cheaply.
-
-    pyspiel clones a Python state by deep-copying each attribute; one object
-    with a shallow ``__deepcopy__`` (its lists hold only ints and tuples) is
-    several times faster than a dozen attributes.
-    """
+    """All mutable state of a game in one object that copies cheaply
+    (``_common.SlotsState``: its lists hold only ints and tuples)."""
 
     __slots__ = ("chips", "bank", "rnd", "start", "last", "phase", "order", "deal_order",
                  "pos", "used", "npile", "hand", "drawn", "laid", "underdog", "fighters",
                  "stakes", "log", "winner")
-
-    def __deepcopy__(self, memo):
-        c = _Core.__new__(_Core)
-        c.chips = self.chips[:]
-        c.bank, c.rnd, c.start, c.last, c.phase = self.bank, self.rnd, self.start, self.last, self.phase
-        c.order, c.deal_order, c.pos, c.used, c.npile = (
-            self.order, self.deal_order, self.pos, self.used, self.npile)
-        c.hand, c.laid = self.hand[:], self.laid[:]
-        c.drawn, c.underdog, c.winner = self.drawn, self.underdog, self.winner
-        c.fighters, c.stakes, c.log = self.fighters[:], self.stakes[:], self.log[:]
-        return c
+    COPIED = ("chips", "hand", "laid", "fighters", "stakes", "log")
 
 
 class UnderdogState(pyspiel.State):
@@ -183,7 +296,7 @@ class UnderdogState(pyspiel.State):
         c.underdog = 0
         c.fighters = []
         c.stakes = []
-        c.log.append(("round", c.rnd, c.start, c.last, c.bank, tuple(c.chips)))
+        c.log.append(_new(Round, ("round", c.rnd, c.start, c.last, c.bank, tuple(c.chips))))
 
     def current_player(self):
         ph = self._c.phase
@@ -232,7 +345,7 @@ class UnderdogState(pyspiel.State):
             raise _common.illegal(self, action, legal)
         seat = c.order[c.pos]
         if ph == DRAW:
-            c.log.append(("swap" if action == SWAP else "new", seat))
+            c.log.append(_new(Swap, ("swap", seat)) if action == SWAP else _new(NewUnderdog, ("new", seat)))
             c.drawn = -1 if action == SWAP else -2  # which draw the chance node serves
             c.phase = DRAWN
         elif ph == KEEP:
@@ -241,7 +354,7 @@ class UnderdogState(pyspiel.State):
             c.hand[seat] = kept
             c.laid[seat] = laid
             c.drawn = 0
-            c.log.append(("keep", seat, kept, laid))
+            c.log.append(_new(Keep, ("keep", seat, kept, laid)))
             self._next_drawer()
         else:
             if action == FIGHT:
@@ -249,9 +362,9 @@ class UnderdogState(pyspiel.State):
                 c.chips[seat] -= stake
                 c.fighters.append(seat)
                 c.stakes.append(stake)
-                c.log.append(("fight", seat, stake))
+                c.log.append(_new(Fight, ("fight", seat, stake)))
             else:
-                c.log.append(("pass", seat))
+                c.log.append(_new(Pass, ("pass", seat)))
             c.pos += 1
             if c.pos == len(c.order):
                 self._showdown()
@@ -261,11 +374,11 @@ class UnderdogState(pyspiel.State):
         if c.pos < len(c.deal_order):
             seat = c.deal_order[c.pos]
             c.hand[seat] = v
-            c.log.append(("deal", seat, v))
+            c.log.append(_new(Deal, ("deal", seat, v)))
             c.pos += 1
         else:
             c.underdog = v
-            c.log.append(("underdog", v))
+            c.log.append(_new(Underdog, ("underdog", v)))
             c.phase = DRAW
             c.pos = -1
             self._next_drawer()
@@ -275,12 +388,12 @@ class UnderdogState(pyspiel.State):
         seat = c.order[c.pos]
         if c.drawn == -1:  # a swap: the player now chooses which card to keep
             c.drawn = v
-            c.log.append(("draw", seat, v))
+            c.log.append(_new(Draw, ("draw", seat, v)))
             c.phase = KEEP
         else:
             c.drawn = 0
             c.underdog = v
-            c.log.append(("flip", seat, v))
+            c.log.append(_new(Flip, ("flip", seat, v)))
             self._next_drawer()
 
     def _next_drawer(self):
@@ -289,7 +402,7 @@ class UnderdogState(pyspiel.State):
         c.pos += 1
         if c.pos < len(c.order) and c.npile == 0:
             for seat in c.order[c.pos:]:
-                c.log.append(("skip", seat))
+                c.log.append(_new(Skip, ("skip", seat)))
             c.pos = len(c.order)
         if c.pos < len(c.order):
             c.phase = DRAW
@@ -309,20 +422,20 @@ class UnderdogState(pyspiel.State):
             totals = [v + c.underdog if v == low else v for v in cards]
             best = max(totals)
             winner = fighters[totals.index(best)]  # fighters are in turn order
-            c.log.append(("show", tuple(zip(fighters, cards))))
+            c.log.append(_new(Showdown, ("show", tuple(zip(fighters, cards)))))
         if winner >= 0:
             prize = c.bank if c.last else min(1, c.bank)
             c.bank -= prize
             gain = sum(c.stakes) + prize
             c.chips[winner] += gain
             c.start = winner
-            c.log.append(("won", winner, gain))
+            c.log.append(_new(Won, ("won", winner, gain)))
         else:
-            c.log.append(("nobody",))
+            c.log.append(_new(Nobody, ("nobody",)))
         alive = [s for s in range(self._n) if c.chips[s] > 0]
         if len(alive) < 2:
             c.chips[alive[0]] += c.bank
-            c.log.append(("alone", alive[0], c.bank))
+            c.log.append(_new(Alone, ("alone", alive[0], c.bank)))
             c.bank = 0
             c.phase = OVER
         elif c.last or c.rnd >= g.max_rounds:
@@ -346,7 +459,7 @@ class UnderdogState(pyspiel.State):
         """The log index of the current round's "round" event."""
         log = self._c.log
         i = len(log) - 1
-        while log[i][0] != "round":
+        while log[i].kind != "round":
             i -= 1
         return i
 
@@ -368,7 +481,7 @@ class UnderdogState(pyspiel.State):
         if self.get_game().payoff == "win":
             total = sum(c.chips)
             if c.phase == OVER or not total:
-                return _common.win_shares(c.chips, higher_is_better=True)
+                return _common.win_shares(c.chips)
             return [x / total for x in c.chips]
         mean = sum(c.chips) / self._n
         return [x - mean for x in c.chips]
@@ -411,7 +524,7 @@ class UnderdogState(pyspiel.State):
         return tuple(self._c.fighters)
 
     def log(self):
-        """The game's events as tuples (the information-state strings read it)."""
+        """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
 
     def _action_to_string(self, player, action):
@@ -471,7 +584,7 @@ class UnderdogState(pyspiel.State):
         start = 0
         while start < len(log):
             end = start + 1
-            while end < len(log) and log[end][0] != "round":
+            while end < len(log) and log[end].kind != "round":
                 end += 1
             current = len(new_log)
             new_log.extend(self._resample_round(log[start:end], player_id, probability_sampler))
@@ -484,9 +597,10 @@ class UnderdogState(pyspiel.State):
         # replay (the earlier rounds' re-drawn cards are in its log), without
         # replaying them.
         state = self.get_game().new_initial_state()
-        _, rnd, first, _, bank, chips = new_log[current]
+        begun = new_log[current]
         c = state._c
-        c.chips, c.bank, c.rnd, c.start, c.log = list(chips), bank, rnd - 1, first, new_log[:current]
+        c.chips, c.bank, c.start = list(begun.chips), begun.bank, begun.start
+        c.rnd, c.log = begun.round - 1, new_log[:current]
         state._new_round()
         return self._replay(new_log[current + 1:], internal, player_id, check, state)
 
@@ -498,18 +612,18 @@ class UnderdogState(pyspiel.State):
         known = set()
         dealt, drawn, kept, laid, shown = {}, {}, {}, {}, {}
         for e in events:
-            kind = e[0]
+            kind = e.kind
             if kind in ("underdog", "flip"):
-                known.add(e[-1])
+                known.add(e.card)
             elif kind == "deal":
-                dealt[e[1]] = e[2]
+                dealt[e.player] = e.card
             elif kind == "draw":
-                drawn[e[1]] = e[2]
+                drawn[e.player] = e.card
             elif kind == "keep":
-                kept[e[1]], laid[e[1]] = e[2], e[3]
-                known.add(e[3])
+                kept[e.player], laid[e.player] = e.kept, e.laid
+                known.add(e.laid)
             elif kind == "show":
-                for seat, v in e[1]:
+                for seat, v in e.cards:
                     shown[seat] = v
                     known.add(v)
         if me in dealt:
@@ -546,13 +660,13 @@ class UnderdogState(pyspiel.State):
                 sub_dealt[seat] = d
         out = []
         for e in events:
-            kind, seat = e[0], (e[1] if len(e) > 1 else None)
-            if kind == "deal" and seat in sub_dealt:
-                e = ("deal", seat, sub_dealt[seat])
-            elif kind == "draw" and seat in sub_drawn:
-                e = ("draw", seat, sub_drawn[seat])
-            elif kind == "keep" and seat in sub_kept:
-                e = ("keep", seat, sub_kept[seat], laid[seat])
+            kind = e.kind
+            if kind == "deal" and e.player in sub_dealt:
+                e = _new(Deal, ("deal", e.player, sub_dealt[e.player]))
+            elif kind == "draw" and e.player in sub_drawn:
+                e = _new(Draw, ("draw", e.player, sub_drawn[e.player]))
+            elif kind == "keep" and e.player in sub_kept:
+                e = _new(Keep, ("keep", e.player, sub_kept[e.player], laid[e.player]))
             out.append(e)
         return out
 
@@ -562,19 +676,15 @@ class UnderdogState(pyspiel.State):
             state = self.get_game().new_initial_state()
         apply = _common.replay_applier(state, internal, observer, check)
         for e in events:
-            kind = e[0]
-            if kind in ("deal", "draw"):
-                apply(e[2] - 1)
-            elif kind == "underdog":
-                apply(e[1] - 1)
+            kind = e.kind
+            if kind in ("deal", "draw", "underdog", "flip"):
+                apply(e.card - 1)
             elif kind == "swap":
                 apply(SWAP)
             elif kind == "new":
                 apply(NEW_UNDERDOG)
-            elif kind == "flip":
-                apply(e[2] - 1)
             elif kind == "keep":
-                apply(KEEP_BASE + e[2] - 1)
+                apply(KEEP_BASE + e.kept - 1)
             elif kind == "fight":
                 apply(FIGHT)
             elif kind == "pass":
@@ -584,43 +694,48 @@ class UnderdogState(pyspiel.State):
 
 def event_text(e, me: int) -> str | None:
     """One log event as ``me`` sees it, or None if ``me`` sees nothing of it."""
-    kind = e[0]
+    kind = e.kind
     if kind == "round":
-        _, rnd, start, last, bank, chips = e
-        return (f"[round {rnd}{' last' if last else ''} start p{start} bank {bank} "
-                f"chips {' '.join(map(str, chips))}]")
+        return (f"[round {e.round}{' last' if e.last else ''} start p{e.start} bank {e.bank} "
+                f"chips {' '.join(map(str, e.chips))}]")
     if kind == "deal":
-        return f"you are dealt {e[2]}" if e[1] == me else None
+        return f"you are dealt {e.card}" if e.player == me else None
     if kind == "underdog":
-        return f"underdog {e[1]}"
+        return f"underdog {e.card}"
     if kind == "swap":
-        return f"p{e[1]} swaps"
+        return f"p{e.player} swaps"
     if kind == "draw":
-        return f"you draw {e[2]}" if e[1] == me else None
+        return f"you draw {e.card}" if e.player == me else None
     if kind == "keep":
-        return f"you keep {e[2]}, lay {e[3]}" if e[1] == me else f"p{e[1]} lays {e[3]}"
+        if e.player == me:
+            return f"you keep {e.kept}, lay {e.laid}"
+        return f"p{e.player} lays {e.laid}"
     if kind == "new":
-        return f"p{e[1]} new underdog"
+        return f"p{e.player} new underdog"
     if kind == "flip":
-        return f"underdog {e[2]}"
+        return f"underdog {e.card}"
     if kind == "skip":
-        return f"p{e[1]} skips (pile empty)"
+        return f"p{e.player} skips (pile empty)"
     if kind == "fight":
-        return f"p{e[1]} fights ({e[2]})"
+        return f"p{e.player} fights ({e.stake})"
     if kind == "pass":
-        return f"p{e[1]} passes"
+        return f"p{e.player} passes"
     if kind == "show":
-        return "showdown " + " ".join(f"p{s}:{v}" for s, v in e[1])
+        return "showdown " + " ".join(f"p{s}:{v}" for s, v in e.cards)
     if kind == "won":
-        return f"p{e[1]} wins {e[2]}"
+        return f"p{e.player} wins {e.gain}"
     if kind == "nobody":
         return "nobody fights"
     if kind == "alone":
-        return f"p{e[1]} alone takes the bank ({e[2]})"
+        return f"p{e.player} alone takes the bank ({e.bank})"
     raise ValueError(f"unknown event {e!r}")
 
 
-class UnderdogObserver:
+# the events marked in the block of the seat that moved (UnderdogObserver)
+_SEAT_MOVES = frozenset({"swap", "new", "skip", "keep", "flip", "fight", "pass"})
+
+
+class UnderdogObserver(_common.Observer):
     """Observation and information-state encodings for Underdog.
 
     Perfect recall (information state), tensor layout, with n players,
@@ -650,11 +765,7 @@ class UnderdogObserver:
     """
 
     def __init__(self, iig_obs_type, game, params):
-        if params:
-            raise ValueError(f"observation parameters not supported; got {params}")
-        self.perfect_recall = iig_obs_type.perfect_recall
-        self.private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
-        self.public = iig_obs_type.public_info
+        super().__init__(iig_obs_type, params)
         n, C = game.num_seats, game.num_cards
         self.n, self.C, self.R = n, C, game.max_rounds
         if self.perfect_recall:
@@ -669,15 +780,7 @@ class UnderdogObserver:
                       ("chips", n, (n,)), ("bank", 1, (1,)), ("fight", n, (n,)),
                       ("pass", n, (n,)), ("shown", n * C, (n, C)), ("last", 1, (1,)),
                       ("pile", 1, (1,)), ("phase", 6, (6,))]
-        self.tensor, self.dict = _common.tensor_views(pieces)
-
-    def set_from(self, state, player):
-        self.tensor.fill(0)
-        self.dict["observer"][player] = 1
-        if self.perfect_recall:
-            self._set_history(state, player)
-        else:
-            self._set_current(state, player)
+        self.set_pieces(pieces)
 
     def _set_history(self, state, me):
         n, C = self.n, self.C
@@ -687,42 +790,43 @@ class UnderdogObserver:
         r = -1
         row = None
         for e in state._c.log:
-            kind = e[0]
+            kind = e.kind
             if kind == "round":
                 r += 1
                 row = rounds[r]
-                row[e[2]] = 1
-                row[n] = 1 if e[3] else 0
-                continue
-            s = e[1] if len(e) > 1 and isinstance(e[1], int) else None
-            base = seats0 + (s * seat_size if s is not None else 0)
-            if kind == "deal" and s == me and self.private:
-                row[n + 1 + e[2] - 1] = 1
-            elif kind == "draw" and s == me and self.private:
-                row[n + 1 + C + e[2] - 1] = 1
+                row[e.start] = 1
+                row[n] = 1 if e.last else 0
+            elif kind == "deal":
+                if e.player == me and self.private:
+                    row[n + 1 + e.card - 1] = 1
+            elif kind == "draw":
+                if e.player == me and self.private:
+                    row[n + 1 + C + e.card - 1] = 1
             elif kind == "underdog":
-                row[n + 1 + 2 * C + e[1] - 1] = 1
-            elif kind == "swap":
-                row[base] = 1
-            elif kind == "new":
-                row[base + 1] = 1
-            elif kind == "skip":
-                row[base + 2] = 1
-            elif kind == "keep":
-                row[base + 3 + e[3] - 1] = 1
-            elif kind == "flip":
-                row[base + 3 + C + e[2] - 1] = 1
-            elif kind == "fight":
-                row[base + 3 + 2 * C] = 1
-            elif kind == "pass":
-                row[base + 3 + 2 * C + 1] = 1
+                row[n + 1 + 2 * C + e.card - 1] = 1
             elif kind == "show":
-                for seat, v in e[1]:
+                for seat, v in e.cards:
                     row[seats0 + seat * seat_size + 5 + 2 * C + v - 1] = 1
             elif kind == "won":
-                row[seats0 + n * seat_size + e[1]] = 1
+                row[seats0 + n * seat_size + e.player] = 1
             elif kind == "nobody":
                 row[seats0 + n * seat_size + n] = 1
+            elif kind in _SEAT_MOVES:  # in the block of the seat that moved
+                base = seats0 + e.player * seat_size
+                if kind == "swap":
+                    row[base] = 1
+                elif kind == "new":
+                    row[base + 1] = 1
+                elif kind == "skip":
+                    row[base + 2] = 1
+                elif kind == "keep":
+                    row[base + 3 + e.laid - 1] = 1
+                elif kind == "flip":
+                    row[base + 3 + C + e.card - 1] = 1
+                elif kind == "fight":
+                    row[base + 3 + 2 * C] = 1
+                else:
+                    row[base + 3 + 2 * C + 1] = 1
 
     def _set_current(self, state, me):
         c, d, n = state._c, self.dict, self.n
@@ -747,10 +851,10 @@ class UnderdogObserver:
                 if s not in c.fighters:
                     d["pass"][s] = 1
         for e in reversed(c.log):
-            if e[0] == "show":
-                for s, v in e[1]:
+            if e.kind == "show":
+                for s, v in e.cards:
                     d["shown"][s, v - 1] = 1
-            if e[0] in ("show", "round"):
+            if e.kind in ("show", "round"):
                 break
         d["last"][0] = 1 if c.last else 0
         d["pile"][0] = c.npile
@@ -761,7 +865,7 @@ class UnderdogObserver:
         if self.perfect_recall:
             parts = [f"p{player}"]
             for e in c.log:
-                if not self.private and e[0] in ("deal", "draw"):
+                if not self.private and e.kind in ("deal", "draw"):
                     continue
                 t = event_text(e, player if self.private else -1)
                 if t is not None:

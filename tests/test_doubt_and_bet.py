@@ -1,9 +1,10 @@
-"""Doubt and Bet: game information, scenarios from the rule text, solvers, agents
+"""Doubt and Bet: game information, scenarios from the rules page, solvers, agents
 (the checks every game shares: tests/test_conformance.py).
 
 Scenario tests script games move by move; cards are dealt seat by seat from
 seat 0 (one chance action per card), so ``deal`` takes each seat's cards in
-order. Expected outcomes come from ``seeds/003`` and ``rulings.md``.
+order. Expected outcomes come from the rules page, docs/rules/doubt_and_bet.md
+(the rules and our rulings).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Over/Under: game information, scenarios from the rule text, known values, determinism
-(the checks every game shares: tests/test_conformance.py)."""
+"""Over/Under: game information, scenarios from the rules page (docs/rules/over_under.md),
+known values, determinism (the checks every game shares: tests/test_conformance.py)."""
 
 import pickle
 

@@ -1,7 +1,7 @@
 """Tests of the pub game (A Little Pub Card Game, issue 3).
 
-Scenario tests are scripted move by move from the rule text (seeds/001) and
-rulings.md; every move is given by its exact name (``card 8H``, ``draw``,
+Scenario tests are scripted move by move from the rules page
+(docs/rules/pub.md: the rules and our rulings); every move is given by its exact name (``card 8H``, ``draw``,
 ``keep drawn``), so the names are tested too.
 """
 

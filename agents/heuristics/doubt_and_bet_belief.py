@@ -90,10 +90,10 @@ def _setup(state, player_id, move_of, eps):
                 const *= eps
         replay._apply_action(a)
     log = state.log()
-    begun = max(i for i, e in enumerate(log) if e[0] == "round")
+    begun = max(i for i, e in enumerate(log) if e.kind == "round")
     this_round = log[begun:]
-    assert not any(e[0] == "reveal" for e in this_round), "a decision's round is not revealed yet"
-    deals = [(e[1], e[2]) for e in this_round if e[0] == "deal"]
+    assert not any(e.kind == "reveal" for e in this_round), "a decision's round is not revealed yet"
+    deals = [(e.player, e.colour) for e in this_round if e.kind == "deal"]
     # the deal as blocks of one seat's cards (the game deals seat by seat):
     # (seat, cards, the player's own cards or None, has a factor)
     blocks = []

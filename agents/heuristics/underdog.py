@@ -104,7 +104,7 @@ class _RoundView:
     def __init__(self, state, me):
         self.me = me
         log = state.log()
-        start = max(i for i, e in enumerate(log) if e[0] == "round")
+        start = max(i for i, e in enumerate(log) if e.kind == "round")
         self.seen = set()
         self.hand = state.hands[me]
         self.underdog = state.underdog
@@ -112,22 +112,21 @@ class _RoundView:
         self.stakes = {}
         decided = set()
         for e in log[start:]:
-            kind = e[0]
+            kind = e.kind
             if kind in ("underdog", "flip"):
-                self.seen.add(e[-1])
-            elif kind in ("deal", "draw") and e[1] == me:
-                self.seen.add(e[2])
+                self.seen.add(e.card)
+            elif kind in ("deal", "draw") and e.player == me:
+                self.seen.add(e.card)
             elif kind == "keep":
-                self.seen.add(e[3])
+                self.seen.add(e.laid)
             elif kind == "fight":
-                self.stakes[e[1]] = e[2]
-                decided.add(e[1])
+                self.stakes[e.player] = e.stake
+                decided.add(e.player)
             elif kind == "pass":
-                decided.add(e[1])
-        round_event = log[start]
-        chips_at_start = round_event[5]
-        n = len(chips_at_start)
-        order = [(round_event[2] + i) % n for i in range(n) if chips_at_start[(round_event[2] + i) % n] > 0]
+                decided.add(e.player)
+        begun = log[start]
+        n = len(begun.chips)
+        order = [(begun.start + i) % n for i in range(n) if begun.chips[(begun.start + i) % n] > 0]
         self.order_index = {seat: i for i, seat in enumerate(order)}
         self.fought = [s for s in order if s in self.stakes and s != me]
         self.undecided = [s for s in order if s not in decided and s != me]
