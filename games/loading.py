@@ -47,8 +47,9 @@ class GameStringError(ValueError):
     """A game string that does not load; the message says why."""
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[^\W\d]\w*")  # pyspiel then names an unknown one
 _FORM = "NAME or NAME(KEY=VALUE,...), e.g. underdog(players=3,cards=9)"
+_INT_MAX = 2**31 - 1  # pyspiel's integer parameters are C++ ints
 
 
 def _closing(text: str, start: int) -> int:
@@ -120,6 +121,8 @@ def _check(text: str, fail) -> None:
         seen.add(key)
         if not value:
             fail(f"parameter {key!r} has no value")
+        if re.fullmatch(r"[-+]?\d+", value) and abs(int(value)) > _INT_MAX:
+            fail(f"parameter {key}={value} is beyond OpenSpiel's integers (at most {_INT_MAX})")
         if "(" in value or ")" in value:
             _check(value, fail)
 

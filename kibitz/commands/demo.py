@@ -100,7 +100,7 @@ def _solve(game_string, iterations, out_dir):
 
 
 @click.command("demo")
-@click.option("--out", "out_dir", default="demo-output", show_default=True,
+@click.option("--out", "out_dir", default="demo-output", show_default=True, type=click.Path(file_okay=False),
               help="Folder for the policy, the agent file and the tournament results.")
 @click.option("--iterations", type=click.IntRange(1), default=2000, show_default=True,
               help="CFR+ iterations.")

@@ -27,6 +27,8 @@ def build_seats(game, seat_specs, seed, read=input, write=click.echo):
                 agents.append(make_agent(spec, game, i, seed=None if seed is None else seed * 1000 + i))
             except ValueError as e:
                 raise click.BadParameter(str(e), param_hint="--seats") from None
+            except OSError as e:  # a policy(FILE) that cannot be read
+                raise click.BadParameter(f"{spec}: {e.strerror or e}", param_hint="--seats") from None
     return agents
 
 

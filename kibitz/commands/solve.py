@@ -21,6 +21,7 @@ with its expected value.
 from __future__ import annotations
 
 import math
+import os
 import re
 import signal
 import time
@@ -63,6 +64,30 @@ def parse_duration(text: str | None) -> float | None:
     return seconds
 
 
+class NumberRange(click.FloatRange):
+    """A float range that also refuses nan (which every comparison lets through)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number; allowed: {self._describe_range()}", param, ctx)
+        return number
+
+
+def _writable(ctx, param, value):
+    """--out: a file name in an existing folder this user may write to."""
+    if value is None:
+        return value
+    if not value.strip():
+        raise click.BadParameter("an empty file name", ctx, param)
+    folder = Path(value).parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{value}: {folder} is not an existing folder", ctx, param)
+    if not os.access(folder, os.W_OK):
+        raise click.BadParameter(f"{value}: the folder {folder} is not writable", ctx, param)
+    return value
+
+
 @click.command()
 @click.argument("game_string", metavar="GAME")
 @click.option("--algorithm", "-a", type=click.Choice(["cfr", "cfr+", "lcfr", "dcfr", "mccfr-es", "mccfr-os"]),
@@ -75,16 +100,16 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--time", "time_limit", metavar="LIMIT", default=None,
               help="Stop after this long (this run's wall time): 90, 90s, 10m, 1h30m. "
                    "Given alone, the run lasts this long.")
-@click.option("--target-nashconv", type=click.FloatRange(min=0), default=None,
+@click.option("--target-nashconv", type=NumberRange(min=0), default=None,
               help="Stop once an evaluation finds NashConv at or below this.")
 @click.option("--eval-every", type=click.IntRange(min=0), default=None,
               help="Evaluate NashConv every K iterations (0: only at the end). "
                    f"Default: iterations/20, or every {UNLIMITED_EVAL_EVERY} without an "
                    "iteration limit.")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Policy file to write (.json, or .json.gz for gzip).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_writable,
+              help="Policy file to write (.json, or .json.gz for gzip), in an existing folder.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
-@click.option("--checkpoint-every", type=click.FloatRange(min=0), default=60.0, show_default=True,
+@click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
               help="Seconds between checkpoints.")
 @click.option("--simultaneous", is_flag=True,
               help="Simultaneous instead of alternating updates.")
@@ -98,7 +123,7 @@ def parse_duration(text: str | None) -> float | None:
               help="Show the progress bar (only on a terminal).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="MCCFR: random seed.")
-@click.option("--epsilon", type=float, default=0.6, show_default=True,
+@click.option("--epsilon", type=NumberRange(0, 1, min_open=True), default=0.6, show_default=True,
               help="MCCFR outcome sampling: exploration of the updating player.")
 @click.option("--fallback", default="uniform", show_default=True,
               help="MCCFR: what the policy plays on information states it never visited: "
@@ -269,7 +294,7 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
         solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
                              epsilon=epsilon, fallback=fallback)
     except ValueError as e:
-        raise click.UsageError(f"{e}. {SOLVABLE}") from None
+        raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
     out = Path(out)
     meta = driver.checkpoint_meta(str(game), algorithm,
                                   {"seed": seed, "epsilon": epsilon, "fallback": fallback})

@@ -26,7 +26,7 @@ MAX_WORKERS = 64
               help="Tournament seed.")
 @click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=1, show_default=True,
               help="Worker processes (results are the same for any number).")
-@click.option("--out", "out_dir", default=None,
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
               help="Directory for tournament.json, games.jsonl, results.json, results.csv "
                    "(default: tournament-SEED).")
 @click.option("--resume", is_flag=True, help="Continue the tournament in --out from the games it finished.")
@@ -55,8 +55,8 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
         raise click.ClickException(f"{e}; the games finished before it are in {out_dir}") from None
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    except OSError as e:
-        raise click.ClickException(f"--out {out_dir}: {e.strerror or e}") from None
+    except OSError as e:  # the output folder, or an agent's file
+        raise click.ClickException(f"{e.filename or out_dir}: {e.strerror or e}") from None
     if outcome.interrupted:
         click.echo(f"\ninterrupted: {outcome.finished} of {outcome.total} games finished "
                    f"(kept; continue with --resume --out {out_dir})")
