@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import pkgutil
 import re
 from typing import Callable
@@ -78,22 +79,58 @@ def _value(text: str):
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
-    """``"ismcts(sims=10)"`` -> ``("ismcts", {"sims": 10})``; a bare value -> ``{None: value}``."""
+    """``"ismcts(sims=10)"`` -> ``("ismcts", {"sims": 10})``; a bare value -> ``{None: value}``.
+
+    Raises ValueError for an unclosed or stray parenthesis, text after the
+    closing one, an empty option and an option given twice."""
+    _check_parentheses(spec)
     m = _SPEC.match(spec)
     if not m:
         raise ValueError(f"bad agent spec {spec!r}; expected NAME or NAME(key=value,...)")
     name, body = m.group(1).lower(), m.group(2)
     options = {}
     if body and body.strip():
-        for part in split_specs(body):
+        for part in _split(body):
+            if not part:
+                raise ValueError(f"empty option in agent spec {spec!r}; expected NAME(key=value,...)")
             if "=" not in part:
                 if None in options:
                     raise ValueError(f"bad option {part!r} in agent spec {spec!r}; expected key=value")
                 options[None] = part.strip()
                 continue
             key, val = part.split("=", 1)
-            options[key.strip()] = _value(val)
+            key = key.strip()
+            if key in options:
+                raise ValueError(f"option {key!r} is given twice in agent spec {spec!r}")
+            options[key] = _value(val)
     return name, options
+
+
+def _check_parentheses(text: str) -> None:
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            raise ValueError(f"{text!r}: ')' at position {i + 1} closes no '('")
+    if depth > 0:
+        raise ValueError(f"{text!r}: unclosed parenthesis (a '(' without its ')')")
+
+
+#: the type an option's default has -> (a check of a parsed value, its name)
+_OPTION_TYPES = {
+    bool: (lambda v: isinstance(v, bool), "true or false"),
+    int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    float: (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+            "a finite number"),
+}
+
+
+def _check_option(agent: str, key: str, value, default) -> None:
+    check = _OPTION_TYPES.get(type(default))
+    if check and not check[0](value):
+        raise ValueError(f"agent {agent!r}: option {key}={value!r} must be {check[1]} "
+                         f"(default {default!r})")
 
 
 def make_agent(spec: str, game, player_id: int, seed: int | None = None):
@@ -112,11 +149,13 @@ def make_agent(spec: str, game, player_id: int, seed: int | None = None):
         allowed = ", ".join(sorted(kind.options)) or "none"
         raise ValueError(f"agent {name!r} has no option {unknown[0]!r}; its options: {allowed}"
                          if kind.options else f"agent {name!r} takes no options; got {', '.join(unknown)}")
+    for key, value in options.items():
+        _check_option(name, key, value, kind.options[key][0])
     return kind.factory(game, player_id, seed, **options)
 
 
-def split_specs(text: str) -> list[str]:
-    """Splits ``"a,ismcts(sims=5,uct_c=2),b"`` at the commas outside parentheses."""
+def _split(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses, each part stripped."""
     out, depth, cur = [], 0, []
     for ch in text:
         if ch == "," and depth == 0:
@@ -127,6 +166,18 @@ def split_specs(text: str) -> list[str]:
         depth -= ch == ")"
         cur.append(ch)
     out.append("".join(cur).strip())
-    if any(not s for s in out):
-        raise ValueError(f"empty agent spec in {text!r}")
+    return out
+
+
+def split_specs(text: str) -> list[str]:
+    """Splits ``"a,ismcts(sims=5,uct_c=2),b"`` at the commas outside parentheses.
+
+    Raises ValueError for unbalanced parentheses and an empty spec (naming
+    its position)."""
+    _check_parentheses(text)
+    out = _split(text)
+    for i, s in enumerate(out):
+        if not s:
+            raise ValueError(f"empty agent spec (number {i + 1} of {len(out)}) in {text!r}; "
+                             f"agents are: {', '.join(sorted(agent_kinds()))}")
     return out

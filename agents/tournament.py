@@ -442,6 +442,10 @@ def read_records(path: str) -> list[dict]:
     return out
 
 
+class ResumeError(ValueError):
+    """``--resume`` asked for something that would lose finished games."""
+
+
 @dataclasses.dataclass
 class Outcome:
     results: dict
@@ -452,13 +456,17 @@ class Outcome:
 
 def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0,
                    workers: int = 1, out_dir: str | None = None, resume: bool = False,
-                   progress: bool = True) -> Outcome:
+                   progress: bool = True, log: Callable[[str], None] | None = None) -> Outcome:
     """Runs (or continues) a tournament; writes ``out_dir`` if given.
 
     ``games`` is rounded up to a whole number of deals (each deal is played
-    in every arrangement). Files: ``tournament.json`` (the plan),
-    ``games.jsonl`` (one record per game, sorted by index at the end),
-    ``results.json`` and ``results.csv``.
+    in every arrangement), said through ``log``. Files: ``tournament.json``
+    (the plan), ``games.jsonl`` (one record per game, sorted by index at the
+    end), ``results.json`` and ``results.csv``.
+
+    ``resume`` keeps every finished game: a larger ``games`` plays more, a
+    smaller one than the folder's finished games is refused
+    (:class:`ResumeError`). The progress bar is drawn only on a terminal.
     """
     game = _load(game_string)
     for s, spec in enumerate(specs):  # fail early on a bad spec
@@ -466,6 +474,9 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     plan = Plan(game_string, tuple(specs), int(seed), game.num_players())
     per_deal = len(plan.arrangements)
     total = -(-games // per_deal) * per_deal
+    if total != games and log:
+        log(f"--games {games} rounded up to {total}: each deal is played in all {per_deal} "
+            f"seatings of {len(specs)} agents in {plan.num_seats} seats")
     config = {"game": game_string, "agents": list(specs), "seed": int(seed), "games": total,
               "seats": plan.num_seats, "arrangements": [list(a) for a in plan.arrangements]}
     records: dict[int, dict] = {}
@@ -482,8 +493,13 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                     raise ValueError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
                                      f"not {config[key]!r}")
             for rec in read_records(games_path):
-                if rec["index"] < total:
-                    records[rec["index"]] = rec
+                records[rec["index"]] = rec
+            beyond = [i for i in records if i >= total]
+            if beyond:
+                need = -(-(max(beyond) + 1) // per_deal) * per_deal
+                raise ResumeError(f"--resume: {out_dir} holds {len(records)} finished games "
+                                  f"(numbered up to {max(beyond)}); --games {games} would drop "
+                                  f"{len(beyond)} of them; give --games {need} or more")
         elif not resume and os.path.exists(games_path) and os.path.getsize(games_path) > 0:
             raise ValueError(f"{out_dir} already holds a tournament; use --resume or another --out")
         with open(cfg_path, "w") as f:
@@ -497,7 +513,8 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=total, initial=total - len(todo), unit="game", dynamic_ncols=True)
+        bar = tqdm(total=total, initial=total - len(todo), unit="game", dynamic_ncols=True,
+                   disable=None)  # None: drawn on a terminal only
     sink = open(games_path, "a") if games_path else None
 
     def keep(rec):

@@ -54,11 +54,23 @@ simultaneous DCFR discounts every player's regrets after the joint walk.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from kibitz.solvers import _kernels as K
 from kibitz.solvers.tree import Tree
+
+
+class CFRConfigError(ValueError):
+    """A CFR setting out of its range; the message names it and the range."""
+
+
+#: the allowed ranges of the discount exponents: wider ones overflow
+#: ``t**x`` in float64 within a billion iterations, or (a negative gamma,
+#: alpha) weight the first iterations most and the average never converges
+BOUNDS = {"alpha": (0.0, 10.0), "beta": (-10.0, 10.0), "gamma": (0.0, 10.0)}
+BOUNDS_DEFAULT = {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +82,23 @@ class CFRConfig:
     average_gamma: float = 0.0  # average weight t**gamma (0: uniform, 1: linear)
     alpha: float | None = None  # DCFR discount of positive regrets (None: no discount)
     beta: float | None = None  # DCFR discount of negative regrets
+
+    def __post_init__(self):
+        for name, value in (("regret_matching_plus", self.regret_matching_plus),
+                            ("alternating_updates", self.alternating_updates)):
+            if not isinstance(value, bool):
+                raise CFRConfigError(f"{name} must be true or false; got {value!r}")
+        if (self.alpha is None) != (self.beta is None):
+            raise CFRConfigError("alpha and beta go together (both set for DCFR, both None for "
+                                 f"no discount); got alpha={self.alpha!r}, beta={self.beta!r}")
+        for name, value in (("gamma", self.average_gamma), ("alpha", self.alpha), ("beta", self.beta)):
+            if value is None and name != "gamma":
+                continue
+            low, high = BOUNDS[name]
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or not low <= value <= high):
+                raise CFRConfigError(f"{name}={value!r} is out of range; allowed: a number in "
+                                     f"[{low:g}, {high:g}] (DCFR's default {BOUNDS_DEFAULT[name]:g})")
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -97,3 +97,30 @@ def test_demo_solves_exports_and_plays_a_tournament(tmp_path):
 def test_demo_play_shows_a_bot_game():
     out = run(["demo", "--play", "--seed", "1"]).output
     assert "kibitz demo: underdog" in out and "returns:" in out
+
+
+def test_demo_twice_in_a_row_replaces_only_its_own_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    small = ["demo", "--iterations", "5", "--games", "12", "--workers", "1"]
+    first = CliRunner().invoke(main, small)
+    assert first.exit_code == 0, first.output
+    assert "\r" not in first.stderr  # no progress bar drawn into a pipe
+    (tmp_path / "demo-output" / "notes.txt").write_text("mine\n")
+    games = (tmp_path / "demo-output" / "tournament" / "games.jsonl").read_text()
+    second = CliRunner().invoke(main, small)
+    assert second.exit_code == 0, second.output
+    assert (tmp_path / "demo-output" / "tournament" / "games.jsonl").read_text() == games
+    assert (tmp_path / "demo-output" / "notes.txt").read_text() == "mine\n"
+
+
+def test_play_prints_the_returns_once():
+    out = run(["play", "pub", "--seats", "random,random,random,random", "--seed", "1"]).output
+    assert out.count("returns") == 1 and "returns: p0" in out
+
+
+def test_solve_time_alone_runs_that_long(tmp_path):
+    result = CliRunner().invoke(main, ["solve", "kuhn_poker", "--time", "0.5s", "--no-progress",
+                                       "--out", str(tmp_path / "k.json")])
+    assert result.exit_code == 0, result.output
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("iterations:"))
+    assert "(time limit)" in line and int(line.split()[1].replace(",", "")) > 1000

@@ -1,10 +1,16 @@
 """Doc check: every `kibitz ...` command in the README and docs runs.
 
-Commands are taken from fenced ```sh blocks only (```console/```text blocks
-are illustrations). The commands of one file run in order, in one temporary
-folder, so a later command may use a file an earlier one wrote. A human seat
-gets end of input and abandons its game. `kibitz serve` runs until stopped,
-so it is exercised over a real socket in tests/test_serve.py instead.
+Found and run: in README.md and docs/*.md, every `kibitz ...` line of any
+fenced block (a ``$ kibitz`` prompt line too) and every inline
+`` `kibitz ...` `` span; in the deeper docs (docs/rules/, docs/solvers/,
+...), the lines of fenced ```sh blocks. The commands of one file run in
+document order, in one temporary folder, so a later command may use a file
+an earlier one wrote. A human seat gets end of input and abandons its game.
+
+A command runs as written unless it is in SMALL (run in a smaller form,
+with the reason) or NOT_RUN (with the reason); a bare command name in prose
+(`kibitz solve`) is checked with --help. Every SMALL and NOT_RUN entry must
+still occur in the docs.
 """
 
 import pathlib
@@ -17,42 +23,109 @@ from click.testing import CliRunner
 from kibitz.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-NOT_RUN = {"serve"}
+TOP = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DEEP = sorted(p for p in (ROOT / "docs").rglob("*.md") if p.parent != ROOT / "docs")
+
+CONVERGENCE_SMALL = ("kibitz experiment run experiments/convergence --out conv --set 'games=[\"kuhn_poker\"]' "
+                     "--set iterations=50 --set openspiel_iterations=10 --set points=4")
+#: a documented command -> (the form the test runs, why it is smaller)
+SMALL = {
+    "kibitz demo": ("kibitz demo --iterations 20 --games 12 --workers 1", "2,000 iterations and 240 games"),
+    "kibitz solve GAME --time 60s --out policy.json.gz": (
+        "kibitz solve kuhn_poker --time 0.3s --out policy.json.gz --no-progress", "a minute per game"),
+    "kibitz experiment run experiments/NAME": (CONVERGENCE_SMALL, "NAME stands for a folder"),
+    "kibitz experiment run experiments/convergence": (CONVERGENCE_SMALL, "minutes"),
+    "kibitz experiment run experiments/strength": (
+        "kibitz experiment run experiments/strength --out str --set 'games=[\"kuhn_poker\"]' "
+        "--set 'agents=[\"random\"]' --set games_per_match=2 --set workers=1", "hours"),
+    "kibitz replay DIR/games.jsonl --game K": ("kibitz replay t7/games.jsonl --game 3",
+                                              "DIR and K stand for a folder and a game"),
+    "kibitz tournament \"underdog(players=3)\" --agents random,heuristic --games 300 --seed 1 "
+    "--workers 2 --out tdoc": (
+        "kibitz tournament \"underdog(players=3)\" --agents random,heuristic --games 12 --seed 1 "
+        "--workers 1 --out tdoc --no-progress", "300 games"),
+}
+#: a documented command -> why it is not run
+NOT_RUN = {
+    "kibitz serve": "runs until stopped: tests/test_serve.py serves over a real socket",
+    "kibitz serve --agent heuristic --agent 'ismcts(sims=500)'": "runs until stopped (tests/test_serve.py)",
+    "kibitz serve --agent heuristic --agent 'ismcts(sims=200)' --port 8000": "runs until stopped",
+    "kibitz serve --agent heuristic --agent 'ismcts(sims=200)' --port 8765": "runs until stopped",
+    "kibitz serve: heuristic, ismcts(sims=200) on http://127.0.0.1:8765 (Ctrl-C stops)": "output, not a command",
+    "kibitz COMMAND --help": "COMMAND stands for each command; `kibitz --help` lists them",
+    "kibitz tournament GAME --agents a,b,c --games N [--seed S] [--workers W] [--out DIR] [--resume] "
+    "[--no-progress]": "a synopsis; the example below it runs",
+    "kibitz replay DIR/games.jsonl --game K [--rerun]": "a synopsis; the example below it runs",
+}
 
 
-def commands(path):
-    out, in_sh, pending = [], False, ""
+def _strip(line):
+    line = line.strip()
+    if line.startswith("$ "):
+        line = line[2:]
+    return line.split(" #", 1)[0].rstrip()
+
+
+def commands(path, everything):
+    """The `kibitz ...` commands of ``path`` in document order: lines of fenced
+    blocks (every block if ``everything``, else ```sh ones) and, if
+    ``everything``, inline spans."""
+    out, fence, pending = [], None, ""
     for line in path.read_text().splitlines():
         if line.startswith("```"):
-            in_sh = line.strip() == "```sh"
+            fence = None if fence is not None else line.strip()[3:]
             continue
-        if not in_sh:
+        if fence is None:
+            if everything:
+                out += [span for span in re.findall(r"`(kibitz [^`]+)`", line)]
             continue
-        line = pending + line.split(" #", 1)[0].rstrip()
+        if fence != "sh" and not everything:
+            continue
+        line = pending + _strip(line)
         if line.endswith("\\"):
             pending = line[:-1] + " "
             continue
         pending = ""
-        if line.startswith("kibitz "):
+        if line.startswith("kibitz ") or line == "kibitz":
             out.append(line)
-    return out
+    return list(dict.fromkeys(out))
 
 
-DOC_COMMANDS = [(p, commands(p)) for p in DOCS if commands(p)]
+def to_run(command):
+    """The argument list the test runs for a documented command, or None."""
+    if command in NOT_RUN:
+        return None
+    if command in SMALL:
+        command = SMALL[command][0]
+    args = shlex.split(command)[1:]
+    if len(args) == 1 and args[0] in main.commands:
+        return args + ["--help"]  # a command named in prose
+    return args
+
+
+DOC_COMMANDS = [(p, commands(p, True)) for p in TOP] + [(p, commands(p, False)) for p in DEEP]
+DOC_COMMANDS = [(p, lines) for p, lines in DOC_COMMANDS if lines]
 
 
 @pytest.mark.parametrize("path,lines", DOC_COMMANDS, ids=[str(p.relative_to(ROOT)) for p, _ in DOC_COMMANDS])
 def test_documented_commands_run(path, lines, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "experiments").symlink_to(ROOT / "experiments")  # docs run from the repo root
-    runner = CliRunner()
+    runner, ran = CliRunner(), set()
     for line in lines:
-        args = shlex.split(line)[1:]
-        if args and args[0] in NOT_RUN:
+        args = to_run(line)
+        if args is None or tuple(args) in ran:
             continue
+        ran.add(tuple(args))
         result = runner.invoke(main, args, input="", catch_exceptions=False)
-        assert result.exit_code == 0, f"{path.name}: `{line}` failed:\n{result.output}"
+        assert result.exit_code == 0, f"{path.name}: `{line}` (run as {args}) failed:\n{result.output}"
+
+
+def test_every_small_or_skipped_command_is_in_the_docs():
+    found = {c for _, lines in DOC_COMMANDS for c in lines}
+    assert not set(SMALL) - found, "SMALL lists commands the docs no longer have"
+    assert not set(NOT_RUN) - found, "NOT_RUN lists commands the docs no longer have"
+    assert all(reason for _, reason in SMALL.values()) and all(NOT_RUN.values())
 
 
 def test_readme_has_the_two_setup_commands():

@@ -252,3 +252,30 @@ def test_weighted_decks_give_every_seating_the_same_cards():
             assert a[rnd][:k] == b[rnd][:k]
             compared += k
     assert compared >= 30
+
+
+def test_resume_with_a_smaller_or_larger_games_keeps_every_finished_game(tmp_path):
+    out = tmp_path / "t"
+    base = [SMALL, "--agents", "random,heuristic", "--seed", "3", "--out", str(out), "--no-progress"]
+    assert CliRunner().invoke(tournament, base + ["--games", "12"]).exit_code == 0
+    before = (out / "games.jsonl").read_bytes()
+    assert len(before.splitlines()) == 12
+    # smaller: refused, naming the count; the folder is untouched
+    r = CliRunner().invoke(tournament, base + ["--games", "4", "--resume"])
+    assert r.exit_code == 2 and "holds 12 finished games" in r.output and "--games 12" in r.output
+    assert "Traceback" not in r.output
+    assert (out / "games.jsonl").read_bytes() == before
+    # larger: the 12 games kept byte for byte, the new ones after them
+    r = CliRunner().invoke(tournament, base + ["--games", "24", "--resume"])
+    assert r.exit_code == 0, r.output
+    after = (out / "games.jsonl").read_bytes()
+    assert after.startswith(before) and len(after.splitlines()) == 24
+    assert "24 of 24 games" in r.output
+
+
+def test_rounding_up_is_said_and_no_bar_reaches_a_pipe(tmp_path):
+    r = CliRunner().invoke(tournament, ["underdog", "--agents", "heuristic,random", "--games", "8",
+                                        "--out", str(tmp_path / "t")])
+    assert r.exit_code == 0, r.output
+    assert "--games 8 rounded up to 14" in r.stderr and "14 seatings" in r.stderr
+    assert "\r" not in r.stderr and "14 of 14 games" in r.stdout

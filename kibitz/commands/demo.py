@@ -4,6 +4,11 @@ Solves a small configuration of Doubt and Bet with CFR+ (showing NashConv as
 it falls), exports the average policy as an agent file, and plays a short
 tournament of that agent against IS-MCTS, the heuristic and random.
 ``--play`` instead shows one bot game of Underdog move by move.
+
+Run again, the demo replaces its own earlier output: it lists the files it
+writes in ``--out``/kibitz-demo.txt and, on the next run, removes exactly
+those (and refuses to start if ``--out`` holds a file of the same name it
+did not write). Nothing else in the folder is touched.
 """
 
 from __future__ import annotations
@@ -20,6 +25,36 @@ DEMO_GAME = "doubt_and_bet(players=2,chips=3,slots=1,colours=2,copies=2,single_b
 PLAY_GAME = "underdog(players=4)"
 PLAY_SEATS = ["heuristic", "random", "heuristic", "random"]
 CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
+#: the files the demo writes in its output folder, and the list it keeps of them
+OUTPUT_FILES = ("policy.json.gz", "agent.json.gz", "tournament/tournament.json",
+                "tournament/games.jsonl", "tournament/results.json", "tournament/results.csv")
+MARKER = "kibitz-demo.txt"
+
+
+def _take_over(out_dir):
+    """Makes ``out_dir`` ready for a fresh demo: removes the files an
+    earlier demo wrote there (those its marker lists), refuses files of the
+    same names it did not write, and writes the marker."""
+    marker = os.path.join(out_dir, MARKER)
+    try:
+        os.makedirs(os.path.join(out_dir, "tournament"), exist_ok=True)
+        ours = set()
+        if os.path.isfile(marker):
+            with open(marker) as f:
+                ours = {line.strip() for line in f if line.strip() in OUTPUT_FILES}
+        present = [name for name in OUTPUT_FILES if os.path.lexists(os.path.join(out_dir, name))]
+        foreign = [name for name in present if name not in ours]
+        if foreign:
+            raise click.ClickException(
+                f"--out {out_dir} holds {', '.join(foreign)}, which kibitz demo did not write "
+                f"(no {MARKER} lists it); move it away or give another --out")
+        for name in present:
+            os.remove(os.path.join(out_dir, name))
+        with open(marker, "w") as f:
+            f.write("# written by kibitz demo; the next kibitz demo with this --out replaces:\n")
+            f.write("".join(name + "\n" for name in OUTPUT_FILES))
+    except OSError as e:
+        raise click.ClickException(f"--out {out_dir}: {e.strerror or e}") from None
 
 
 def _solve(game_string, iterations, out_dir):
@@ -39,7 +74,7 @@ def _solve(game_string, iterations, out_dir):
     marks = [c for c in CHECKPOINTS if c < iterations] + [iterations]
     rows = []
     t0 = time.perf_counter()
-    with tqdm(total=iterations, desc="CFR+", unit="it", leave=False) as bar:
+    with tqdm(total=iterations, desc="CFR+", unit="it", leave=False, disable=None) as bar:
         done = 0
         for mark in marks:
             while done < mark:
@@ -65,19 +100,23 @@ def _solve(game_string, iterations, out_dir):
 
 
 @click.command("demo")
-@click.option("--out", "out_dir", default="demo-output", show_default=True,
+@click.option("--out", "out_dir", default="demo-output", show_default=True, type=click.Path(file_okay=False),
               help="Folder for the policy, the agent file and the tournament results.")
 @click.option("--iterations", type=click.IntRange(1), default=2000, show_default=True,
               help="CFR+ iterations.")
 @click.option("--games", type=click.IntRange(1), default=240, show_default=True,
               help="Tournament games.")
-@click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Tournament worker processes.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed for the tournament.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Seed for the tournament.")
 @click.option("--play", "play_only", is_flag=True,
               help="Instead: one bot game of Underdog, shown move by move.")
 def demo(out_dir, iterations, games, workers, seed, play_only):
-    """Run the main job: solve a small game, export the agent, play a tournament."""
+    """Run the main job: solve a small game, export the agent, play a tournament.
+
+    A second run with the same --out replaces the first one's files.
+    """
     if play_only:
         game = load_game(PLAY_GAME)
         click.echo(f"kibitz demo: {PLAY_GAME}, seats {', '.join(PLAY_SEATS)}, seed {seed}\n")
@@ -86,7 +125,7 @@ def demo(out_dir, iterations, games, workers, seed, play_only):
     from kibitz.agents.export import export_agent
     from kibitz.agents.tournament import format_table, run_tournament
 
-    os.makedirs(out_dir, exist_ok=True)
+    _take_over(out_dir)
     click.echo(f"kibitz demo\n\n1. Solve {DEMO_GAME} with CFR+")
     policy_path = _solve(DEMO_GAME, iterations, out_dir)
     click.echo(f"wrote {policy_path}\n")
@@ -101,7 +140,8 @@ def demo(out_dir, iterations, games, workers, seed, play_only):
     specs = [f"policy({agent_path})", "ismcts(sims=100)", "heuristic", "random"]
     click.echo(f"3. Tournament: {', '.join(specs)}; {games} games, seats rotated, duplicate deals")
     outcome = run_tournament(DEMO_GAME, specs, games, seed=seed, workers=workers,
-                             out_dir=os.path.join(out_dir, "tournament"), progress=True)
+                             out_dir=os.path.join(out_dir, "tournament"), progress=True,
+                             log=lambda line: click.echo(line, err=True))
     click.echo(format_table(outcome.results))
     click.echo(f"\nresults in {os.path.join(out_dir, 'tournament')}/ (results.json, results.csv, "
                "games.jsonl; `kibitz replay` reproduces any game)")

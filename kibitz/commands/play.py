@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 import numpy as np
 
@@ -25,6 +27,8 @@ def build_seats(game, seat_specs, seed, read=input, write=click.echo):
                 agents.append(make_agent(spec, game, i, seed=None if seed is None else seed * 1000 + i))
             except ValueError as e:
                 raise click.BadParameter(str(e), param_hint="--seats") from None
+            except OSError as e:  # a policy(FILE) that cannot be read
+                raise click.BadParameter(f"{spec}: {e.strerror or e}", param_hint="--seats") from None
     return agents
 
 
@@ -55,10 +59,25 @@ def play_game(game, agents, seed, write=click.echo):
         h.show_view(state)
     write("")
     if not humans:  # a spectator may see everything; a seated person only their view
-        write(str(state))
+        write(_without_returns(str(state)))
     returns = state.returns()
     write("returns: " + "  ".join(f"p{i} {r:g}" for i, r in enumerate(returns)))
     return state
+
+
+_RETURNS_LINE = re.compile(r"(.*?)(?::\s*)?returns(?: [-+\d.e]+)+")
+
+
+def _without_returns(text: str) -> str:
+    """A final state's text without the returns it may end with (``game
+    over: returns 1 0 0``): :func:`play_game` prints them on its own line."""
+    lines = text.splitlines()
+    m = _RETURNS_LINE.fullmatch(lines[-1]) if lines else None
+    if m:
+        lines[-1] = m.group(1)
+        if not lines[-1]:
+            lines.pop()
+    return "\n".join(lines)
 
 
 @click.command("play")
@@ -66,7 +85,8 @@ def play_game(game, agents, seed, write=click.echo):
 @click.option("--seats", default=None,
               help="Comma-separated agent specs, one per seat, e.g. human,random,heuristic "
                    "(default: human in seat 0, heuristic or random elsewhere).")
-@click.option("--seed", type=int, default=None, help="Seed for chance and the bots (reproducible game).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed for chance and the bots (reproducible game), 0 or more.")
 def play(game_string, seats, seed):
     """Play a game in the terminal: people and bots, seat by seat."""
     try:
@@ -78,7 +98,10 @@ def play(game_string, seats, seed):
         bot = "heuristic" if game.get_type().short_name in HEURISTICS else "random"
         specs = ["human"] + [bot] * (game.num_players() - 1)
     else:
-        specs = split_specs(seats)
+        try:
+            specs = split_specs(seats)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--seats") from None
     agents = build_seats(game, specs, seed)
     try:
         play_game(game, agents, seed)

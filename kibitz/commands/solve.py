@@ -20,6 +20,8 @@ with its expected value.
 
 from __future__ import annotations
 
+import math
+import os
 import re
 import signal
 import time
@@ -31,19 +33,59 @@ import numpy as np
 from kibitz.games import GameStringError, load_game
 
 
+#: iterations when neither -n, --time nor --target-nashconv bounds a run
+DEFAULT_ITERATIONS = 1000
+#: NashConv evaluations in a run without an iteration limit: every this many
+UNLIMITED_EVAL_EVERY = 100
+
+
+#: what ``kibitz solve`` can solve, said when a game is refused
+SOLVABLE = ("kibitz solve needs a sequential game with information-state strings: a kibitz game "
+            "(`kibitz games` names a small configuration of each), or e.g. kuhn_poker, leduc_poker, "
+            "turn_based_simultaneous_game(game=goofspiel(num_cards=3))")
+
+
 def parse_duration(text: str | None) -> float | None:
-    """``"90"``, ``"90s"``, ``"10m"``, ``"1.5h"``, ``"1h30m"`` -> seconds."""
+    """``"90"``, ``"90s"``, ``"10m"``, ``"1.5h"``, ``"1h30m"`` -> seconds (more than 0)."""
     if text is None:
         return None
     t = text.strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", t):
-        return float(t)
-    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", t)
-    if not parts or "".join(a + b for a, b in parts) != t:
-        raise click.BadParameter(f"{text!r} is not a duration (e.g. 90, 90s, 10m, 1h30m)",
-                                 param_hint="--time")
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    return sum(float(a) * scale[b] for a, b in parts)
+        seconds = float(t)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", t)
+        if not parts or "".join(a + b for a, b in parts) != t:
+            raise click.BadParameter(f"{text!r} is not a duration (e.g. 90, 90s, 10m, 1h30m)",
+                                     param_hint="--time")
+        scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
+        seconds = sum(float(a) * scale[b] for a, b in parts)
+    if seconds <= 0:
+        raise click.BadParameter(f"{text!r}: a duration must be more than 0", param_hint="--time")
+    return seconds
+
+
+class NumberRange(click.FloatRange):
+    """A float range that also refuses nan (which every comparison lets through)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number; allowed: {self._describe_range()}", param, ctx)
+        return number
+
+
+def _writable(ctx, param, value):
+    """--out: a file name in an existing folder this user may write to."""
+    if value is None:
+        return value
+    if not value.strip():
+        raise click.BadParameter("an empty file name", ctx, param)
+    folder = Path(value).parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{value}: {folder} is not an existing folder", ctx, param)
+    if not os.access(folder, os.W_OK):
+        raise click.BadParameter(f"{value}: the folder {folder} is not writable", ctx, param)
+    return value
 
 
 @click.command()
@@ -52,19 +94,22 @@ def parse_duration(text: str | None) -> float | None:
               default="cfr+", show_default=True,
               help="CFR variant (docs/solvers/cfr.md), or Monte Carlo CFR with external or outcome "
                    "sampling over game states (docs/solvers/mccfr.md).")
-@click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Total iterations (a resumed run counts those already done).")
+@click.option("--iterations", "-n", type=click.IntRange(min=1), default=None,
+              help="Total iterations (a resumed run counts those already done). Default: "
+                   f"{DEFAULT_ITERATIONS}, or no limit when --time or --target-nashconv is given.")
 @click.option("--time", "time_limit", metavar="LIMIT", default=None,
-              help="Stop after this long (this run's wall time): 90, 90s, 10m, 1h30m.")
-@click.option("--target-nashconv", type=click.FloatRange(min=0), default=None,
+              help="Stop after this long (this run's wall time): 90, 90s, 10m, 1h30m. "
+                   "Given alone, the run lasts this long.")
+@click.option("--target-nashconv", type=NumberRange(min=0), default=None,
               help="Stop once an evaluation finds NashConv at or below this.")
 @click.option("--eval-every", type=click.IntRange(min=0), default=None,
               help="Evaluate NashConv every K iterations (0: only at the end). "
-                   "Default: iterations/20.")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Policy file to write (.json, or .json.gz for gzip).")
+                   f"Default: iterations/20, or every {UNLIMITED_EVAL_EVERY} without an "
+                   "iteration limit.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_writable,
+              help="Policy file to write (.json, or .json.gz for gzip), in an existing folder.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
-@click.option("--checkpoint-every", type=click.FloatRange(min=0), default=60.0, show_default=True,
+@click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
               help="Seconds between checkpoints.")
 @click.option("--simultaneous", is_flag=True,
               help="Simultaneous instead of alternating updates.")
@@ -76,8 +121,9 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the compiled-tree cache.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
-@click.option("--seed", type=int, default=0, show_default=True, help="MCCFR: random seed.")
-@click.option("--epsilon", type=float, default=0.6, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="MCCFR: random seed.")
+@click.option("--epsilon", type=NumberRange(0, 1, min_open=True), default=0.6, show_default=True,
               help="MCCFR outcome sampling: exploration of the updating player.")
 @click.option("--fallback", default="uniform", show_default=True,
               help="MCCFR: what the policy plays on information states it never visited: "
@@ -103,6 +149,8 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
     limit = parse_duration(time_limit)
+    if iterations is None:  # --time or --target-nashconv alone bound the run
+        iterations = math.inf if limit is not None or target_nashconv is not None else DEFAULT_ITERATIONS
     if algorithm.startswith("mccfr"):
         cfr_only = [name for name, value in (
             ("--target-nashconv", target_nashconv), ("--eval-every", eval_every),
@@ -135,6 +183,8 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
                                      use_cache=not no_cache, progress=report)
     except tree_mod.TreeTooLarge as e:
         raise click.ClickException(str(e)) from None
+    except ValueError as e:  # a game the compiler cannot walk
+        raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
     compile_s = time.perf_counter() - t0
     click.echo(f"tree: {tree.summary()} ({compile_s:.2f} s)", err=True)
 
@@ -160,7 +210,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     meta = driver.checkpoint_meta(tree.game_string, algorithm, config.as_dict(),
                                   nodes=int(tree.num_nodes), slots=int(tree.num_slots))
     if eval_every is None:
-        eval_every = max(1, iterations // 20) if iterations else 0
+        eval_every = UNLIMITED_EVAL_EVERY if iterations == math.inf else max(1, iterations // 20)
 
     def evaluate(s):
         return ev.nash_conv(tree, s.average_policy())
@@ -244,7 +294,7 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
         solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
                              epsilon=epsilon, fallback=fallback)
     except ValueError as e:
-        raise click.UsageError(str(e)) from None
+        raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
     out = Path(out)
     meta = driver.checkpoint_meta(str(game), algorithm,
                                   {"seed": seed, "epsilon": epsilon, "fallback": fallback})

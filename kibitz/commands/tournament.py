@@ -11,16 +11,22 @@ from kibitz.agents.tournament import GameFailed, format_table, run_tournament
 from kibitz.games import GameStringError, load_game
 
 
+#: the largest --games and --workers (a tournament lists its games in memory)
+MAX_GAMES = 10_000_000
+MAX_WORKERS = 64
+
+
 @click.command("tournament")
 @click.argument("game_string", metavar="GAME")
 @click.option("--agents", "agent_list", required=True,
               help="Comma-separated agent specs, e.g. random,heuristic,'ismcts(sims=200)'.")
-@click.option("--games", type=click.IntRange(min=1), default=100, show_default=True,
+@click.option("--games", type=click.IntRange(1, MAX_GAMES), default=100, show_default=True,
               help="Games to play (rounded up so each deal is played in every seating).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Tournament seed.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Tournament seed.")
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=1, show_default=True,
               help="Worker processes (results are the same for any number).")
-@click.option("--out", "out_dir", default=None,
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
               help="Directory for tournament.json, games.jsonl, results.json, results.csv "
                    "(default: tournament-SEED).")
 @click.option("--resume", is_flag=True, help="Continue the tournament in --out from the games it finished.")
@@ -43,11 +49,14 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     out_dir = out_dir or f"tournament-{seed}"
     try:
         outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
-                                 out_dir=out_dir, resume=resume, progress=not no_progress)
+                                 out_dir=out_dir, resume=resume, progress=not no_progress,
+                                 log=lambda line: click.echo(line, err=True))
     except GameFailed as e:
         raise click.ClickException(f"{e}; the games finished before it are in {out_dir}") from None
     except ValueError as e:
         raise click.UsageError(str(e)) from None
+    except OSError as e:  # the output folder, or an agent's file
+        raise click.ClickException(f"{e.filename or out_dir}: {e.strerror or e}") from None
     if outcome.interrupted:
         click.echo(f"\ninterrupted: {outcome.finished} of {outcome.total} games finished "
                    f"(kept; continue with --resume --out {out_dir})")

@@ -1,0 +1,189 @@
+"""Bad input through every command: one clear line, the right exit status.
+
+Each case is a command line (run in a temporary folder holding ``afile.txt``,
+a text file, and ``sub/``, a folder), the exit status it must end with (2: a
+usage error, 1: a failure at run time) and words the error line must
+contain (the option or parameter at fault and what is allowed). No case
+may end in a traceback or an uncaught exception, and the error is one line.
+(Broken files -- agent files, policy files, checkpoints, games.jsonl -- are
+tests/test_bad_files.py's.)
+"""
+
+import os
+import shlex
+
+import pytest
+from click.testing import CliRunner
+
+from kibitz.cli import main
+
+CASES = [
+    # kibitz games / agents
+    ("games poker", 2, ["unknown game 'poker'", "underdog"]),
+    ("games ''", 2, ["unknown game ''", "pub"]),
+    ("agents extra", 2, ["unexpected extra argument"]),
+    # game strings (every command loads them the same way)
+    ("play 'underdog(players=3))'", 2, ["GAME", "unexpected ')' after the closing parenthesis"]),
+    ("play 'underdog(players=3)x'", 2, ["GAME", "unexpected 'x'"]),
+    ("play 'underdog(players=3,players=4)'", 2, ["GAME", "'players' is given twice"]),
+    ("play 'underdog(players=3'", 2, ["GAME", "never closed"]),
+    ("play 'underdog(players=3.0)'", 2, ["players=3.0 must be an integer", "allowed: 3..6"]),
+    ("play 'underdog(players=abc)'", 2, ["players=abc must be an integer", "3..6"]),
+    ("play 'underdog(players=1e3)'", 2, ["must be an integer", "3..6"]),
+    ("play 'underdog(players=99999999999999999999)'", 2, ["beyond OpenSpiel's integers"]),
+    ("play 'underdog(players=-3)'", 2, ["players=-3 is out of range", "3..6"]),
+    ("play 'underdog(players=9)' --seats random", 2, ["players=9 is out of range"]),
+    ("play 'underdog(payoff=1)'", 2, ["payoff=1 must be a string", "win, chips"]),
+    ("play 'underdog(payoff=)'", 2, ["'payoff' has no value"]),
+    ("play 'over_under(jokers=2)'", 2, ["jokers=2 must be true or false"]),
+    ("play 'underdog(players=3, cards=9)'", 2, ["spaces are not allowed", "underdog(players=3,cards=9)"]),
+    ("play 'underdog(=3)'", 2, ["'=3' is not KEY=VALUE"]),
+    ("play 'kuhn_poker(players=2,)'", 2, ["an empty parameter"]),
+    ("play ''", 2, ["GAME", "it is empty"]),
+    ("play ' underdog'", 2, ["spaces are not allowed"]),
+    ("play 'ündérdog'", 2, ["unknown game 'ündérdog'", "underdog"]),
+    ("play 'underdog(cardz=3)'", 2, ["cardz", "Available parameters"]),
+    ("play", 2, ["Missing argument 'GAME'"]),
+    # kibitz play: seats and seeds
+    ("play 'underdog(players=3)' --seats random,,random", 2, ["--seats", "empty agent spec", "number 2 of 3"]),
+    ("play kuhn_poker --seats ,", 2, ["--seats", "empty agent spec"]),
+    ("play kuhn_poker --seats ''", 2, ["--seats", "empty agent spec"]),
+    ("play kuhn_poker --seats random,random --seed -5", 2, ["--seed", "-5", "x>=0"]),
+    ("play kuhn_poker --seats random,random --seed abc", 2, ["--seed", "abc"]),
+    ("play kuhn_poker --seats 'random,ismcts(sims=10,random'", 2, ["--seats", "unclosed parenthesis"]),
+    ("play kuhn_poker --seats 'random),random('", 2, ["--seats", "')' at position 7 closes no '('"]),
+    ("play kuhn_poker --seats 'random,ismcts(sims=abc)'", 2,
+     ["--seats", "agent 'ismcts'", "sims='abc'", "must be an integer"]),
+    ("play kuhn_poker --seats 'random,ismcts(sims=1e99)'", 2, ["sims=1e+99 must be an integer"]),
+    ("play kuhn_poker --seats 'random,ismcts(uct_c=nan)'", 2, ["uct_c=nan must be a finite number"]),
+    ("play kuhn_poker --seats 'random,ismcts(sims=5,sims=6)'", 2, ["option 'sims' is given twice"]),
+    ("play kuhn_poker --seats 'random,ismcts(sims=5,)'", 2, ["empty option"]),
+    ("play kuhn_poker --seats 'random,ismcts(sims=5)x'", 2, ["bad agent spec"]),
+    ("play kuhn_poker --seats 'random,ismcts(wizardry=1)'", 2, ["no option 'wizardry'", "sims"]),
+    ("play kuhn_poker --seats 'ｒａｎｄｏｍ,random'", 2, ["bad agent spec 'ｒａｎｄｏｍ'"]),
+    ("play kuhn_poker --seats random,wizard", 2, ["unknown agent 'wizard'", "heuristic"]),
+    ("play kuhn_poker --seats random,heuristic", 2, ["no heuristic agent for game 'kuhn_poker'"]),
+    ("play kuhn_poker --seats 'random,human(x=1)'", 2, ["agent 'human' takes no options"]),
+    ("play kuhn_poker --seats random", 2, ["2 players but 1 seats"]),
+    ("play kuhn_poker --seats 'policy(sub),random'", 2, ["--seats", "policy(sub)", "directory"]),
+    ("play kuhn_poker --seats 'policy(nofile.json),random'", 2, ["--seats", "does not exist"]),
+    ("play kuhn_poker --seats random,random --iterations 5", 2, ["No such option '--iterations'"]),
+    # kibitz solve
+    ("solve goofspiel --out g.json", 2, ["GAME", "only sequential games", "kuhn_poker",
+                                         "turn_based_simultaneous_game(game=goofspiel"]),
+    ("solve goofspiel -a mccfr-es --out g.json", 2, ["GAME", "sequential", "kuhn_poker"]),
+    ("solve kuhn_poker -a dcfr --gamma nan --out k.json", 2, ["gamma=nan", "[0, 10]"]),
+    ("solve kuhn_poker -a dcfr --alpha inf --out k.json", 2, ["alpha=inf", "[0, 10]"]),
+    ("solve kuhn_poker -a dcfr --alpha -1 --out k.json", 2, ["alpha=-1.0 is out of range"]),
+    ("solve kuhn_poker -a dcfr --beta -1e400 --out k.json", 2, ["beta=-inf", "[-10, 10]"]),
+    ("solve kuhn_poker -a dcfr --gamma abc --out k.json", 2, ["--gamma", "'abc' is not a valid float"]),
+    ("solve kuhn_poker --alpha 1 --out k.json", 2, ["apply to dcfr only"]),
+    ("solve kuhn_poker --time abc --out k.json", 2, ["--time", "not a duration", "1h30m"]),
+    ("solve kuhn_poker --time -1s --out k.json", 2, ["--time", "not a duration"]),
+    ("solve kuhn_poker --time 0 --out k.json", 2, ["--time", "more than 0"]),
+    ("solve kuhn_poker -n 0 --out k.json", 2, ["--iterations", "x>=1"]),
+    ("solve kuhn_poker -n -5 --out k.json", 2, ["--iterations", "x>=1"]),
+    ("solve kuhn_poker --max-nodes 0 --out k.json", 2, ["--max-nodes", "x>=1"]),
+    ("solve kuhn_poker --eval-every -1 --out k.json", 2, ["--eval-every", "x>=0"]),
+    ("solve kuhn_poker --target-nashconv nan --out k.json", 2, ["--target-nashconv", "not a number"]),
+    ("solve kuhn_poker --target-nashconv -1 --out k.json", 2, ["--target-nashconv", "x>=0"]),
+    ("solve kuhn_poker --checkpoint-every nan --out k.json", 2, ["--checkpoint-every", "not a number"]),
+    ("solve kuhn_poker -a mccfr-os --epsilon 0 --out k.json", 2, ["--epsilon", "0<x<=1"]),
+    ("solve kuhn_poker -a mccfr-os --epsilon nan --out k.json", 2, ["--epsilon", "not a number"]),
+    ("solve kuhn_poker -a mccfr-os --epsilon 2 --out k.json", 2, ["--epsilon", "0<x<=1"]),
+    ("solve kuhn_poker -a mccfr-es --epsilon 0.5 --out k.json", 2, ["--epsilon", "mccfr-os"]),
+    ("solve kuhn_poker -a mccfr-es --seed -1 --out k.json", 2, ["--seed", "x>=0"]),
+    ("solve kuhn_poker -a mccfr-es --fallback wizard --out k.json", 2, ["--fallback", "unknown agent"]),
+    ("solve kuhn_poker -a mccfr-es --fallback 'random,' --out k.json", 2, ["--fallback", "bad agent spec"]),
+    ("solve kuhn_poker -a mccfr-es --target-nashconv 0.1 --out k.json", 2, ["--target-nashconv",
+                                                                            "not used by mccfr-es"]),
+    ("solve kuhn_poker --seed 3 --out k.json", 2, ["--seed", "MCCFR options"]),
+    ("solve kuhn_poker -a cfr++ --out k.json", 2, ["--algorithm", "cfr+"]),
+    ("solve kuhn_poker", 2, ["Missing option '--out'"]),
+    ("solve kuhn_poker --out ''", 2, ["--out", "an empty file name"]),
+    ("solve kuhn_poker --out afile.txt/k.json", 2, ["--out", "afile.txt is not an existing folder"]),
+    ("solve kuhn_poker --out nodir/k.json", 2, ["--out", "nodir is not an existing folder"]),
+    ("solve kuhn_poker --out sub", 2, ["--out", "is a directory"]),
+    ("solve kuhn_poker --out k.json --resume", 2, ["--resume", "no checkpoint"]),
+    ("solve kuhn_poker --out k.json --games 3", 2, ["No such option '--games'"]),
+    ("solve 'kuhn_poker(players=3))' --out k.json", 2, ["GAME", "unexpected ')'"]),
+    ("solve tic_tac_toe --max-nodes 10 --out t.json", 1, ["node budget of 10", "--max-nodes"]),
+    # kibitz export / inspect / replay (missing files; broken ones are test_bad_files.py's)
+    ("export nofile.json --out a.json", 2, ["SOURCE", "does not exist"]),
+    ("export afile.txt", 2, ["Missing option '--out'"]),
+    ("export sub --out a.json", 2, ["SOURCE", "is a directory"]),
+    ("inspect nofile.json", 2, ["PATH", "does not exist"]),
+    ("inspect afile.txt --games -1", 2, ["--games", "x>=0"]),
+    ("replay nofile.jsonl --game 0", 2, ["GAMES_JSONL", "does not exist"]),
+    ("replay afile.txt", 2, ["Missing option '--game'"]),
+    ("replay afile.txt --game x", 2, ["--game", "'x' is not a valid integer"]),
+    # kibitz tournament
+    ("tournament kuhn_poker --agents '' --out t", 2, ["--agents", "empty agent spec"]),
+    ("tournament kuhn_poker --agents 'random,(' --out t", 2, ["--agents", "unclosed parenthesis"]),
+    ("tournament kuhn_poker --agents random,wizard --out t", 2, ["unknown agent 'wizard'"]),
+    ("tournament kuhn_poker --agents random,human --out t", 2, ["human agent is only available"]),
+    ("tournament kuhn_poker --agents random,random --games 0 --out t", 2, ["--games", "1<=x<=10000000"]),
+    ("tournament kuhn_poker --agents random,random --games -3 --out t", 2, ["--games", "1<=x"]),
+    ("tournament kuhn_poker --agents random,random --games 99999999999 --out t", 2, ["--games", "x<=10000000"]),
+    ("tournament kuhn_poker --agents random,random --workers 0 --out t", 2, ["--workers", "1<=x<=64"]),
+    ("tournament kuhn_poker --agents random,random --workers 1000 --out t", 2, ["--workers", "1<=x<=64"]),
+    ("tournament kuhn_poker --agents random,random --seed -1 --out t", 2, ["--seed", "x>=0"]),
+    ("tournament kuhn_poker --agents random,random --out afile.txt", 2, ["--out", "'afile.txt' is a file"]),
+    ("tournament kuhn_poker --agents random,random --games 2 --no-progress --out /proc/kibitz", 1,
+     ["/proc/kibitz"]),
+    ("tournament kuhn_poker --agents 'random,policy(sub)' --games 2 --out t", 1, ["sub", "directory"]),
+    ("tournament kuhn_poker --seats random,random", 2, ["No such option '--seats'", "--agents"]),
+    ("tournament 'underdog(players=3' --agents random", 2, ["GAME", "never closed"]),
+    ("tournament kuhn_poker", 2, ["Missing option '--agents'"]),
+    # kibitz serve (refused before it listens)
+    ("serve --agent wizard", 2, ["--agent", "unknown agent 'wizard'"]),
+    ("serve --agent ''", 2, ["--agent", "bad agent spec"]),
+    ("serve --agent random --port 99999", 2, ["--port", "0<=x<=65535"]),
+    ("serve --agent random --port -1", 2, ["--port", "0<=x<=65535"]),
+    ("serve", 2, ["Missing option '--agent'"]),
+    # kibitz experiment (its --set is issue 19's later part)
+    ("experiment run nofolder", 2, ["FOLDER", "does not exist"]),
+    ("experiment run", 2, ["Missing argument 'FOLDER'"]),
+    ("experiment walk experiments", 2, ["No such command 'walk'"]),
+    # kibitz demo
+    ("demo --iterations 0", 2, ["--iterations", "x>=1"]),
+    ("demo --games 0", 2, ["--games", "x>=1"]),
+    ("demo --workers 0", 2, ["--workers", "1<=x<=64"]),
+    ("demo --seed -1", 2, ["--seed", "x>=0"]),
+    ("demo --out afile.txt", 2, ["--out", "'afile.txt' is a file"]),
+    ("demo --out /proc/kibitz-demo --iterations 2 --games 12 --workers 1", 1, ["/proc/kibitz-demo"]),
+    ("demo --out clash --iterations 2 --games 12 --workers 1", 1,
+     ["--out clash holds agent.json.gz", "kibitz demo did not write"]),
+    # the group
+    ("nosuchcommand", 2, ["No such command 'nosuchcommand'"]),
+    ("--nosuchoption", 2, ["No such option"]),
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bad")
+    (path / "afile.txt").write_text("not an agent file\n")
+    (path / "sub").mkdir()
+    (path / "clash").mkdir()
+    (path / "clash" / "agent.json.gz").write_text("the user's own file\n")
+    return path
+
+
+@pytest.mark.parametrize("line,status,words", CASES, ids=[c[0][:60] for c in CASES])
+def test_bad_input_gets_one_clear_line(line, status, words, folder, monkeypatch):
+    monkeypatch.chdir(folder)
+    result = CliRunner().invoke(main, shlex.split(line), input="")
+    out = result.output
+    assert "Traceback" not in out
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == status, out
+    errors = [ln for ln in out.splitlines() if ln.startswith("Error:")]
+    assert len(errors) == 1, out
+    for word in words:
+        assert word in errors[0], errors[0]
+    # a refused command leaves nothing behind and touches nothing it did not write
+    assert not any((folder / name).exists() for name in ("k.json", "g.json", "t.json", "a.json"))
+    assert (folder / "clash" / "agent.json.gz").read_text() == "the user's own file\n"
+    assert (folder / "afile.txt").read_text() == "not an agent file\n"
+
