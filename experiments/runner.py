@@ -49,18 +49,108 @@ from kibitz.experiments.records import write_csv
 KINDS = ("convergence", "strength", "ismcts_match")
 
 
+class SpecError(ValueError):
+    """A spec, or a ``--set`` override, that names an unknown key or a bad value."""
+
+
+def _games(v):
+    return isinstance(v, list) and v and all(isinstance(g, str) and g.strip() for g in v)
+
+
+def _count(low):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low
+
+
+#: the keys each kind reads: key -> (check, what is allowed)
+_COMMON = {"kind": (lambda v: v in KINDS, f"one of {', '.join(KINDS)}"),
+           "name": (lambda v: isinstance(v, str) and v.strip(), "a non-empty string")}
+KEYS = {
+    "convergence": {
+        "games": (_games, "a non-empty list of game strings"),
+        "algorithms": (lambda v: isinstance(v, list) and v and set(v) <= {"cfr", "cfr+", "lcfr", "dcfr"},
+                       "a non-empty list of cfr, cfr+, lcfr, dcfr"),
+        "iterations": (_count(1), "an integer >= 1"),
+        "openspiel_iterations": (_count(0), "an integer >= 0 (0 skips OpenSpiel)"),
+        "points": (_count(1), "an integer >= 1"),
+    },
+    "strength": {
+        "games": (_games, "a non-empty list of game strings"),
+        "agents": (lambda v: isinstance(v, list) and len(v) >= 1 and all(isinstance(a, str) for a in v),
+                   "a non-empty list of agent specs"),
+        "games_per_match": (_count(1), "an integer >= 1"),
+        "workers": (_count(1), "an integer >= 1"),
+        "seed": (_count(0), "an integer >= 0"),
+        "progress": (lambda v: isinstance(v, bool), "true or false"),
+    },
+    "ismcts_match": {
+        "matches": (lambda v: isinstance(v, list) and v and all(isinstance(m, dict) and isinstance(
+            m.get("name"), str) for m in v), "a non-empty list of tables, each with a name"),
+        "jobs": (_count(1), "an integer >= 1"),
+        "only": (lambda v: isinstance(v, str), "a string (matches whose name contains it)"),
+    },
+}
+#: the keys a kind must have
+REQUIRED = {"convergence": ("games",), "strength": ("games", "agents"), "ismcts_match": ("matches",)}
+
+
+def _match_keys() -> dict:
+    """The ismcts_match kind also takes every match option as a default for all its matches."""
+    from kibitz.experiments.ismcts_strength import OPTIONS
+    return {k: (lambda v: isinstance(v, (int, float, str)) and not isinstance(v, bool) or isinstance(v, bool),
+                "a number, string or boolean (checked with the match)") for k in OPTIONS}
+
+
+def check_spec(spec: dict, where: str) -> dict:
+    """Raises :class:`SpecError` naming the first unknown key or bad value of ``spec``."""
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        raise SpecError(f"{where}: kind = {kind!r}; allowed kinds: {', '.join(KINDS)}")
+    keys = {**_COMMON, **KEYS[kind], **(_match_keys() if kind == "ismcts_match" else {})}
+    for key in spec:
+        if key not in keys:
+            raise SpecError(f"{where}: unknown key {key!r} for kind {kind}; keys: {', '.join(sorted(keys))}")
+    for key in REQUIRED[kind]:
+        if key not in spec:
+            raise SpecError(f"{where}: kind {kind} needs the key {key!r} ({keys[key][1]})")
+    for key, value in spec.items():
+        check, allowed = keys[key]
+        try:
+            ok = check(value)
+        except TypeError:
+            ok = False
+        if not ok:
+            raise SpecError(f"{where}: {key} = {value!r} is not allowed; {key} must be {allowed}")
+    if kind in ("convergence", "strength"):
+        from kibitz.games import GameStringError, load_game
+        for game_string in spec["games"]:
+            try:
+                load_game(game_string)
+            except GameStringError as e:
+                raise SpecError(f"{where}: games: {e}") from None
+    return spec
+
+
+def with_overrides(spec: dict, overrides: dict | None) -> dict:
+    """``spec`` with ``--set`` values in place, checked as a whole (SpecError)."""
+    if not overrides:
+        return spec
+    return check_spec({**spec, **overrides}, f"--set {', '.join(f'{k}=' for k in sorted(overrides))}")
+
+
 def load_spec(folder) -> dict:
     folder = Path(folder)
     path = folder / "spec.toml" if folder.is_dir() else folder
-    if not path.exists():
+    if not path.is_file():
         raise FileNotFoundError(f"no experiment spec at {path} (expected a folder with spec.toml)")
-    with open(path, "rb") as f:
-        spec = tomllib.load(f)
-    kind = spec.get("kind")
-    if kind not in KINDS:
-        raise ValueError(f"{path}: kind = {kind!r}; allowed kinds: {', '.join(KINDS)}")
+    try:
+        with open(path, "rb") as f:
+            spec = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not valid TOML: not UTF-8 text") from None
     spec.setdefault("name", path.parent.name)
-    return spec
+    return check_spec(spec, str(path))
 
 
 def eval_points(iterations: int, points: int) -> list[int]:
@@ -281,8 +371,7 @@ def _slug(game_string: str) -> str:
 
 def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
     """Runs the experiment in ``folder``; returns the output folder."""
-    spec = load_spec(folder)
-    spec.update(overrides or {})
+    spec = with_overrides(load_spec(folder), overrides)
     out = Path(out or Path("runs") / spec["name"])
     out.mkdir(parents=True, exist_ok=True)
     log(f"experiment {spec['name']} ({spec['kind']}) -> {out}")

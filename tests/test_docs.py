@@ -38,6 +38,9 @@ SMALL = {
     "kibitz experiment run experiments/strength": (
         "kibitz experiment run experiments/strength --out str --set 'games=[\"kuhn_poker\"]' "
         "--set 'agents=[\"random\"]' --set games_per_match=2 --set workers=1", "hours"),
+    "kibitz experiment run experiments/ismcts_strength_campaign": (
+        "kibitz experiment run experiments/ismcts_strength_campaign --out ism --set only=pub_vs_random "
+        "--set games=1 --set sims=5 --set jobs=1", "13 matches of 1,000 games: hours"),
     "kibitz replay DIR/games.jsonl --game K": ("kibitz replay t7/games.jsonl --game 3",
                                               "DIR and K stand for a folder and a game"),
     "kibitz tournament \"underdog(players=3)\" --agents random,heuristic --games 300 --seed 1 "

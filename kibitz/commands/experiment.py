@@ -31,6 +31,14 @@ def run_command(folder, out, settings):
         except tomllib.TOMLDecodeError:
             overrides[key.strip()] = value
     try:
+        runner.with_overrides(runner.load_spec(folder), overrides)
+    except runner.SpecError as e:
+        if overrides and str(e).startswith("--set"):
+            raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--set") from None
+        raise click.ClickException(str(e)) from None
+    except FileNotFoundError as e:
+        raise click.ClickException(str(e)) from None
+    try:
         runner.run(folder, out=out, log=click.echo, overrides=overrides)
     except (ValueError, FileNotFoundError) as e:
         raise click.ClickException(str(e)) from None
