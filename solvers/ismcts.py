@@ -276,6 +276,39 @@ class _Node:
         self.moves = None
 
 
+def _child(node, key):
+    """The child of ``node`` along the edge ``key`` (made on first use)."""
+    child = node.children.get(key)
+    if child is None:
+        child = node.children[key] = _Node()
+    return child
+
+
+def _select(node, tried, c):
+    """UCB1 over the children of ``node`` for the moves ``tried`` (availability
+    counts in place of the parent's visits): ``(move, child)``; counts the
+    availability of each."""
+    log, sqrt = math.log, math.sqrt
+    children = node.children
+    best, best_value, action = None, -math.inf, None
+    for a in tried:
+        ch = children.get(a)
+        if ch is None:
+            continue
+        ch.avail += 1
+        value = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
+        if value > best_value:
+            best, best_value, action = ch, value, a
+    return action, best
+
+
+def _backup(path, returns):
+    """Each edge of ``path`` adds a visit and the return of the player who took it."""
+    for child, player in path:
+        child.visits += 1
+        child.total += returns[player]
+
+
 class ISMCTS:
     """SO-ISMCTS search for one seat.
 
@@ -316,6 +349,8 @@ class ISMCTS:
         self._shortlist = None
         #: what the game offers beyond the pyspiel API (``kibitz.games.search``)
         self._caps = game_search.capabilities(game)
+        #: every chance outcome is public: chance edges are keyed by the outcomes
+        self._public_chance = game_search.PUBLIC_CHANCE in self._caps
         self.policies = policies
         short = game.get_type().short_name
         if config.needs_policies():
@@ -523,10 +558,10 @@ class ISMCTS:
         return draw(True)
 
     def _simulate(self, root, state, rand):
+        """One simulation on the determinization ``state``: down the tree
+        from ``root`` to an expansion (or the end of the game), a rollout
+        from there, and the backup of its returns."""
         me = self.player_id
-        c = self.config.uct_c
-        widen, expanders = self.config.widen, self._expand_agents
-        log, sqrt = math.log, math.sqrt
         if direct_rules(state):  # the search's own copy: no C++ history needed
             apply, legal_of = state._apply_action, state._legal_actions
         else:
@@ -534,137 +569,141 @@ class ISMCTS:
 
             def legal_of(_player):
                 return state.legal_actions()
-        public_chance = game_search.PUBLIC_CHANCE in self._caps
-        mark = self._mark
-        model = self._model if self.config.opponents == "heuristic" else None
-        eps = self.config.belief_eps
+        modelled = self._model is not None and self.config.opponents == "heuristic"
         shortlist = self._shortlist
         node = root
-        path = []
+        path = []  # (edge, the player who took it)
         player = state.current_player()
         while player != _TERMINAL:
             if player == _CHANCE:
-                drawn = []
-                while player == _CHANCE:
-                    outcome = _sample_chance(state, rand)
-                    apply(outcome)
-                    drawn.append(outcome)
-                    player = state.current_player()
+                player, key = self._chance_run(state, apply, rand)
                 if player == _TERMINAL:
                     break
-                # what the observer saw of them: the outcomes themselves where
-                # every chance outcome is public (cheaper than the string)
-                if public_chance:
-                    key = tuple(drawn)
-                elif mark is not None:  # the searcher's view since the root: cheaper, same partition
-                    key = state.view_since(me, mark)
-                else:
-                    key = state.information_state_string(me)
-                child = node.children.get(key)
-                if child is None:
-                    child = node.children[key] = _Node()
-                node = child
+                node = _child(node, key)
                 continue
-            if model is not None and player != me:
-                # opponents=heuristic: the model moves; only the observer's moves are searched
-                if rand() < eps:
-                    legal = legal_of(player)
-                    action = legal[int(rand() * len(legal))]
-                else:
-                    action = model(state, player)
-                if mark is not None:
-                    # the edge is what the searcher saw of the move (Underdog's
-                    # "keep 9" shows only the card laid), not the action, so
-                    # the searcher's later nodes do not split by hidden cards
-                    before = state.log_mark()
-                    apply(action)
-                    key = ("saw", state.view_since(me, before))
-                else:
-                    apply(action)
-                    key = action
-                child = node.children.get(key)
-                if child is None:
-                    child = node.children[key] = _Node()
-                path.append((child, player))
-                node = child
+            if modelled and player != me:
+                node = _child(node, self._modelled_move(state, player, apply, legal_of, rand))
+                path.append((node, player))
                 player = state.current_player()
                 continue
             if shortlist is not None and player == me:
-                if mark is not None:
-                    # kept per node and what the searcher saw since the root:
-                    # a node below the searcher's own call can be reached
-                    # with either outcome of the showdown (the edge is the
-                    # action), and so with other chips and other legal moves
-                    view = state.view_since(me, mark)
-                    lists = node.moves
-                    if lists is None:
-                        lists = node.moves = {}
-                    legal = lists.get(view)
-                    if legal is None:
-                        legal = lists[view] = shortlist(state, legal_of(player))
-                else:
-                    legal = shortlist(state, legal_of(player))
+                legal = self._shortlisted(node, state, player, legal_of)
             else:
                 legal = legal_of(player)
-            children = node.children
-            if widen:
-                # progressive widening: the node's tried legal moves are few;
-                # work from them, not from the (possibly thousands of) legal ones
-                node.passes += 1
-                legal_set = set(legal)
-                tried = [a for a in children if a in legal_set]
-                expand = len(tried) < len(legal) and len(tried) < math.ceil(widen * sqrt(node.passes))
-                untried = None
-            elif len(legal) > _MANY and len(children) * 4 < len(legal):
-                # few of many legal moves tried (Doubt and Bet's claims): one
-                # is surely untried; count the tried ones from the children
-                # and draw an untried one by rejection (uniform all the same)
-                # instead of scanning every legal move twice
-                legal_set = set(legal)
-                tried = [a for a in children if a in legal_set]
-                untried = None
-                expand = True
-            else:
-                untried = [a for a in legal if a not in children]
-                tried = legal
-                expand = bool(untried)
+            tried, untried, expand = self._tried(node, legal)
             if expand:
-                action = None
-                if expanders is not None and (not tried if untried is None else len(untried) == len(legal)):
-                    action = int(expanders[player].step(state))  # the first move tried here
-                if action is None or action in children:
-                    if untried is None and not widen:
-                        action = legal[int(rand() * len(legal))]
-                        while action in children:
-                            action = legal[int(rand() * len(legal))]
-                    else:
-                        if untried is None:
-                            untried = [a for a in legal if a not in children]
-                        action = untried[int(rand() * len(untried))]
-                for a in tried:
-                    if a in children:
-                        children[a].avail += 1
-                child = children[action] = _Node()
+                action, child = self._expand(node, state, player, legal, tried, untried, rand)
                 path.append((child, player))
                 apply(action)
                 break
-            best, best_value, action = None, -math.inf, None
-            for a in tried:
-                ch = children.get(a)
-                if ch is None:
-                    continue
-                ch.avail += 1
-                value = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
-                if value > best_value:
-                    best, best_value, action = ch, value, a
-            path.append((best, player))
+            action, node = _select(node, tried, self.config.uct_c)
+            path.append((node, player))
             apply(action)
-            node = best
             player = state.current_player()
-        returns = self._playout(state, rand)
-        for child, player in path:
-            child.visits += 1
-            child.total += returns[player]
+        _backup(path, self._playout(state, rand))
+
+    def _chance_run(self, state, apply, rand):
+        """Plays the chance moves from ``state`` up to the next player's move;
+        returns that player and the key of the edge below the run: what the
+        observer saw of it (None at the end of the game)."""
+        drawn = []
+        player = _CHANCE
+        while player == _CHANCE:
+            outcome = _sample_chance(state, rand)
+            apply(outcome)
+            drawn.append(outcome)
+            player = state.current_player()
+        if player == _TERMINAL:
+            return player, None
+        if self._public_chance:  # the outcomes themselves: cheaper than the string
+            return player, tuple(drawn)
+        if self._mark is not None:  # the observer's view since the root: cheaper, same partition
+            return player, state.view_since(self.player_id, self._mark)
+        return player, state.information_state_string(self.player_id)
+
+    def _modelled_move(self, state, player, apply, legal_of, rand):
+        """opponents=heuristic: plays the opponent model's move for ``player``
+        (with probability belief_eps a uniformly random legal move); returns
+        the key of its edge."""
+        if rand() < self.config.belief_eps:
+            legal = legal_of(player)
+            action = legal[int(rand() * len(legal))]
+        else:
+            action = self._model(state, player)
+        if self._mark is None:
+            apply(action)
+            return action
+        # the edge is what the observer saw of the move (Underdog's "keep 9"
+        # shows only the card laid), not the action, so the observer's later
+        # nodes do not split by hidden cards
+        before = state.log_mark()
+        apply(action)
+        return "saw", state.view_since(self.player_id, before)
+
+    def _shortlisted(self, node, state, player, legal_of):
+        """moves=shortlist: the observer's moves searched at ``node``."""
+        if self._mark is None:
+            return self._shortlist(state, legal_of(player))
+        # kept per node and what the observer saw since the root: a node below
+        # the observer's own call can be reached with either outcome of the
+        # showdown (the edge is the action), and so with other chips and other
+        # legal moves
+        view = state.view_since(self.player_id, self._mark)
+        lists = node.moves
+        if lists is None:
+            lists = node.moves = {}
+        moves = lists.get(view)
+        if moves is None:
+            moves = lists[view] = self._shortlist(state, legal_of(player))
+        return moves
+
+    def _tried(self, node, legal):
+        """``(tried, untried, expand)``: the moves of ``legal`` that ``node``
+        selects among, its untried ones (None where they are not listed),
+        and whether the node expands now."""
+        children = node.children
+        widen = self.config.widen
+        if widen:
+            # progressive widening: the node's tried legal moves are few;
+            # work from them, not from the (possibly thousands of) legal ones
+            node.passes += 1
+            legal_set = set(legal)
+            tried = [a for a in children if a in legal_set]
+            return tried, None, len(tried) < len(legal) and len(tried) < math.ceil(widen * math.sqrt(node.passes))
+        if len(legal) > _MANY and len(children) * 4 < len(legal):
+            # few of many legal moves tried (Doubt and Bet's claims): one is
+            # surely untried; count the tried ones from the children, and
+            # _expand draws an untried one by rejection (uniform all the
+            # same) instead of scanning every legal move twice
+            legal_set = set(legal)
+            return [a for a in children if a in legal_set], None, True
+        untried = [a for a in legal if a not in children]
+        return legal, untried, bool(untried)
+
+    def _expand(self, node, state, player, legal, tried, untried, rand):
+        """Adds a child for one untried move of ``node`` (with expand=heuristic,
+        the heuristic's move at the node's first expansion; else uniform)
+        and counts one more availability for each tried move's child.
+        Returns the move and the child."""
+        children = node.children
+        action = None
+        expanders = self._expand_agents
+        if expanders is not None and (not tried if untried is None else len(untried) == len(legal)):
+            action = int(expanders[player].step(state))  # the first move tried here
+        if action is None or action in children:
+            if untried is None and not self.config.widen:
+                action = legal[int(rand() * len(legal))]
+                while action in children:
+                    action = legal[int(rand() * len(legal))]
+            else:
+                if untried is None:
+                    untried = [a for a in legal if a not in children]
+                action = untried[int(rand() * len(untried))]
+        for a in tried:
+            if a in children:
+                children[a].avail += 1
+        child = children[action] = _Node()
+        return action, child
 
     def _playout(self, state, rand):
         """Plays ``state`` on (to the end, or to the round limit); its returns."""
