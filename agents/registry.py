@@ -33,16 +33,19 @@ class AgentKind:
     factory: Callable
     #: name of the option a bare value in the parentheses sets
     positional: str | None = None
+    #: preset name -> the options it sets (one line), for kinds with an option ``preset``
+    presets: dict = dataclasses.field(default_factory=dict)
 
 
 AGENTS: dict[str, AgentKind] = {}
 _loaded = False
 
 
-def register_agent(name: str, help: str, options: dict | None = None, positional: str | None = None):
+def register_agent(name: str, help: str, options: dict | None = None, positional: str | None = None,
+                   presets: dict | None = None):
     """Decorator for an agent factory (a class or function)."""
     def decorate(factory):
-        AGENTS[name] = AgentKind(name, help, dict(options or {}), factory, positional)
+        AGENTS[name] = AgentKind(name, help, dict(options or {}), factory, positional, dict(presets or {}))
         return factory
     return decorate
 

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import random
 import time
 from typing import Callable
@@ -82,11 +83,147 @@ MOVES = ("all", "shortlist")
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
-# Nodes with more legal moves than this, and under a quarter of them tried,
-# draw an untried move by rejection (of the kibitz games only Doubt and Bet
-# has such nodes: its claims, and showdowns with many chips; nodes with fewer
-# keep the draw that earlier results were made with)
+# Nodes with more legal moves than this, of which under a quarter are tried,
+# draw an untried move by rejection from the legal moves: a draw there is
+# most likely untried, so the node need not list its untried moves (Doubt
+# and Bet's claims and its showdowns with many chips: thousands of moves).
+# Smaller nodes list the untried moves and draw one from the list. The two
+# draws use the random numbers differently, so this bound is part of what
+# a seed's search is (tests/test_ismcts_fixed_positions.py).
 _MANY = 64
+
+
+def _option(default, help: str, *, choices: tuple | None = None, rule: str | None = None,
+            valid: Callable | None = None):
+    """A field of :class:`ISMCTSConfig`: its default, its help text and its
+    allowed values (``choices``, or ``valid(value)``, which ``rule`` states)."""
+    return dataclasses.field(default=default, metadata={"help": help, "choices": choices, "rule": rule,
+                                                        "valid": valid})
+
+
+def _typed(name: str, kind: type, value):
+    """``value`` as an option of type ``kind`` (an agent spec's values are
+    ints, floats or strings); a value of another kind is refused."""
+    if kind is str:
+        return str(value)
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or (kind is int and not float(value).is_integer())):
+        raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'}; got {value!r}")
+    return kind(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class ISMCTSConfig:
+    """The options of a search, each with its default, allowed values and help.
+
+    The ``ismcts`` agent's options (``kibitz agents``) are these fields;
+    :data:`PRESETS` names the configurations the results use, and
+    :func:`make_config` builds one from a preset and options. Values are
+    converted to the field's type and checked on construction.
+    """
+
+    sims: int = _option(1000, "simulations per move (0 = no limit, then seconds must be > 0)",
+                        rule=">= 0", valid=lambda v: v >= 0)
+    seconds: float = _option(0.0, "time per move in seconds (0 = no limit); with sims too, the first limit "
+                                  "reached stops the search; timed searches are not reproducible",
+                             rule=">= 0", valid=lambda v: v >= 0)
+    uct_c: float = _option(0.7, "UCB1 exploration constant (returns are win shares in [0, 1] by default)",
+                           rule=">= 0", valid=lambda v: v >= 0)
+    rollout: str = _option("random", "rollout policy: random | heuristic (the game's heuristic in every seat: "
+                                     "the policies' rollout_action where there is one, else its agent)",
+                           choices=ROLLOUTS)
+    final: str = _option("visits", "final move: visits (most visited, ties shared) | distribution (in proportion "
+                                   "to visits)", choices=FINALS)
+    max_world_samples: int = _option(-1, "determinizations drawn per move (-1 = a fresh one every simulation; "
+                                         "k >= 1: at most k, and the simulations reuse copies of them at random)",
+                                     rule="-1 (unlimited) or >= 1", valid=lambda v: v == -1 or v >= 1)
+    widen: float = _option(0.0, "progressive widening: a node reached k times tries at most ceil(widen * sqrt(k)) "
+                                "moves (0 = off: every legal move once before any twice); for nodes with many "
+                                "legal moves searched without a shortlist (Doubt and Bet's claims: only its pilot "
+                                "matches use it)", rule=">= 0 (0 = off)", valid=lambda v: v >= 0)
+    expand: str = _option("random", "first move tried at a new node: random | heuristic (the game's heuristic "
+                                    "agent's choice in the simulation's world; later ones random), which keeps "
+                                    "the heuristic's move among the few a widened node tries (only Doubt and "
+                                    "Bet's pilot matches use it)", choices=EXPANSIONS)
+    rollout_moves: int = _option(-1, "-1 = no limit; k >= 0: stop a rollout before its (k+1)-th player move and "
+                                     "back up the standing there (0: the standing once the expanded move's chance "
+                                     "moves are resolved); kibitz games; with rollout_rounds too, the first "
+                                     "limit reached stops it",
+                                 rule="-1 (no limit) or >= 0", valid=lambda v: v >= -1)
+    rollout_rounds: int = _option(0, "0 = roll out to the end of the game; k = stop when the k-th next round "
+                                     "begins and back up the standing there (underdog, over_under, doubt_and_bet)",
+                                  rule=">= 0 (0 = to the end of the game)", valid=lambda v: v >= 0)
+    belief: str = _option("uniform", "determinizations: uniform (every consistent world alike) | heuristic "
+                                     "(kept with weight belief_eps per move of another player in this round "
+                                     "that the game's heuristic would not make: rejection sampling)",
+                          choices=BELIEFS)
+    belief_eps: float = _option(0.1, "belief=heuristic, opponents=heuristic: weight of a move the heuristic "
+                                     "would not make, in (0, 1] (1 = the uniform belief)",
+                                rule="in (0, 1]", valid=lambda v: 0 < v <= 1)
+    belief_tries: int = _option(50, "belief=heuristic: worlds drawn per determinization before one is used "
+                                    "whatever its weight", rule=">= 1", valid=lambda v: v >= 1)
+    opponents: str = _option("search", "other players' moves in the tree: search (UCB1 on their statistics) | "
+                                       "heuristic (the game's heuristic's move, or a random one with probability "
+                                       "belief_eps; only the searcher's moves are searched)", choices=OPPONENTS)
+    moves: str = _option("all", "the searcher's moves searched: all | shortlist (the game heuristic's shortlist, "
+                                "which depends only on the searcher's information: doubt_and_bet)", choices=MOVES)
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = _typed(f.name, type(f.default), getattr(self, f.name))
+            object.__setattr__(self, f.name, value)
+            choices, valid = f.metadata["choices"], f.metadata["valid"]
+            if choices is not None and value not in choices:
+                raise ValueError(f"{f.name} must be one of {', '.join(choices)}; got {value!r}")
+            if valid is not None and not valid(value):
+                raise ValueError(f"{f.name} must be {f.metadata['rule']}; got {value!r}")
+        if self.sims == 0 and self.seconds == 0:
+            raise ValueError("give a budget: sims > 0 or seconds > 0")
+
+    def needs_policies(self) -> bool:
+        """Whether the search uses the heuristic's policies (an option ``heuristic`` or ``moves=shortlist``)."""
+        return "heuristic" in (self.rollout, self.expand, self.belief, self.opponents) or self.moves == "shortlist"
+
+    def changes(self) -> dict:
+        """The options that differ from the defaults, in field order."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != f.default}
+
+
+#: the configurations of the strength results (docs/results/ismcts_strength;
+#: docs/solvers/ismcts.md lists which match uses which)
+PRESETS = {
+    # stop rollouts at the next round and back up the standing there
+    "one_round": ISMCTSConfig(sims=1000, rollout_rounds=1),
+    # score an expanded move by the standing once its chance moves are resolved
+    "one_step": ISMCTSConfig(sims=1000, uct_c=0.05, rollout_moves=0),
+    # the heuristic as opponent model in the determinizations, 100 per move
+    "belief": ISMCTSConfig(sims=1000, max_world_samples=100, belief="heuristic"),
+    # ... and in the tree
+    "belief_opponents": ISMCTSConfig(sims=1000, max_world_samples=100, belief="heuristic", opponents="heuristic"),
+    # the heuristic's shortlist of the searcher's moves, the heuristic as
+    # opponent model and as rollout policy, rollouts to the next round
+    "shortlist_model": ISMCTSConfig(sims=1000, rollout_rounds=1, rollout="heuristic", belief="heuristic",
+                                    opponents="heuristic", moves="shortlist"),
+}
+
+
+def make_config(preset: str | ISMCTSConfig | None = None, **options) -> ISMCTSConfig:
+    """The preset (a name in :data:`PRESETS`, a config, or None: the
+    defaults) with ``options`` in place of its own values."""
+    if preset is None:
+        base = ISMCTSConfig()
+    elif isinstance(preset, ISMCTSConfig):
+        base = preset
+    elif preset in PRESETS:
+        base = PRESETS[preset]
+    else:
+        raise ValueError(f"unknown IS-MCTS preset {preset!r}; presets: {', '.join(PRESETS)}")
+    names = [f.name for f in dataclasses.fields(ISMCTSConfig)]
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise ValueError(f"IS-MCTS has no option {unknown[0]!r}; its options: {', '.join(names)}")
+    return dataclasses.replace(base, **options) if options else base
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,12 +256,6 @@ class SearchPolicies:
     believed_draw: Callable | None = None
 
 
-def needs_policies(*, rollout="random", expand="random", belief="uniform", opponents="search",
-                   moves="all") -> bool:
-    """Whether a search with these options uses the heuristic's policies."""
-    return "heuristic" in (rollout, expand, belief, opponents) or moves == "shortlist"
-
-
 class _Rejected(Exception):
     """A candidate world the belief filter threw away."""
 
@@ -145,6 +276,39 @@ class _Node:
         self.moves = None
 
 
+def _child(node, key):
+    """The child of ``node`` along the edge ``key`` (made on first use)."""
+    child = node.children.get(key)
+    if child is None:
+        child = node.children[key] = _Node()
+    return child
+
+
+def _select(node, tried, c):
+    """UCB1 over the children of ``node`` for the moves ``tried`` (availability
+    counts in place of the parent's visits): ``(move, child)``; counts the
+    availability of each."""
+    log, sqrt = math.log, math.sqrt
+    children = node.children
+    best, best_value, action = None, -math.inf, None
+    for a in tried:
+        ch = children.get(a)
+        if ch is None:
+            continue
+        ch.avail += 1
+        value = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
+        if value > best_value:
+            best, best_value, action = ch, value, a
+    return action, best
+
+
+def _backup(path, returns):
+    """Each edge of ``path`` adds a visit and the return of the player who took it."""
+    for child, player in path:
+        child.visits += 1
+        child.total += returns[player]
+
+
 class ISMCTS:
     """SO-ISMCTS search for one seat.
 
@@ -153,122 +317,23 @@ class ISMCTS:
         ``resample_from_infostate(player_id, sampler)``.
       player_id: the observer (the seat this search plays for).
       rng: ``numpy.random.Generator``; all randomness of the search.
-      sims: simulations per move (0 = no limit; then ``seconds`` must be set).
-      seconds: time per move (0 = no limit). With both set, the search stops
-        at whichever comes first.
-      uct_c: the UCB1 exploration constant.
-      rollout: ``"random"`` or ``"heuristic"`` (the game's heuristic agent
-        plays every seat in the rollout).
-      final: ``"visits"`` (most visited) or ``"distribution"`` (proportional
-        to visits).
-      max_world_samples: if > 0, at most this many determinizations are
-        drawn per move and simulations cycle through copies of them at
-        random; -1 draws a fresh one every simulation.
-      widen: progressive widening; 0 (off) tries every legal move once
-        before any is tried twice; w > 0 lets a node that simulations have
-        reached k times have at most ceil(w * sqrt(k)) tried moves, so large
-        move sets (Doubt and Bet's claims) are searched a few at a time.
-      expand: ``"random"`` (untried moves in random order) or
-        ``"heuristic"``: at a node's first expansion the move tried is the
-        game's heuristic agent's choice in the simulation's world (later
-        ones are random); with ``widen`` this keeps the heuristic's move
-        among the few a wide node considers.
-      rollout_moves: -1 (no limit); k >= 0 stops a rollout before its
-        (k+1)-th move by a player (chance moves are played) and backs up the
-        game's standing there; 0 backs up the standing as soon as the chance
-        moves after the expanded move are resolved. Same games as
-        ``rollout_rounds``; with both, the first limit reached stops it.
-      rollout_rounds: 0 rolls out to the end of the game; k > 0 stops a
-        rollout when the k-th round after the searched one begins and backs
-        up the game's standing at that point (the returns if the game ended
-        there). Only for games with the capabilities ``DIRECT`` and
-        ``ROUNDS`` (``round_number()``, ``standing()``: the four kibitz
-        games; Pub is one round).
-      belief: ``"uniform"`` (every world consistent with the observer's
-        information equally likely, as ``resample_from_infostate`` draws
-        them) or ``"heuristic"``: a drawn world is kept with probability
-        ``prod(1 if the heuristic makes the move else belief_eps)`` over the
-        other players' moves of the current round (of the whole game where
-        the game has no rounds), i.e. by rejection sampling from the
-        posterior under an opponent model "the game's heuristic, or a
-        uniformly different move with weight belief_eps".
-      belief_eps: the weight of a move the heuristic would not make, in
-        (0, 1]; 1 is the uniform belief.
-      belief_tries: worlds drawn per determinization before the last one
-        is used whatever its weight.
-      opponents: ``"search"`` (SO-ISMCTS: other players' moves are chosen
-        by UCB1 on their own statistics, which are pooled over every world
-        and so cannot depend on their cards) or ``"heuristic"``: in the tree
-        another player makes the heuristic's move in the simulation's
-        world, or with probability ``belief_eps`` a uniformly random legal
-        move; only the observer's moves are searched.
-      moves: ``"all"`` (every legal move of the observer is searched) or
-        ``"shortlist"``: at the observer's nodes only the moves of the
-        policies' ``shortlist(state, legal)`` (Doubt and Bet: the claims and
-        stakes its heuristic weighs, about 30 of thousands), which depend
-        only on the observer's information; other players' nodes keep every
-        legal move.
+      config: the options, an :class:`ISMCTSConfig` or the name of one of
+        :data:`PRESETS` (None: the defaults); ``options`` (the config's
+        field names) replace its values.
       policies: :class:`SearchPolicies`, the heuristic that every
         ``heuristic`` option and ``moves=shortlist`` use; needed only with
         those options.
     """
 
-    def __init__(self, game, player_id: int, rng: np.random.Generator, *, sims: int = 1000,
-                 seconds: float = 0.0, uct_c: float = 0.7, rollout: str = "random",
-                 final: str = "visits", max_world_samples: int = -1, rollout_rounds: int = 0,
-                 widen: float = 0.0, expand: str = "random", rollout_moves: int = -1,
-                 belief: str = "uniform", belief_eps: float = 0.1, belief_tries: int = 50,
-                 opponents: str = "search", moves: str = "all", policies: SearchPolicies | None = None):
+    def __init__(self, game, player_id: int, rng: np.random.Generator,
+                 config: ISMCTSConfig | str | None = None, *, policies: SearchPolicies | None = None,
+                 **options):
         if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(f"IS-MCTS needs a sequential game; {game.get_type().short_name!r} is not")
-        if sims < 0 or seconds < 0:
-            raise ValueError(f"sims and seconds must be >= 0; got sims={sims}, seconds={seconds}")
-        if sims == 0 and seconds == 0:
-            raise ValueError("give a budget: sims > 0 or seconds > 0")
-        if uct_c < 0:
-            raise ValueError(f"uct_c must be >= 0; got {uct_c}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}; got {rollout!r}")
-        if final not in FINALS:
-            raise ValueError(f"final must be one of {', '.join(FINALS)}; got {final!r}")
-        if widen < 0:
-            raise ValueError(f"widen must be >= 0 (0 = off); got {widen}")
-        if expand not in EXPANSIONS:
-            raise ValueError(f"expand must be one of {', '.join(EXPANSIONS)}; got {expand!r}")
-        if rollout_moves < -1:
-            raise ValueError(f"rollout_moves must be -1 (no limit) or >= 0; got {rollout_moves}")
-        if rollout_rounds < 0:
-            raise ValueError(f"rollout_rounds must be >= 0 (0 = to the end of the game); got {rollout_rounds}")
-        if belief not in BELIEFS:
-            raise ValueError(f"belief must be one of {', '.join(BELIEFS)}; got {belief!r}")
-        if not 0 < belief_eps <= 1:
-            raise ValueError(f"belief_eps must be in (0, 1]; got {belief_eps}")
-        if opponents not in OPPONENTS:
-            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}; got {opponents!r}")
-        if moves not in MOVES:
-            raise ValueError(f"moves must be one of {', '.join(MOVES)}; got {moves!r}")
-        if belief_tries < 1:
-            raise ValueError(f"belief_tries must be >= 1; got {belief_tries}")
-        if max_world_samples == 0 or max_world_samples < -1:
-            raise ValueError(f"max_world_samples must be -1 (unlimited) or >= 1; got {max_world_samples}")
+        self.config = config = make_config(config, **options)
         self.game = game
         self.player_id = player_id
         self.rng = rng
-        self.sims = int(sims)
-        self.seconds = float(seconds)
-        self.uct_c = float(uct_c)
-        self.rollout = rollout
-        self.final = final
-        self.max_world_samples = int(max_world_samples)
-        self.rollout_rounds = int(rollout_rounds)
-        self.rollout_moves = int(rollout_moves)
-        self.widen = float(widen)
-        self.expand = expand
-        self.belief = belief
-        self.belief_eps = float(belief_eps)
-        self.belief_tries = int(belief_tries)
-        self.opponents = opponents
-        self.moves = moves
         self._belief_agents = None
         self._belief_cache = {}
         self._memo = {}  # keyword arguments for the internal resample, set per search
@@ -284,9 +349,11 @@ class ISMCTS:
         self._shortlist = None
         #: what the game offers beyond the pyspiel API (``kibitz.games.search``)
         self._caps = game_search.capabilities(game)
+        #: every chance outcome is public: chance edges are keyed by the outcomes
+        self._public_chance = game_search.PUBLIC_CHANCE in self._caps
         self.policies = policies
         short = game.get_type().short_name
-        if needs_policies(rollout=rollout, expand=expand, belief=belief, opponents=opponents, moves=moves):
+        if config.needs_policies():
             if policies is None:
                 raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "
                                  f"no heuristic policies were given for game {short!r} "
@@ -295,9 +362,9 @@ class ISMCTS:
             # ``rollout_action(state, rand)``: the same policy as the agent,
             # computed from the state's own lists (no agent object, no policy
             # dict, no C++ round trip)
-            if rollout == "heuristic":
+            if config.rollout == "heuristic":
                 self._rollout_fn = policies.rollout_action
-            if moves == "shortlist":
+            if config.moves == "shortlist":
                 self._shortlist = policies.shortlist
                 if self._shortlist is None:
                     raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist")
@@ -314,30 +381,30 @@ class ISMCTS:
             raise ValueError(f"the search plays seat {me} but seat {state.current_player()} is to move")
         rnd = random.Random(int(self.rng.integers(2**63)))
         rand = rnd.random
-        if self.rollout == "heuristic" and self._rollout_fn is None:
+        if self.config.rollout == "heuristic" and self._rollout_fn is None:
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._rollout_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                     for p in range(self.game.num_players())]
-        if self.expand == "heuristic":
+        if self.config.expand == "heuristic":
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._expand_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                    for p in range(self.game.num_players())]
-        if self.rollout_rounds or self.rollout_moves >= 0:
+        if self.config.rollout_rounds or self.config.rollout_moves >= 0:
             if not {game_search.DIRECT, game_search.ROUNDS} <= self._caps:
                 raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with a standing "
                                  f"(the kibitz games); "
                                  f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0 "
                                  f"and rollout_moves=-1")
-        if self.rollout_rounds:
-            self._stop_round = state.round_number() + self.rollout_rounds
+        if self.config.rollout_rounds:
+            self._stop_round = state.round_number() + self.config.rollout_rounds
         self._mark = state.log_mark() if {game_search.DIRECT, game_search.VIEWS} <= self._caps else None
         root = self.root = _Node()
         legal_root = state.legal_actions()
         self._model = None
         self._memo, self._memo_root = self._memo_for(), state
-        if self.belief == "heuristic" or self.opponents == "heuristic":
+        if self.config.belief == "heuristic" or self.config.opponents == "heuristic":
             self._model = self._model_move(state, rand)
-        if self.belief == "heuristic":
+        if self.config.belief == "heuristic":
             def resample():
                 return self._believed_world(state, rand)
         elif direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
@@ -353,8 +420,8 @@ class ISMCTS:
         except (AttributeError, pyspiel.SpielError) as e:
             raise ValueError(f"IS-MCTS needs resample_from_infostate, which game "
                              f"{self.game.get_type().short_name!r} does not implement ({e})") from None
-        sims, n = self.sims, 0
-        deadline = time.perf_counter() + self.seconds if self.seconds else None
+        sims, n = self.config.sims, 0
+        deadline = time.perf_counter() + self.config.seconds if self.config.seconds else None
         worlds = []
         while True:
             if sims and n >= sims:
@@ -363,11 +430,11 @@ class ISMCTS:
                 break
             if first is not None:
                 world, first = first, None
-                if self.max_world_samples > 0:
+                if self.config.max_world_samples > 0:
                     worlds.append(world.clone())
-            elif self.max_world_samples < 0:
+            elif self.config.max_world_samples < 0:
                 world = resample()
-            elif len(worlds) < self.max_world_samples:
+            elif len(worlds) < self.config.max_world_samples:
                 world = resample()
                 worlds.append(world.clone())
             else:
@@ -435,7 +502,7 @@ class ISMCTS:
         ``believed_draw`` (Doubt and Bet) draw each candidate themselves, in
         the same distribution, without replaying the rejected ones.
         """
-        me, eps = self.player_id, self.belief_eps
+        me, eps = self.player_id, self.config.belief_eps
         if self._model is None:
             self._model = self._model_move(state, rand)
         model = self._model
@@ -454,7 +521,7 @@ class ISMCTS:
             # the policies draw the candidates themselves (Doubt and Bet: each
             # player's factor worked out once per hand; the same distribution)
             memo = self._memo["memo"]
-            for _ in range(self.belief_tries):
+            for _ in range(self.config.belief_tries):
                 self.belief_drawn += 1
                 world = believed_draw(state, me, rand, model, eps, memo)
                 if world is not None:
@@ -479,7 +546,7 @@ class ISMCTS:
                         check(replay, player, action)
                     replay.apply_action(action)
                 return replay
-        for _ in range(self.belief_tries):
+        for _ in range(self.config.belief_tries):
             self.belief_drawn += 1
             try:
                 world = draw(False)
@@ -491,10 +558,10 @@ class ISMCTS:
         return draw(True)
 
     def _simulate(self, root, state, rand):
+        """One simulation on the determinization ``state``: down the tree
+        from ``root`` to an expansion (or the end of the game), a rollout
+        from there, and the backup of its returns."""
         me = self.player_id
-        c = self.uct_c
-        widen, expanders = self.widen, self._expand_agents
-        log, sqrt = math.log, math.sqrt
         if direct_rules(state):  # the search's own copy: no C++ history needed
             apply, legal_of = state._apply_action, state._legal_actions
         else:
@@ -502,147 +569,151 @@ class ISMCTS:
 
             def legal_of(_player):
                 return state.legal_actions()
-        public_chance = game_search.PUBLIC_CHANCE in self._caps
-        mark = self._mark
-        model = self._model if self.opponents == "heuristic" else None
-        eps = self.belief_eps
+        modelled = self._model is not None and self.config.opponents == "heuristic"
         shortlist = self._shortlist
         node = root
-        path = []
+        path = []  # (edge, the player who took it)
         player = state.current_player()
         while player != _TERMINAL:
             if player == _CHANCE:
-                drawn = []
-                while player == _CHANCE:
-                    outcome = _sample_chance(state, rand)
-                    apply(outcome)
-                    drawn.append(outcome)
-                    player = state.current_player()
+                player, key = self._chance_run(state, apply, rand)
                 if player == _TERMINAL:
                     break
-                # what the observer saw of them: the outcomes themselves where
-                # every chance outcome is public (cheaper than the string)
-                if public_chance:
-                    key = tuple(drawn)
-                elif mark is not None:  # the searcher's view since the root: cheaper, same partition
-                    key = state.view_since(me, mark)
-                else:
-                    key = state.information_state_string(me)
-                child = node.children.get(key)
-                if child is None:
-                    child = node.children[key] = _Node()
-                node = child
+                node = _child(node, key)
                 continue
-            if model is not None and player != me:
-                # opponents=heuristic: the model moves; only the observer's moves are searched
-                if rand() < eps:
-                    legal = legal_of(player)
-                    action = legal[int(rand() * len(legal))]
-                else:
-                    action = model(state, player)
-                if mark is not None:
-                    # the edge is what the searcher saw of the move (Underdog's
-                    # "keep 9" shows only the card laid), not the action, so
-                    # the searcher's later nodes do not split by hidden cards
-                    before = state.log_mark()
-                    apply(action)
-                    key = ("saw", state.view_since(me, before))
-                else:
-                    apply(action)
-                    key = action
-                child = node.children.get(key)
-                if child is None:
-                    child = node.children[key] = _Node()
-                path.append((child, player))
-                node = child
+            if modelled and player != me:
+                node = _child(node, self._modelled_move(state, player, apply, legal_of, rand))
+                path.append((node, player))
                 player = state.current_player()
                 continue
             if shortlist is not None and player == me:
-                if mark is not None:
-                    # kept per node and what the searcher saw since the root:
-                    # a node below the searcher's own call can be reached
-                    # with either outcome of the showdown (the edge is the
-                    # action), and so with other chips and other legal moves
-                    view = state.view_since(me, mark)
-                    lists = node.moves
-                    if lists is None:
-                        lists = node.moves = {}
-                    legal = lists.get(view)
-                    if legal is None:
-                        legal = lists[view] = shortlist(state, legal_of(player))
-                else:
-                    legal = shortlist(state, legal_of(player))
+                legal = self._shortlisted(node, state, player, legal_of)
             else:
                 legal = legal_of(player)
-            children = node.children
-            if widen:
-                # progressive widening: the node's tried legal moves are few;
-                # work from them, not from the (possibly thousands of) legal ones
-                node.passes += 1
-                legal_set = set(legal)
-                tried = [a for a in children if a in legal_set]
-                expand = len(tried) < len(legal) and len(tried) < math.ceil(widen * sqrt(node.passes))
-                untried = None
-            elif len(legal) > _MANY and len(children) * 4 < len(legal):
-                # few of many legal moves tried (Doubt and Bet's claims): one
-                # is surely untried; count the tried ones from the children
-                # and draw an untried one by rejection (uniform all the same)
-                # instead of scanning every legal move twice
-                legal_set = set(legal)
-                tried = [a for a in children if a in legal_set]
-                untried = None
-                expand = True
-            else:
-                untried = [a for a in legal if a not in children]
-                tried = legal
-                expand = bool(untried)
+            tried, untried, expand = self._tried(node, legal)
             if expand:
-                action = None
-                if expanders is not None and (not tried if untried is None else len(untried) == len(legal)):
-                    action = int(expanders[player].step(state))  # the first move tried here
-                if action is None or action in children:
-                    if untried is None and not widen:
-                        action = legal[int(rand() * len(legal))]
-                        while action in children:
-                            action = legal[int(rand() * len(legal))]
-                    else:
-                        if untried is None:
-                            untried = [a for a in legal if a not in children]
-                        action = untried[int(rand() * len(untried))]
-                for a in tried:
-                    if a in children:
-                        children[a].avail += 1
-                child = children[action] = _Node()
+                action, child = self._expand(node, state, player, legal, tried, untried, rand)
                 path.append((child, player))
                 apply(action)
                 break
-            best, best_value, action = None, -math.inf, None
-            for a in tried:
-                ch = children.get(a)
-                if ch is None:
-                    continue
-                ch.avail += 1
-                value = ch.total / ch.visits + c * sqrt(log(ch.avail) / ch.visits)
-                if value > best_value:
-                    best, best_value, action = ch, value, a
-            path.append((best, player))
+            action, node = _select(node, tried, self.config.uct_c)
+            path.append((node, player))
             apply(action)
-            node = best
             player = state.current_player()
-        returns = self._playout(state, rand)
-        for child, player in path:
-            child.visits += 1
-            child.total += returns[player]
+        _backup(path, self._playout(state, rand))
+
+    def _chance_run(self, state, apply, rand):
+        """Plays the chance moves from ``state`` up to the next player's move;
+        returns that player and the key of the edge below the run: what the
+        observer saw of it (None at the end of the game)."""
+        drawn = []
+        player = _CHANCE
+        while player == _CHANCE:
+            outcome = _sample_chance(state, rand)
+            apply(outcome)
+            drawn.append(outcome)
+            player = state.current_player()
+        if player == _TERMINAL:
+            return player, None
+        if self._public_chance:  # the outcomes themselves: cheaper than the string
+            return player, tuple(drawn)
+        if self._mark is not None:  # the observer's view since the root: cheaper, same partition
+            return player, state.view_since(self.player_id, self._mark)
+        return player, state.information_state_string(self.player_id)
+
+    def _modelled_move(self, state, player, apply, legal_of, rand):
+        """opponents=heuristic: plays the opponent model's move for ``player``
+        (with probability belief_eps a uniformly random legal move); returns
+        the key of its edge."""
+        if rand() < self.config.belief_eps:
+            legal = legal_of(player)
+            action = legal[int(rand() * len(legal))]
+        else:
+            action = self._model(state, player)
+        if self._mark is None:
+            apply(action)
+            return action
+        # the edge is what the observer saw of the move (Underdog's "keep 9"
+        # shows only the card laid), not the action, so the observer's later
+        # nodes do not split by hidden cards
+        before = state.log_mark()
+        apply(action)
+        return "saw", state.view_since(self.player_id, before)
+
+    def _shortlisted(self, node, state, player, legal_of):
+        """moves=shortlist: the observer's moves searched at ``node``."""
+        if self._mark is None:
+            return self._shortlist(state, legal_of(player))
+        # kept per node and what the observer saw since the root: a node below
+        # the observer's own call can be reached with either outcome of the
+        # showdown (the edge is the action), and so with other chips and other
+        # legal moves
+        view = state.view_since(self.player_id, self._mark)
+        lists = node.moves
+        if lists is None:
+            lists = node.moves = {}
+        moves = lists.get(view)
+        if moves is None:
+            moves = lists[view] = self._shortlist(state, legal_of(player))
+        return moves
+
+    def _tried(self, node, legal):
+        """``(tried, untried, expand)``: the moves of ``legal`` that ``node``
+        selects among, its untried ones (None where they are not listed),
+        and whether the node expands now."""
+        children = node.children
+        widen = self.config.widen
+        if widen:
+            # progressive widening: the node's tried legal moves are few;
+            # work from them, not from the (possibly thousands of) legal ones
+            node.passes += 1
+            legal_set = set(legal)
+            tried = [a for a in children if a in legal_set]
+            return tried, None, len(tried) < len(legal) and len(tried) < math.ceil(widen * math.sqrt(node.passes))
+        if len(legal) > _MANY and len(children) * 4 < len(legal):
+            # few of many legal moves tried (Doubt and Bet's claims): one is
+            # surely untried; count the tried ones from the children, and
+            # _expand draws an untried one by rejection (uniform all the
+            # same) instead of scanning every legal move twice
+            legal_set = set(legal)
+            return [a for a in children if a in legal_set], None, True
+        untried = [a for a in legal if a not in children]
+        return legal, untried, bool(untried)
+
+    def _expand(self, node, state, player, legal, tried, untried, rand):
+        """Adds a child for one untried move of ``node`` (with expand=heuristic,
+        the heuristic's move at the node's first expansion; else uniform)
+        and counts one more availability for each tried move's child.
+        Returns the move and the child."""
+        children = node.children
+        action = None
+        expanders = self._expand_agents
+        if expanders is not None and (not tried if untried is None else len(untried) == len(legal)):
+            action = int(expanders[player].step(state))  # the first move tried here
+        if action is None or action in children:
+            if untried is None and not self.config.widen:
+                action = legal[int(rand() * len(legal))]
+                while action in children:
+                    action = legal[int(rand() * len(legal))]
+            else:
+                if untried is None:
+                    untried = [a for a in legal if a not in children]
+                action = untried[int(rand() * len(untried))]
+        for a in tried:
+            if a in children:
+                children[a].avail += 1
+        child = children[action] = _Node()
+        return action, child
 
     def _playout(self, state, rand):
         """Plays ``state`` on (to the end, or to the round limit); its returns."""
-        agents = self._rollout_agents if self.rollout == "heuristic" else None
+        agents = self._rollout_agents if self.config.rollout == "heuristic" else None
         if direct_rules(state):
             if self._rollout_fn is not None:
                 return self._fast_playout(state, rand, self._rollout_fn)
             if agents is None:
                 return self._fast_playout(state, rand, None)
-            stop, left = self._stop_round, self.rollout_moves
+            stop, left = self._stop_round, self.config.rollout_moves
         else:
             stop, left = 0, -1
         apply = state.apply_action
@@ -681,7 +752,7 @@ class ISMCTS:
         # (Doubt and Bet's claims): the same move for the same number
         pick = state.random_action if game_search.RANDOM_ACTION in self._caps else None
         current, outcomes_of = state.current_player, state.chance_outcomes
-        stop, left = self._stop_round, self.rollout_moves
+        stop, left = self._stop_round, self.config.rollout_moves
         round_of = state.round_number if stop else None
         player = current()
         while player != _TERMINAL:
@@ -720,7 +791,7 @@ class ISMCTS:
             return {legal[0]: 1.0}
         visits = self.search(state)
         total = sum(visits.values())
-        if self.final == "distribution":
+        if self.config.final == "distribution":
             return {a: v / total for a, v in visits.items()}
         top = max(visits.values())
         best = [a for a, v in visits.items() if v == top]

@@ -292,12 +292,13 @@ def test_bad_options_are_rejected(options, message):
 
 def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
-    assert set(kind.options) == {"sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
+    assert set(kind.options) == {"preset", "sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
                                  "rollout_rounds", "widen", "expand", "rollout_moves", "belief", "belief_eps",
                                  "belief_tries", "opponents", "moves"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
-    assert (agent.search.sims, agent.search.uct_c, agent.search.final, agent.search.rollout) == (
+    config = agent.search.config
+    assert (config.sims, config.uct_c, config.final, config.rollout) == (
         7, 1.5, "distribution", "heuristic")
     with pytest.raises(ValueError, match="no option 'simulations'"):
         make_agent("ismcts(simulations=5)", game, 0)
@@ -621,6 +622,41 @@ def test_every_agent_option_is_in_the_docs_options_table():
     kind = agent_kinds()["ismcts"]
     for name, (default, _) in kind.options.items():
         assert f"| `{name}` | " in table, name
+
+
+def test_every_preset_is_in_the_docs_presets_table_with_its_options():
+    from pathlib import Path
+
+    from kibitz.agents.registry import parse_spec
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "solvers" / "ismcts.md").read_text()
+    rows = doc[doc.index("### Presets"):doc.index("## Opponent model")].split("\n")
+    for name, config in _ismcts.PRESETS.items():
+        row = next(r for r in rows if r.startswith(f"| `{name}` | "))
+        spelled = row.split(" | ")[1].strip("`")
+        assert _ismcts.make_config(**parse_spec(f"ismcts({spelled})")[1]) == config, name
+    assert set(agent_kinds()["ismcts"].presets) == set(_ismcts.PRESETS)
+
+
+def test_a_preset_with_options_beside_it():
+    game = pyspiel.load_game(SMALL_UD)
+    agent = make_agent("ismcts(preset=one_round,sims=7)", game, 0, seed=0)
+    assert agent.search.config == dataclasses.replace(_ismcts.PRESETS["one_round"], sims=7)
+    agent = make_agent("ismcts(belief,uct_c=2)", game, 0, seed=0)
+    assert agent.search.config == dataclasses.replace(_ismcts.PRESETS["belief"], uct_c=2.0)
+    with pytest.raises(ValueError, match="unknown IS-MCTS preset 'strong'; presets: one_round, one_step"):
+        make_agent("ismcts(preset=strong)", game, 0)
+
+
+def test_options_take_their_field_types_and_other_values_are_refused():
+    config = _ismcts.ISMCTSConfig(uct_c=2, widen=1, sims=10.0)
+    assert (type(config.uct_c), type(config.widen), type(config.sims)) == (float, float, int)
+    with pytest.raises(ValueError, match="sims must be an integer; got 1.5"):
+        _ismcts.ISMCTSConfig(sims=1.5)
+    with pytest.raises(ValueError, match="uct_c must be a number; got 'high'"):
+        make_agent("ismcts(uct_c=high)", pyspiel.load_game("kuhn_poker"), 0)
+    with pytest.raises(ValueError, match="IS-MCTS has no option 'simulations'"):
+        ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), simulations=5)
 
 
 def test_opponents_heuristic_lets_the_model_move_for_the_other_players(monkeypatch):

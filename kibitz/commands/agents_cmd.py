@@ -1,4 +1,4 @@
-"""``kibitz agents``: the agent kinds and their options."""
+"""``kibitz agents``: the agent kinds, their options and presets."""
 
 import click
 
@@ -13,3 +13,5 @@ def agents_command():
         for opt, (default, help_text) in kind.options.items():
             mark = " (positional)" if opt == kind.positional else ""
             click.echo(f"    {opt}={default}{mark}  {help_text}")
+        for preset, spelled in kind.presets.items():
+            click.echo(f"    preset {preset}: {spelled}")
