@@ -80,6 +80,7 @@ def policy_document_from_checkpoint(path) -> dict:
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
     from kibitz.solvers.cfr import CFRConfig, CFRSolver
+    from kibitz.solvers._io import FileReadError
     from kibitz.solvers.driver import CheckpointError, read_checkpoint
     from kibitz.solvers.tree import compile_tree
 
@@ -95,8 +96,11 @@ def policy_document_from_checkpoint(path) -> dict:
         solver.load_state_dict(state)
     except CheckpointError:
         raise
+    except FileReadError as e:  # MCCFR's compressed state, damaged or over the limit
+        raise CheckpointError(f"{path}: {e}") from None
     except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"{path}: not the checkpoint of a kibitz solve ({e!r})") from None
+        raise CheckpointError(f"{path}: not the checkpoint of a kibitz solve "
+                              f"({type(e).__name__}: {e})") from None
     avg = solver.average_policy()
     nc, _, on = ev.nash_conv(tree, avg, details=True)
     return policy_file.policy_document(

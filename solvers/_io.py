@@ -63,13 +63,15 @@ def max_bytes() -> int:
     return int(mib * 2**20)
 
 
-def _bounded(stream, limit: int, what: str) -> bytes:
+def _bounded(stream, what, packed: bool) -> bytes:
+    """What ``stream`` holds, refused as soon as it passes :func:`max_bytes`."""
+    limit = max_bytes()
     chunks, size = [], 0
     while chunk := stream.read(_CHUNK):
         size += len(chunk)
         if size > limit:
-            raise FileReadError(f"{what}: more than {limit / 2**20:g} MiB, the limit "
-                                f"(the environment variable {MAX_BYTES_VARIABLE} sets another)")
+            raise FileReadError(f"{what}: more than {limit / 2**20:g} MiB{' decompressed' if packed else ''}, "
+                                f"the limit (the environment variable {MAX_BYTES_VARIABLE} sets another)")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -78,8 +80,7 @@ def gunzip(data: bytes, what: str) -> bytes:
     """``data`` decompressed, refused (:class:`FileReadError`) as soon as more
     than :func:`max_bytes` come out or if it is not complete gzip data."""
     try:
-        return _bounded(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), max_bytes(),
-                        f"{what} (decompressed)")
+        return _bounded(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), what, True)
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise FileReadError(f"{what}: truncated or damaged gzip data ({e})") from None
 
@@ -91,11 +92,9 @@ def read_limited(path) -> bytes:
     :class:`FileReadError` naming the file."""
     try:
         with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
-                f.seek(0)
-                return _bounded(gzip.GzipFile(fileobj=f, mode="rb"), max_bytes(), f"{path} (decompressed)")
+            packed = f.read(2) == b"\x1f\x8b"
             f.seek(0)
-            return _bounded(f, max_bytes(), str(path))
+            return _bounded(gzip.GzipFile(fileobj=f, mode="rb") if packed else f, path, packed)
     except FileNotFoundError:
         raise FileReadError(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -67,25 +67,30 @@ def read_checkpoint(path) -> tuple[dict, dict]:
     :func:`solvers._io.max_bytes`, raises :class:`CheckpointError`."""
     what = f"{path}: not a kibitz checkpoint"
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise CheckpointError(f"{what} (a single numpy array, not a .npz archive)")
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise CheckpointError(f"{what} (a single numpy array, not a .npz archive)")
+        with loaded as z:
             size = sum(entry.file_size for entry in z.zip.infolist())
             if size > max_bytes():
                 raise CheckpointError(f"{path}: its arrays take {size / 2**20:,.0f} MiB, more than the "
                                       f"limit of {max_bytes() / 2**20:g} MiB (the environment "
                                       f"variable {MAX_BYTES_VARIABLE} sets another)")
-            if "meta" not in z.files:
-                raise CheckpointError(f"{what} (no 'meta' entry)")
-            info = json.loads(z["meta"].tobytes().decode())
-            arrays = {k: z[k] for k in z.files if k != "meta"}
+            arrays = {k: z[k] for k in z.files}
+        odd = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]
+        if odd:
+            raise CheckpointError(f"{what} (its entry {odd[0]!r} is not a numpy array)")
+        if "meta" not in arrays:
+            raise CheckpointError(f"{what} (no 'meta' entry)")
+        info = json.loads(arrays.pop("meta").tobytes().decode())
     except CheckpointError:
         raise
     except FileNotFoundError:
         raise CheckpointError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise CheckpointError(f"{path}: a directory, not a file") from None
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error, MemoryError) as e:
+    except (OSError, EOFError, ValueError, KeyError, RecursionError, MemoryError, zipfile.BadZipFile,
+            zlib.error) as e:
         # ValueError: a text or pickle file, a damaged array, meta that is not JSON
         raise CheckpointError(f"{what} (truncated or another kind of file: {e})") from None
     if not (isinstance(info, dict) and isinstance(info.get("game"), str)
@@ -107,8 +112,11 @@ def load_checkpoint(path: Path, solver, meta: dict) -> float:
                                      f"this run has {meta[key]!r}")
     try:
         solver.load_state_dict(arrays)
+    except FileReadError as e:  # e.g. MCCFR's compressed state, damaged or over the limit
+        raise CheckpointError(f"{path}: {e}") from None
     except (KeyError, ValueError, TypeError, IndexError) as e:
-        raise CheckpointError(f"{path}: does not hold the state of this solver ({e!r})") from None
+        raise CheckpointError(f"{path}: does not hold the state of this solver "
+                              f"({type(e).__name__}: {e})") from None
     return float(info.get("seconds", 0.0))
 
 
