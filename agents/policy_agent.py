@@ -55,6 +55,7 @@ class PolicyAgent(Agent):
         if not path:
             raise ValueError("policy needs a file: policy(path/to/agent.json.gz)")
         self.table = load_cached(path, game)
+        self._path = path
         choices = ("file", "uniform", "error", "heuristic", "random")
         if unseen not in choices:
             raise ValueError(f"policy option unseen must be one of {', '.join(choices)}; got {unseen!r}")
@@ -78,7 +79,10 @@ class PolicyAgent(Agent):
         key = state.information_state_string(self._player_id)
         legal = state.legal_actions()
         if key in self.table:
-            return self.table.action_probabilities(key, legal, self._player_id)
+            try:
+                return self.table.action_probabilities(key, legal, self._player_id)
+            except AgentFileError as e:  # the entry does not fit the game being played
+                raise AgentFileError(f"{self._path}: {e}") from None
         self.unseen_count += 1
         if self.unseen == "uniform":
             return {a: 1.0 / len(legal) for a in legal}

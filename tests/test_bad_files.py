@@ -133,6 +133,7 @@ AGENT_CASES = {
     "latin-1": (lambda d: edit(d, lambda x: x.update(name="k\u00fchn")).replace(b"k\\u00fchn", "k\u00fchn".encode("latin-1")),
                 "not UTF-8 text"),
     "UTF-16": (lambda d: json.dumps(d).encode("utf-16"), "not UTF-8 text"),
+    "UTF-8 with a BOM": (lambda d: b"\xef\xbb\xbf" + json.dumps(d).encode(), "not JSON (Unexpected UTF-8 BOM"),
 }
 
 
@@ -168,7 +169,8 @@ def test_an_entry_that_does_not_fit_the_game_stops_play(change, needle, agent_do
     path = tmp_path / "lies.json"
     path.write_text(json.dumps(doc))
     KibitzAgent.load(path)  # the structure is fine
-    cli(["play", "kuhn_poker", "--seats", f"policy({path}),policy({path})", "--seed", "3"], 1, needle)
+    cli(["play", "kuhn_poker", "--seats", f"policy({path}),policy({path})", "--seed", "3"], 1,
+        "lies.json: policy entry", needle)
     r = CliRunner().invoke(main, ["inspect", str(path), "--games", "5"])
     assert r.exit_code == 1 and "file has player" in r.output
 
@@ -317,6 +319,13 @@ def test_a_bad_checkpoint_is_refused_by_resume_and_export(case, ckpt, tmp_path):
         "--resume", needle)
     cli(["export", path, "-o", tmp_path / "a.json"], 1, "cannot export", needle)
     assert path.read_bytes() == before and not out.exists() and not (tmp_path / "a.json").exists()
+
+
+def test_a_directory_where_the_checkpoint_should_be(tmp_path):
+    out = tmp_path / "k.json"
+    driver.checkpoint_path(out).mkdir()
+    cli(["solve", "kuhn_poker", "-n", "40", "-o", out, "--resume", "--no-progress"], 1, "a directory, not a file")
+    assert not out.exists()
 
 
 def test_a_checkpoint_of_the_wrong_shape_is_not_loaded(ckpt, tmp_path):
