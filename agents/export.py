@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kibitz.agents.kibitz_agent_loader import (FORMAT, FORMAT_VERSION, POLICY_FORMAT, UNSEEN_BEHAVIOURS,
-                                        AgentFileError, read_document)
+                                               AgentFileError, check_document, read_document)
 
 
 def _game_short_name(game_string: str) -> str:
@@ -80,19 +80,27 @@ def policy_document_from_checkpoint(path) -> dict:
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
     from kibitz.solvers.cfr import CFRConfig, CFRSolver
-    from kibitz.solvers.driver import read_checkpoint
+    from kibitz.solvers._io import FileReadError
+    from kibitz.solvers.driver import CheckpointError, read_checkpoint
     from kibitz.solvers.tree import compile_tree
 
     meta, state = read_checkpoint(path)
-    if str(meta.get("algorithm", "")).startswith("mccfr"):
-        return _mccfr_document(meta, state)
-
-    tree = compile_tree(load_game(meta["game"]))
-    if int(tree.num_slots) != int(meta["slots"]):
-        raise AgentFileError(f"{path}: the checkpoint has {meta['slots']} slots, the game's tree "
-                             f"{tree.num_slots}: made with another version of the game")
-    solver = CFRSolver(tree, CFRConfig(**meta["settings"]))
-    solver.load_state_dict(state)
+    try:
+        if meta["algorithm"].startswith("mccfr"):
+            return _mccfr_document(meta, state)
+        tree = compile_tree(load_game(meta["game"]))
+        if int(tree.num_slots) != int(meta["slots"]):
+            raise CheckpointError(f"{path}: the checkpoint has {meta['slots']} slots, the game's tree "
+                                  f"{tree.num_slots}: made with another version of the game")
+        solver = CFRSolver(tree, CFRConfig(**meta["settings"]))
+        solver.load_state_dict(state)
+    except CheckpointError:
+        raise
+    except FileReadError as e:  # MCCFR's compressed state, damaged or over the limit
+        raise CheckpointError(f"{path}: {e}") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: not the checkpoint of a kibitz solve "
+                              f"({type(e).__name__}: {e})") from None
     avg = solver.average_policy()
     nc, _, on = ev.nash_conv(tree, avg, details=True)
     return policy_file.policy_document(
@@ -119,7 +127,10 @@ def _mccfr_document(meta: dict, arrays: dict) -> dict:
 
 
 def export_agent(source, out, *, unseen: str | None = None, name: str | None = None) -> dict:
-    """Writes the agent file ``out`` from a policy file or a checkpoint."""
+    """Writes the agent file ``out`` from a policy file or a checkpoint.
+    A source that is not one (:class:`solvers.policy_file.PolicyFileError`,
+    :class:`solvers.driver.CheckpointError`) or whose policy is malformed or
+    does not fit its game (:class:`AgentFileError`) writes nothing."""
     from kibitz.solvers.policy_file import read_policy_file, write_policy_file
 
     source = Path(source)
@@ -129,6 +140,8 @@ def export_agent(source, out, *, unseen: str | None = None, name: str | None = N
     else:
         policy_doc = read_policy_file(source)
         kind = "policy-file"
+    check_document(policy_doc, source)
+    check_game(policy_doc, source)
     doc = agent_document(policy_doc, unseen=unseen, name=name,
                          source={"kind": kind, "file": source.name})
     write_policy_file(out, doc)  # the same writer: atomic, gzip for .gz
@@ -136,50 +149,30 @@ def export_agent(source, out, *, unseen: str | None = None, name: str | None = N
 
 
 def read_agent_file(path) -> dict:
-    """An agent file's (or policy file's) document, checked for format and version."""
-    doc = read_document(path)
-    if not isinstance(doc, dict) or doc.get("format") not in (FORMAT, POLICY_FORMAT):
-        raise AgentFileError(f"{path}: not a kibitz agent file (format 'kibitz-agent')")
-    version = doc.get("format_version")
-    if not isinstance(version, int) or version < 1 or version > FORMAT_VERSION:
-        raise AgentFileError(f"{path}: format version {version!r}; this kibitz reads 1..{FORMAT_VERSION}")
-    return doc
+    """An agent file's (or policy file's) document, checked by the loader's
+    one validation (:func:`kibitz_agent_loader.check_document`): every
+    problem is an :class:`AgentFileError` naming the file and the field."""
+    return read_document(path)
 
 
-def structure_problems(doc: dict) -> list[str]:
-    """Problems with the document's shape (the rules of the JSON Schema)."""
-    problems = []
-    for key, kind in (("game", str), ("num_players", int), ("algorithm", str), ("policy", dict)):
-        if not isinstance(doc.get(key), kind):
-            problems.append(f"field {key!r} is missing or not a {kind.__name__}")
-    if doc.get("format") == FORMAT:
-        for key in ("created", "kibitz_version"):
-            if not isinstance(doc.get(key), str):
-                problems.append(f"field {key!r} is missing or not a string")
-        if doc.get("unseen", {}).get("behaviour") not in UNSEEN_BEHAVIOURS:
-            problems.append(f"unseen.behaviour must be one of {', '.join(UNSEEN_BEHAVIOURS)}")
-    for key, e in (doc.get("policy") or {}).items():
-        if not isinstance(e, dict) or not isinstance(e.get("actions"), list) or not isinstance(e.get("probs"), list):
-            problems.append(f"policy entry {key!r} needs 'actions' and 'probs' lists")
-        elif len(e["actions"]) != len(e["probs"]) or not e["actions"]:
-            problems.append(f"policy entry {key!r}: actions and probs differ in length or are empty")
-        elif e["actions"] != sorted(set(e["actions"])):
-            problems.append(f"policy entry {key!r}: actions are not ascending and distinct")
-        elif min(e["probs"]) < 0 or abs(sum(e["probs"]) - 1.0) > 1e-6:
-            problems.append(f"policy entry {key!r}: probabilities are negative or do not sum to 1")
-        if len(problems) >= 20:
-            problems.append("...")
-            break
-    return problems
+def check_game(doc: dict, path=None):
+    """The game of a checked document; :class:`AgentFileError` if its ``game``
+    does not load or has another number of players than ``num_players``
+    (:func:`solvers.policy_file.game_of`)."""
+    from kibitz.solvers.policy_file import PolicyFileError, game_of
+
+    try:
+        return game_of(doc, path)
+    except PolicyFileError as e:
+        raise AgentFileError(str(e)) from None
 
 
 def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
-    """Plays ``games`` random games of the file's game and checks every
-    decision's information state against the file: the acting player and the
-    legal actions must match. Returns counts and the first mismatches."""
-    from kibitz.games import load_game
-
-    game = load_game(doc["game"])
+    """Plays ``games`` random games of the file's game (see :func:`check_game`)
+    and checks every decision's information state against the file: the
+    acting player and the legal actions must match. Returns counts and the
+    first mismatches."""
+    game = check_game(doc)
     rng = np.random.default_rng(seed)
     policy = doc["policy"]
     seen, found, mismatches = set(), set(), []
@@ -198,10 +191,10 @@ def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
             entry = policy.get(key)
             if entry is not None:
                 found.add(key)
-                if entry.get("actions") != list(legal) or entry.get("player", player) != player:
+                if entry["actions"] != list(legal) or entry["player"] != player:
                     if len(mismatches) < 5:
-                        mismatches.append(f"{key!r}: file has player {entry.get('player')} actions "
-                                          f"{entry.get('actions')}, the game player {player} actions {legal}")
+                        mismatches.append(f"{key!r}: file has player {entry['player']} actions "
+                                          f"{entry['actions']}, the game player {player} actions {legal}")
             state.apply_action(legal[int(rng.integers(len(legal)))])
     return {"game": str(game), "num_players": game.num_players(), "visited": len(seen),
             "found": len(found), "mismatches": mismatches}

@@ -18,66 +18,249 @@ actions, which the caller must then pass) or ``"error"`` (raise
 
 This module reads format versions up to :data:`FORMAT_VERSION`; it also
 reads kibitz policy files (format ``kibitz-policy``), for which unseen
-information states are an error.
+information states are an error. Every problem with a file (unreadable,
+truncated gzip, not JSON, a missing or wrong-typed field, probabilities that
+are not finite numbers in [0, 1] summing to 1 within :data:`PROB_TOLERANCE`)
+raises :class:`AgentFileError` naming the field or entry and what is
+allowed. A file may hold at most :data:`MAX_BYTES` (256 MiB) once
+decompressed, or the MiB the environment variable ``KIBITZ_MAX_FILE_MB``
+says; reading stops as soon as that is passed, so a gzip bomb costs no more.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
+import os
 import random
+import zlib
 
 FORMAT = "kibitz-agent"
 FORMAT_VERSION = 1
 POLICY_FORMAT = "kibitz-policy"
 UNSEEN_BEHAVIOURS = ("uniform", "error")
+#: how far the probabilities of one information state may sum from 1
+PROB_TOLERANCE = 1e-6
+#: the most bytes a file may hold once decompressed (256 MiB) ...
+MAX_BYTES = 256 * 2**20
+#: ... unless this environment variable gives another number of MiB
+MAX_BYTES_VARIABLE = "KIBITZ_MAX_FILE_MB"
+_CHUNK = 2**20
 
 
 class AgentFileError(ValueError):
-    """The file is not a kibitz agent file this loader can read."""
+    """The file is not a kibitz agent file this loader can read; the message
+    names the file or field and what is allowed."""
 
 
 class UnseenInformationState(KeyError):
     """An information state the file has no entry for (``unseen: error``)."""
 
 
-def read_document(path) -> dict:
-    """The JSON document of an agent or policy file (gzip detected by content)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+def max_bytes() -> int:
+    """The decompressed size limit: :data:`MAX_BYTES`, or the MiB that the
+    environment variable :data:`MAX_BYTES_VARIABLE` gives."""
+    text = os.environ.get(MAX_BYTES_VARIABLE)
+    if text is None:
+        return MAX_BYTES
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise AgentFileError(f"{path}: not JSON ({e})") from None
+        mib = float(text)
+    except ValueError:
+        mib = -1.0
+    if not mib > 0 or math.isinf(mib):
+        raise AgentFileError(f"{MAX_BYTES_VARIABLE}={text!r}: expected a positive number of MiB")
+    return int(mib * 2**20)
+
+
+def read_bytes(path, limit: int | None = None) -> bytes:
+    """The bytes of ``path``, gunzipped when it starts with the gzip magic
+    bytes; refused with :class:`AgentFileError` as soon as more than
+    ``limit`` bytes (default :func:`max_bytes`) have been decompressed."""
+    limit = max_bytes() if limit is None else limit
+    chunks, size = [], 0
+    try:
+        with open(path, "rb") as f:
+            packed = f.read(2) == b"\x1f\x8b"
+            f.seek(0)
+            stream = gzip.GzipFile(fileobj=f, mode="rb") if packed else f
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise AgentFileError(
+                        f"{path}: more than {limit / 2**20:g} MiB{' decompressed' if packed else ''}, "
+                        f"the limit (the environment variable {MAX_BYTES_VARIABLE} sets another)")
+                chunks.append(chunk)
+    except FileNotFoundError:
+        raise AgentFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AgentFileError(f"{path}: a directory, not a file") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise AgentFileError(f"{path}: a truncated or damaged gzip file ({e})") from None
+    except OSError as e:
+        raise AgentFileError(f"{path}: cannot be read ({e.strerror or e})") from None
+    return b"".join(chunks)
+
+
+def parse_json(raw: bytes, path):
+    """The JSON value of UTF-8 bytes; :class:`AgentFileError` otherwise."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise AgentFileError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except RecursionError:
+        raise AgentFileError(f"{path}: JSON nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, and integers of more than 4300 digits
+        raise AgentFileError(f"{path}: not JSON ({e})" if raw.strip() else f"{path}: empty file") from None
+
+
+def read_document(path, limit: int | None = None) -> dict:
+    """The JSON document of an agent or policy file (gzip detected by content),
+    checked with :func:`check_document`."""
+    doc = parse_json(read_bytes(path, limit), path)
+    check_document(doc, path)
     return doc
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x) -> bool:
+    return (isinstance(x, (int, float)) and not isinstance(x, bool)) and math.isfinite(x)
+
+
+#: the top-level fields: name -> (required in an agent file, in a policy file, what is allowed)
+_FIELDS = {
+    "game": (True, True, "a game string"),
+    "num_players": (True, True, "a whole number >= 1"),
+    "policy": (True, True, "an object: information-state string -> entry"),
+    "unseen": (True, False, 'an object {"behaviour": "uniform" or "error"}'),
+    "kibitz_version": (True, False, "a string"),
+    "created": (True, False, "a string (UTC time)"),
+    "algorithm": (True, False, "a string"),
+    "settings": (True, False, "an object"),
+    "iterations": (True, False, "a whole number >= 0"),
+    "information_state": (True, False, '{"key": "information_state_string", ...}'),
+    "name": (False, False, "a string"),
+    "seconds": (False, False, "a number >= 0 or null"),
+    "nash_conv": (False, False, "a number or null"),
+    "expected_returns": (False, False, "a list of numbers (one per player) or null"),
+    "tree": (False, False, "an object or null"),
+    "fallback": (False, False, "a string or null"),
+}
+
+
+def _field_ok(key: str, value) -> bool:
+    if key in ("game", "kibitz_version", "created", "algorithm", "name"):
+        return isinstance(value, str) and bool(value)
+    if key == "num_players":
+        return _is_int(value) and value >= 1
+    if key == "iterations":
+        return _is_int(value) and value >= 0
+    if key in ("policy", "settings"):
+        return isinstance(value, dict)
+    if key == "unseen":
+        return (isinstance(value, dict) and value.get("behaviour") in UNSEEN_BEHAVIOURS
+                and isinstance(value.get("kibitz_fallback", ""), str))
+    if key == "information_state":
+        return isinstance(value, dict) and value.get("key") == "information_state_string"
+    if key == "seconds":
+        return value is None or (_is_number(value) and value >= 0)
+    if key == "nash_conv":
+        return value is None or _is_number(value)
+    if key == "expected_returns":
+        return value is None or (isinstance(value, list) and all(_is_number(v) for v in value))
+    if key == "tree":
+        return value is None or isinstance(value, dict)
+    return value is None or isinstance(value, str)  # fallback
+
+
+def entry_problem(key: str, entry, num_players=None) -> str | None:
+    """What is wrong with one ``policy`` entry (None: nothing)."""
+    where = f"policy entry {key!r}"
+    if not isinstance(entry, dict):
+        return f"{where}: must be an object with 'player', 'actions' and 'probs', not {type(entry).__name__}"
+    player, actions, probs = entry.get("player"), entry.get("actions"), entry.get("probs")
+    if not _is_int(player) or player < 0 or (_is_int(num_players) and player >= num_players):
+        top = num_players - 1 if _is_int(num_players) else "num_players - 1"
+        return f"{where}: 'player' is {_got(entry, 'player')}; it must be a player id 0..{top}"
+    if not isinstance(actions, list) or not actions or not all(_is_int(a) and a >= 0 for a in actions):
+        return (f"{where}: 'actions' is {_got(entry, 'actions')}; it must be a non-empty list of "
+                "action ids (whole numbers >= 0)")
+    if any(a >= b for a, b in zip(actions, actions[1:])):
+        return f"{where}: 'actions' {_short(actions)} must be ascending and distinct"
+    if not isinstance(probs, list) or not all(_is_number(p) and 0 <= p <= 1 for p in probs):
+        return f"{where}: 'probs' is {_got(entry, 'probs')}; it must be a list of finite numbers in [0, 1]"
+    if len(probs) != len(actions):
+        return f"{where}: {len(probs)} probabilities for {len(actions)} actions; one per action"
+    if abs(math.fsum(probs) - 1.0) > PROB_TOLERANCE:
+        return f"{where}: 'probs' {_short(probs)} sum to {math.fsum(probs):.9g}; they must sum to 1 (within {PROB_TOLERANCE:g})"
+    return None
+
+
+def document_problems(doc, limit: int = 20) -> list[str]:
+    """Every problem (up to ``limit`` of them) with the structure of an agent
+    or policy file's document: format, version, the fields' types, and each
+    ``policy`` entry. An empty list: the document is well formed."""
+    if not isinstance(doc, dict):
+        return [f"the document must be a JSON object, not {type(doc).__name__}"]
+    fmt = doc.get("format")
+    if fmt not in (FORMAT, POLICY_FORMAT):
+        return [f"'format' is {fmt!r}; a kibitz agent file has {FORMAT!r} (a policy file {POLICY_FORMAT!r})"]
+    version = doc.get("format_version")
+    if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
+        return [f"'format_version' is {version!r}; this loader reads 1..{FORMAT_VERSION}"]
+    problems = []
+    num_players = doc.get("num_players")
+    for key, (agent_needs, policy_needs, allowed) in _FIELDS.items():
+        needed = agent_needs if fmt == FORMAT else policy_needs
+        if key not in doc:
+            if needed:
+                problems.append(f"field {key!r} is missing; it must be {allowed}")
+        elif not _field_ok(key, doc[key]):
+            problems.append(f"field {key!r} is {_short(doc[key])}; it must be {allowed}")
+    for key, entry in (doc.get("policy") if isinstance(doc.get("policy"), dict) else {}).items():
+        if len(problems) > limit:
+            break
+        problem = entry_problem(key, entry, num_players)
+        if problem:
+            problems.append(problem)
+    return problems if len(problems) <= limit else problems[:limit] + ["... (more problems not listed)"]
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _got(entry: dict, name: str) -> str:
+    return _short(entry[name]) if name in entry else "missing"
+
+
+def check_document(doc, path=None) -> None:
+    """Raises :class:`AgentFileError` naming the first problem of
+    :func:`document_problems` (and the file, if ``path`` is given)."""
+    problems = document_problems(doc, limit=1)
+    if problems:
+        more = " (and more)" if len(problems) > 1 else ""
+        raise AgentFileError(f"{path}: {problems[0]}{more}" if path is not None else problems[0] + more)
+
+
 class KibitzAgent:
-    """A tabular agent from a kibitz agent file."""
+    """A tabular agent from a kibitz agent file (checked by :func:`check_document`)."""
 
     def __init__(self, document: dict):
-        if not isinstance(document, dict) or document.get("format") not in (FORMAT, POLICY_FORMAT):
-            raise AgentFileError("not a kibitz agent file (format must be 'kibitz-agent')")
-        version = document.get("format_version")
-        if not isinstance(version, int) or version < 1 or version > FORMAT_VERSION:
-            raise AgentFileError(f"format version {version!r}; this loader reads 1..{FORMAT_VERSION}")
+        check_document(document)
         self.document = document
-        self.game = document.get("game")
-        if document["format"] == FORMAT:
-            self.unseen = document.get("unseen", {}).get("behaviour", "error")
-        else:
-            self.unseen = "error"
-        if self.unseen not in UNSEEN_BEHAVIOURS:
-            raise AgentFileError(f"unknown unseen behaviour {self.unseen!r}")
-        self.policy = document.get("policy")
-        if not isinstance(self.policy, dict):
-            raise AgentFileError("the file has no policy table")
+        self.game = document["game"]
+        self.unseen = document["unseen"]["behaviour"] if document["format"] == FORMAT else "error"
+        self.policy = document["policy"]
 
     @classmethod
-    def load(cls, path) -> "KibitzAgent":
-        return cls(read_document(path))
+    def load(cls, path, limit: int | None = None) -> "KibitzAgent":
+        """The agent in ``path``; ``limit``: see :func:`read_bytes`."""
+        return cls(read_document(path, limit))
 
     @property
     def metadata(self) -> dict:
@@ -87,11 +270,13 @@ class KibitzAgent:
     def __contains__(self, info_state: str) -> bool:
         return info_state in self.policy
 
-    def action_probabilities(self, info_state: str, legal_actions=None) -> dict:
+    def action_probabilities(self, info_state: str, legal_actions=None, player=None) -> dict:
         """``{action id: probability}`` for the player whose information
         state is ``info_state``. ``legal_actions`` is needed for unseen
         states with ``unseen: uniform``; when given for a known state, it
-        must equal the file's actions for it."""
+        must equal the file's actions for it, and ``player``, when given,
+        the file's player (else :class:`AgentFileError`: a file for another
+        game or game version)."""
         entry = self.policy.get(info_state)
         if entry is None:
             if self.unseen == "uniform" and legal_actions:
@@ -101,10 +286,13 @@ class KibitzAgent:
                 raise ValueError("unseen information state: pass legal_actions for the uniform policy")
             raise UnseenInformationState(info_state)
         actions, probs = entry["actions"], entry["probs"]
-        if legal_actions is not None and sorted(int(a) for a in legal_actions) != sorted(actions):
-            raise ValueError(f"the file lists actions {actions} for this information state, "
-                             f"the caller's legal actions are {sorted(legal_actions)}: "
-                             "a file for another game or game version?")
+        if legal_actions is not None and sorted(int(a) for a in legal_actions) != actions:
+            raise AgentFileError(f"policy entry {info_state!r} lists actions {actions}, the caller's "
+                                 f"legal actions are {sorted(legal_actions)}: a file for another game "
+                                 "or game version?")
+        if player is not None and entry["player"] != player:
+            raise AgentFileError(f"policy entry {info_state!r} is for player {entry['player']}, "
+                                 f"the caller's player is {player}: a file for another game or game version?")
         return {int(a): float(p) for a, p in zip(actions, probs)}
 
     def choose(self, info_state: str, legal_actions=None, rng: random.Random | None = None) -> int:

@@ -8,6 +8,10 @@ its ``kibitz_fallback`` agent if it has one; for a policy file its MCCFR
 ``fallback`` agent, else ``error``), ``uniform`` (equal over the legal moves),
 ``error`` (raise), or ``heuristic`` / ``random`` (ask that agent). The file's
 game must be the game being played (same game string after defaults).
+The file is checked when the agent is made (the loader's one validation,
+then its game and number of players) and each entry when it is played
+(the acting player and the legal actions): a problem is an
+``AgentFileError`` naming the file and the entry.
 """
 
 from __future__ import annotations
@@ -16,22 +20,31 @@ import os
 import threading
 
 from kibitz.agents.base import Agent
-from kibitz.agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
+from kibitz.agents.kibitz_agent_loader import AgentFileError, KibitzAgent, UnseenInformationState
 from kibitz.agents.registry import make_agent, register_agent
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
 
 
-def load_cached(path: str) -> KibitzAgent:
-    """The file's table, read once per (path, modification time)."""
-    from kibitz.agents.export import read_agent_file
+def load_cached(path: str, game) -> KibitzAgent:
+    """The file's table, read once per (path, modification time) and checked
+    by the loader's validation and against ``game`` (its game string and
+    number of players); :class:`AgentFileError` naming the problem otherwise."""
+    from kibitz.agents.export import check_game, read_agent_file
 
-    key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
+    try:
+        key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
+    except FileNotFoundError:
+        raise AgentFileError(f"policy file {path!r} does not exist") from None
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = KibitzAgent(read_agent_file(path))
-        return _CACHE[key]
+            table = KibitzAgent(read_agent_file(path))
+            _CACHE[key] = (table, str(check_game(table.document, path)))
+    table, game_string = _CACHE[key]
+    if game_string != str(game):
+        raise AgentFileError(f"{path} is an agent for {table.game}, not for {game}")
+    return table
 
 
 class PolicyAgent(Agent):
@@ -41,13 +54,8 @@ class PolicyAgent(Agent):
         super().__init__(game, player_id, seed)
         if not path:
             raise ValueError("policy needs a file: policy(path/to/agent.json.gz)")
-        if not os.path.exists(path):
-            raise ValueError(f"policy file {path!r} does not exist")
-        self.table = load_cached(path)
-        from kibitz.games import load_game
-
-        if str(load_game(self.table.game)) != str(game):
-            raise ValueError(f"{path} is an agent for {self.table.game}, not for {game}")
+        self.table = load_cached(path, game)
+        self._path = path
         choices = ("file", "uniform", "error", "heuristic", "random")
         if unseen not in choices:
             raise ValueError(f"policy option unseen must be one of {', '.join(choices)}; got {unseen!r}")
@@ -71,7 +79,10 @@ class PolicyAgent(Agent):
         key = state.information_state_string(self._player_id)
         legal = state.legal_actions()
         if key in self.table:
-            return self.table.action_probabilities(key, legal)
+            try:
+                return self.table.action_probabilities(key, legal, self._player_id)
+            except AgentFileError as e:  # the entry does not fit the game being played
+                raise AgentFileError(f"{self._path}: {e}") from None
         self.unseen_count += 1
         if self.unseen == "uniform":
             return {a: 1.0 / len(legal) for a in legal}

@@ -425,21 +425,96 @@ def _worker_chunk(job):
     return [play_one(plan, i) for i in indices]
 
 
+class RecordsError(ValueError):
+    """A tournament file (games.jsonl, tournament.json) that is not what a
+    kibitz tournament writes; the message names the file, the line and what
+    is wrong."""
+
+
+#: the fields of a game record (see :func:`play_one`) -> what is allowed
+RECORD_FIELDS = {"index": "a whole number >= 0", "game": "a game string", "deal": "a whole number",
+                 "deal_seed": "a list of whole numbers", "seats": "a list of agent specs",
+                 "seat_agents": "a list of whole numbers", "agent_seeds": "a list of whole numbers",
+                 "moves": "a list of action ids", "returns": "a list of numbers"}
+
+
+def _whole(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _record_field_ok(key: str, value) -> bool:
+    if key == "index":
+        return _whole(value) and value >= 0
+    if key == "deal":
+        return _whole(value)
+    if key == "game":
+        return isinstance(value, str)
+    if key == "seats":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if key == "returns":
+        return isinstance(value, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    return isinstance(value, list) and all(_whole(v) for v in value)
+
+
+def record_problem(rec) -> str | None:
+    """What is wrong with one game record (None: nothing)."""
+    if not isinstance(rec, dict):
+        return f"a game record is a JSON object, not {type(rec).__name__}"
+    for key, allowed in RECORD_FIELDS.items():
+        if key not in rec:
+            return f"field {key!r} is missing (it must be {allowed}): not a kibitz tournament record"
+        if not _record_field_ok(key, rec[key]):
+            return f"field {key!r} is {str(rec[key])[:60]!r}; it must be {allowed}"
+    if not len(rec["seats"]) == len(rec["seat_agents"]) == len(rec["returns"]):
+        return "'seats', 'seat_agents' and 'returns' must have one entry per seat"
+    return None
+
+
 def read_records(path: str) -> list[dict]:
-    """The complete lines of a games.jsonl (a torn last line is dropped)."""
+    """The game records of a games.jsonl; a missing file has none. A torn
+    last line (a run killed while writing it: no newline at its end) is
+    dropped; any other line that is not a game record raises
+    :class:`RecordsError` naming the file and the line."""
     out = []
     if not os.path.exists(path):
         return out
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+    except IsADirectoryError:
+        raise RecordsError(f"{path}: a directory, not a games.jsonl file") from None
+    except OSError as e:
+        raise RecordsError(f"{path}: cannot be read ({e.strerror or e})") from None
+    if lines[0][:2] == b"\x1f\x8b":
+        raise RecordsError(f"{path}: a gzip file; a games.jsonl is plain text, one JSON game record a line")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as e:  # not UTF-8, not JSON
+            if number == len(lines):  # the last line, without its newline: torn
                 break
+            raise RecordsError(f"{path}, line {number}: not a JSON game record ({e})") from None
+        problem = record_problem(rec)
+        if problem:
+            raise RecordsError(f"{path}, line {number}: {problem}")
+        out.append(rec)
     return out
+
+
+def read_plan(path: str) -> dict:
+    """The plan (tournament.json) of a tournament directory, checked for the
+    keys that ``--resume`` compares; :class:`RecordsError` otherwise."""
+    try:
+        with open(path, "rb") as f:
+            plan = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
+        raise RecordsError(f"{path}: not a tournament plan ({e})") from None
+    if not isinstance(plan, dict) or not all(k in plan for k in ("game", "agents", "seed")):
+        raise RecordsError(f"{path}: not a tournament plan (it needs 'game', 'agents' and 'seed')")
+    return plan
 
 
 class ResumeError(ValueError):
@@ -486,8 +561,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         cfg_path = os.path.join(out_dir, "tournament.json")
         games_path = os.path.join(out_dir, "games.jsonl")
         if resume and os.path.exists(cfg_path):
-            with open(cfg_path) as f:
-                old = json.load(f)
+            old = read_plan(cfg_path)
             for key in ("game", "agents", "seed"):
                 if old[key] != config[key]:
                     raise ValueError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "

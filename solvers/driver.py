@@ -20,11 +20,13 @@ import contextlib
 import json
 import signal
 import time
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from kibitz.solvers._io import atomic_write
+from kibitz.solvers._io import MAX_BYTES_VARIABLE, FileReadError, atomic_write, max_bytes
 
 #: why :func:`run_solver` stopped -> the phrase a summary prints
 STOPPED = {"iterations": "reached the iteration count", "time": "time limit",
@@ -53,24 +55,68 @@ def save_checkpoint(path: Path, solver, meta: dict, seconds: float) -> None:
         f, meta=np.frombuffer(json.dumps(info).encode(), dtype=np.uint8), **solver.state_dict()))
 
 
+class CheckpointError(FileReadError):
+    """A file that is not a readable checkpoint (truncated, another kind of
+    file, or not the state of the solver that loads it)."""
+
+
 def read_checkpoint(path) -> tuple[dict, dict]:
     """``(meta, arrays)`` of a checkpoint: its meta (with ``seconds``) and the
-    solver state that :meth:`load_state_dict` takes."""
-    with np.load(path, allow_pickle=False) as z:
-        info = json.loads(z["meta"].tobytes().decode())
-        return info, {k: z[k] for k in z.files if k != "meta"}
+    solver state that :meth:`load_state_dict` takes. A file that is not a
+    complete checkpoint, or whose arrays would take more than
+    :func:`solvers._io.max_bytes`, raises :class:`CheckpointError`."""
+    what = f"{path}: not a kibitz checkpoint"
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise CheckpointError(f"{what} (a single numpy array, not a .npz archive)")
+        with loaded as z:
+            size = sum(entry.file_size for entry in z.zip.infolist())
+            if size > max_bytes():
+                raise CheckpointError(f"{path}: its arrays take {size / 2**20:,.0f} MiB, more than the "
+                                      f"limit of {max_bytes() / 2**20:g} MiB (the environment "
+                                      f"variable {MAX_BYTES_VARIABLE} sets another)")
+            arrays = {k: z[k] for k in z.files}
+        odd = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]
+        if odd:
+            raise CheckpointError(f"{what} (its entry {odd[0]!r} is not a numpy array)")
+        if "meta" not in arrays:
+            raise CheckpointError(f"{what} (no 'meta' entry)")
+        info = json.loads(arrays.pop("meta").tobytes().decode())
+    except CheckpointError:
+        raise
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"{path}: a directory, not a file") from None
+    except (OSError, EOFError, ValueError, KeyError, RecursionError, MemoryError, zipfile.BadZipFile,
+            zlib.error) as e:
+        # ValueError: a text or pickle file, a damaged array, meta that is not JSON
+        raise CheckpointError(f"{what} (truncated or another kind of file: {e})") from None
+    if not (isinstance(info, dict) and isinstance(info.get("game"), str)
+            and isinstance(info.get("algorithm"), str) and isinstance(info.get("settings"), dict)
+            and isinstance(info.get("seconds", 0.0), (int, float))):
+        raise CheckpointError(f"{what} (its meta lacks the game, the algorithm, the settings or the seconds)")
+    return info, arrays
 
 
 def load_checkpoint(path: Path, solver, meta: dict) -> float:
     """Restores ``solver`` from ``path``; returns the seconds already spent.
     Raises :class:`CheckpointMismatch` when the checkpoint's meta differs
-    from ``meta`` (the first differing key is named)."""
+    from ``meta`` (the first differing key is named), :class:`CheckpointError`
+    when the file is not a checkpoint of this solver."""
     info, arrays = read_checkpoint(path)
     for key in meta:
         if info.get(key) != meta[key]:
             raise CheckpointMismatch(f"checkpoint {path} was made with {key}={info.get(key)!r}, "
                                      f"this run has {meta[key]!r}")
-    solver.load_state_dict(arrays)
+    try:
+        solver.load_state_dict(arrays)
+    except FileReadError as e:  # e.g. MCCFR's compressed state, damaged or over the limit
+        raise CheckpointError(f"{path}: {e}") from None
+    except (KeyError, ValueError, TypeError, IndexError) as e:
+        raise CheckpointError(f"{path}: does not hold the state of this solver "
+                              f"({type(e).__name__}: {e})") from None
     return float(info.get("seconds", 0.0))
 
 

@@ -56,6 +56,7 @@ import pyspiel
 
 from kibitz.solvers._direct import direct_rules
 from kibitz.solvers._direct import sample_chance as _sample_chance
+from kibitz.solvers._io import gunzip
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -363,7 +364,7 @@ class MCCFR:
         return {"mccfr": np.frombuffer(raw, dtype=np.uint8)}
 
     def load_state_dict(self, arrays: dict):
-        self.restore(json.loads(gzip.decompress(arrays["mccfr"].tobytes()).decode("utf-8")))
+        self.restore(json.loads(gunzip(arrays["mccfr"].tobytes(), "the MCCFR state").decode("utf-8")))
 
 
 class PolicyPlayer:

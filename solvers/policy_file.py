@@ -42,13 +42,14 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pyspiel
 from open_spiel.python import policy as os_policy
 
-from kibitz.solvers._io import atomic_write
+from kibitz.solvers._io import FileReadError, atomic_write, read_json
 
 FORMAT = "kibitz-policy"
 FORMAT_VERSION = 1
+#: how far the probabilities of one information state may sum from 1
+PROB_TOLERANCE = 1e-6
 
 
 def kibitz_version() -> str:
@@ -98,46 +99,92 @@ def write_policy_file(path, document: dict) -> None:
     atomic_write(path, lambda f: f.write(data))
 
 
+class PolicyFileError(FileReadError):
+    """A file that is not a kibitz policy file this kibitz can read (the
+    message names the file and what is wrong)."""
+
+
 def read_policy_file(path) -> dict:
-    """The document of a policy file, checked for its format and version."""
-    path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw.decode("utf-8"))
+    """The document of a policy file, checked for its format, version and
+    top-level fields (``game`` a string, ``num_players`` a whole number,
+    ``policy`` an object); :class:`PolicyFileError` otherwise. At most
+    :func:`solvers._io.max_bytes` are decompressed."""
+    try:
+        doc = read_json(path)
+    except FileReadError as e:
+        raise PolicyFileError(str(e)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a kibitz policy file")
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise PolicyFileError(f"{path}: not a kibitz policy file (format {got!r}, expected {FORMAT!r})")
     version = doc.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ValueError(f"{path}: policy file format version {version!r}; this kibitz "
-                         f"reads versions up to {FORMAT_VERSION}")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
+        raise PolicyFileError(f"{path}: policy file format version {version!r}; this kibitz "
+                              f"reads versions 1..{FORMAT_VERSION}")
+    for key, kind, allowed in (("game", str, "a game string"), ("num_players", int, "a whole number"),
+                               ("policy", dict, "an object")):
+        if not isinstance(doc.get(key), kind) or isinstance(doc.get(key), bool):
+            raise PolicyFileError(f"{path}: field {key!r} is {doc.get(key, 'missing')!r:.60}; "
+                                  f"it must be {allowed}")
     return doc
+
+
+def _entry_arrays(path, key, entry, legal) -> tuple[np.ndarray, np.ndarray]:
+    """The actions and probabilities of one entry, checked against the game's
+    ``legal`` actions; :class:`PolicyFileError` naming the entry otherwise."""
+    where = f"{path}: information state {key!r}"
+    if not isinstance(entry, dict):
+        raise PolicyFileError(f"{where}: the entry must be an object with 'actions' and 'probs'")
+    try:
+        actions = np.asarray(entry.get("actions"), dtype=np.int64)
+        probs = np.asarray(entry.get("probs"), dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise PolicyFileError(f"{where}: 'actions' and 'probs' must be lists of numbers") from None
+    if actions.ndim != 1 or not np.array_equal(np.sort(actions), legal):
+        raise PolicyFileError(f"{where} lists actions {np.atleast_1d(actions).tolist()}, "
+                              f"the game has {legal.tolist()}")
+    if probs.shape != actions.shape:
+        raise PolicyFileError(f"{where}: {probs.size} probabilities for {actions.size} actions; one per action")
+    if not np.all(np.isfinite(probs)) or probs.min() < 0 or probs.max() > 1 \
+            or abs(probs.sum() - 1.0) > PROB_TOLERANCE:
+        raise PolicyFileError(f"{where}: probabilities {probs.tolist()} must be numbers in [0, 1] "
+                              f"summing to 1 (within {PROB_TOLERANCE:g})")
+    return actions, probs
+
+
+def game_of(doc: dict, path=None):
+    """The game of a policy (or agent) document: :class:`PolicyFileError` if
+    its ``game`` does not load or has another number of players than
+    ``num_players``."""
+    from kibitz.games import load_game
+
+    where = f"{path}: " if path is not None else ""
+    try:
+        game = load_game(doc["game"])
+    except ValueError as e:
+        raise PolicyFileError(f"{where}field 'game' does not load: {e}") from None
+    if game.num_players() != doc["num_players"]:
+        raise PolicyFileError(f"{where}field 'num_players' is {doc['num_players']}; "
+                              f"{game} has {game.num_players()} players")
+    return game
 
 
 def load_policy(path) -> os_policy.TabularPolicy:
     """An OpenSpiel ``TabularPolicy`` for the game stored in the policy file.
 
     Every information state of the game must be in the file, with the same
-    legal actions; a mismatch (a file for another version of the game)
-    raises ``ValueError``.
+    legal actions and probabilities in [0, 1] summing to 1; a mismatch (a
+    file for another version of the game) raises :class:`PolicyFileError`.
     """
     doc = read_policy_file(path)
-    from kibitz import games  # noqa: F401  (registers kibitz games with pyspiel)
-
-    game = pyspiel.load_game(doc["game"])
+    game = game_of(doc, path)
     tab = os_policy.TabularPolicy(game)
     entries = doc["policy"]
     missing = [k for k in tab.state_lookup if k not in entries]
     if missing:
-        raise ValueError(f"{path}: {len(missing)} information states of {doc['game']} are "
-                         f"missing from the file, e.g. {missing[0]!r}")
+        raise PolicyFileError(f"{path}: {len(missing)} information states of {doc['game']} are "
+                              f"missing from the file, e.g. {missing[0]!r}")
     for key, row in tab.state_lookup.items():
-        entry = entries[key]
-        actions = np.asarray(entry["actions"], dtype=np.int64)
-        legal = np.flatnonzero(tab.legal_actions_mask[row])
-        if not np.array_equal(np.sort(actions), legal):
-            raise ValueError(f"{path}: information state {key!r} lists actions "
-                             f"{actions.tolist()}, the game has {legal.tolist()}")
+        actions, probs = _entry_arrays(path, key, entries[key], np.flatnonzero(tab.legal_actions_mask[row]))
         tab.action_probability_array[row, :] = 0.0
-        tab.action_probability_array[row, actions] = np.asarray(entry["probs"], dtype=np.float64)
+        tab.action_probability_array[row, actions] = probs
     return tab

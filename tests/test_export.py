@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents.export import read_agent_file, structure_problems
-from kibitz.agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState
+from kibitz.agents.export import read_agent_file
+from kibitz.agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState, document_problems
 from kibitz.agents.registry import make_agent
 from kibitz.commands.export import export, inspect
 from kibitz.commands.solve import solve
@@ -123,7 +123,7 @@ def test_metadata_and_schema(files):
     assert doc["game"] == str(pyspiel.load_game(SMALL)) and doc["algorithm"] == "cfr+"
     assert doc["created"].endswith("Z") and doc["nash_conv"] >= 0
     assert doc["information_state"]["documentation"] == "docs/rules/underdog.md#information-state-string"
-    assert structure_problems(doc) == []
+    assert document_problems(doc) == []
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(doc, schema)
     broken = dict(doc, format_version="one")
@@ -183,10 +183,10 @@ def test_inspect_reports_and_catches_mismatches(files, tmp_path):
     doc["policy"][key]["probs"] = [0.9, 0.9]
     (tmp_path / "sum.json").write_text(json.dumps(doc))
     r = CliRunner().invoke(inspect, [str(tmp_path / "sum.json")])
-    assert r.exit_code == 1 and "do not sum to 1" in r.output
+    assert r.exit_code == 1 and "sum to 1.8; they must sum to 1" in r.output
     (tmp_path / "junk.json").write_text('{"format": "something-else"}')
     r = CliRunner().invoke(inspect, [str(tmp_path / "junk.json")])
-    assert r.exit_code == 1 and "not a kibitz agent file" in r.output
+    assert r.exit_code == 1 and "'format' is 'something-else'; a kibitz agent file has" in r.output
 
 
 def test_exported_agent_plays_a_tournament(files):

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.export import (check_against_game, export_agent, read_agent_file,
-                           structure_problems)
-from kibitz.agents.kibitz_agent_loader import AgentFileError
+from kibitz.agents.export import check_against_game, export_agent
+from kibitz.agents.kibitz_agent_loader import AgentFileError, document_problems, parse_json, read_bytes
 
 
 @click.command("export")
@@ -26,8 +25,8 @@ def export(source, out, unseen, name):
     """
     try:
         doc = export_agent(source, out, unseen=unseen, name=name)
-    except (AgentFileError, ValueError, KeyError) as e:
-        raise click.ClickException(f"cannot export {source}: {e}") from None
+    except ValueError as e:  # AgentFileError, PolicyFileError, CheckpointError
+        raise click.ClickException(f"cannot export: {e}") from None
     click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, {len(doc['policy']):,} information states, "
                f"unseen={doc['unseen']['behaviour']}"
                + (f" (kibitz: {doc['unseen']['kibitz_fallback']})" if "kibitz_fallback" in doc["unseen"] else ""))
@@ -44,30 +43,31 @@ def inspect(path, games, seed):
     Exits with status 1 if the file is malformed or does not match the game.
     """
     try:
-        doc = read_agent_file(path)
-    except (AgentFileError, OSError) as e:
+        doc = parse_json(read_bytes(path), path)
+    except AgentFileError as e:
         raise click.ClickException(str(e)) from None
-    problems = structure_problems(doc)
+    problems = document_problems(doc)
+    if not isinstance(doc, dict):
+        raise click.ClickException(f"{path}: {problems[0]}")
     for key in ("format", "format_version", "name", "kibitz_version", "created", "game", "num_players",
                 "algorithm", "settings", "iterations", "nash_conv", "expected_returns"):
         if key in doc:
             click.echo(f"{key + ':':18}{doc[key]}")
-    unseen = doc.get("unseen", {})
+    unseen = doc.get("unseen") if isinstance(doc.get("unseen"), dict) else {}
     click.echo(f"{'unseen:':18}{unseen.get('behaviour', 'error (policy file)')}"
                + (f" (kibitz fallback: {unseen['kibitz_fallback']})" if "kibitz_fallback" in unseen else ""))
-    click.echo(f"information states: {len(doc.get('policy') or {}):,}")
-    if not problems and games:
-        from kibitz.games import GameStringError
+    if isinstance(doc.get("policy"), dict):
+        click.echo(f"information states: {len(doc['policy']):,}")
+    if not problems:
         try:
             report = check_against_game(doc, games=games, seed=seed)
-        except GameStringError as e:
-            problems.append(f"the file's game does not load: {e}")
+        except AgentFileError as e:
+            problems.append(str(e))
         else:
-            if report["num_players"] != doc["num_players"]:
-                problems.append(f"the game has {report['num_players']} players, the file says {doc['num_players']}")
             problems += report["mismatches"]
-            click.echo(f"check: {games} random games visited {report['visited']:,} information states, "
-                       f"{report['found']:,} in the file")
+            if games:
+                click.echo(f"check: {games} random games visited {report['visited']:,} information "
+                           f"states, {report['found']:,} in the file")
             if report["visited"] and report["found"] == 0:
                 problems.append("none of the visited information states is in the file")
     if problems:

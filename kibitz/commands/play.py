@@ -8,6 +8,7 @@ import click
 import numpy as np
 
 from kibitz.agents.human import HumanAgent, Quit
+from kibitz.agents.kibitz_agent_loader import AgentFileError
 from kibitz.agents.registry import make_agent, split_specs
 from kibitz.games import GameStringError, load_game
 
@@ -107,3 +108,5 @@ def play(game_string, seats, seed):
         play_game(game, agents, seed)
     except Quit:
         click.echo("\ngame abandoned")
+    except AgentFileError as e:  # an entry of a policy(FILE) seat that does not fit the game
+        raise click.ClickException(str(e)) from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.tournament import read_records, replay_record
+from kibitz.agents.tournament import RecordsError, read_records, replay_record
 
 
 @click.command("replay")
@@ -19,7 +19,11 @@ def replay(path, index, rerun):
     With --rerun the agents play again from the recorded seeds and the moves
     must equal the record.
     """
-    matches = [r for r in read_records(path) if r["index"] == index]
+    try:
+        records = read_records(path)
+    except RecordsError as e:
+        raise click.ClickException(str(e)) from None
+    matches = [r for r in records if r["index"] == index]
     if not matches:
         raise click.BadParameter(f"no game {index} in {path}", param_hint="--game")
     rec = matches[0]

@@ -256,6 +256,8 @@ def _drive(solver, meta, out, resume, **loop):
             seconds_before = driver.load_checkpoint(ckpt, solver, meta)
         except driver.CheckpointMismatch as e:
             raise click.UsageError(f"{e}; run without --resume to start afresh") from None
+        except driver.CheckpointError as e:
+            raise click.ClickException(f"--resume: {e}") from None
         click.echo(f"resumed from {ckpt} at iteration {solver.iteration:,}", err=True)
     with driver.stop_on_signals() as flag:
         result = driver.run_solver(solver, checkpoint=ckpt, meta=meta, seconds_before=seconds_before,

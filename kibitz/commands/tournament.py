@@ -7,7 +7,7 @@ import os
 import click
 
 from kibitz.agents.registry import split_specs
-from kibitz.agents.tournament import GameFailed, format_table, run_tournament
+from kibitz.agents.tournament import GameFailed, RecordsError, format_table, run_tournament
 from kibitz.games import GameStringError, load_game
 
 
@@ -53,6 +53,8 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
                                  log=lambda line: click.echo(line, err=True))
     except GameFailed as e:
         raise click.ClickException(f"{e}; the games finished before it are in {out_dir}") from None
+    except RecordsError as e:
+        raise click.ClickException(f"--resume: {e}") from None
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     except OSError as e:  # the output folder, or an agent's file
