@@ -654,6 +654,8 @@ def test_options_take_their_field_types_and_other_values_are_refused():
     with pytest.raises(ValueError, match="sims must be an integer; got 1.5"):
         _ismcts.ISMCTSConfig(sims=1.5)
     with pytest.raises(ValueError, match="uct_c must be a number; got 'high'"):
+        _ismcts.ISMCTSConfig(uct_c="high")
+    with pytest.raises(ValueError, match="option uct_c='high' must be a finite number"):
         make_agent("ismcts(uct_c=high)", pyspiel.load_game("kuhn_poker"), 0)
     with pytest.raises(ValueError, match="IS-MCTS has no option 'simulations'"):
         ISMCTS(pyspiel.load_game("kuhn_poker"), 0, np.random.default_rng(0), simulations=5)
