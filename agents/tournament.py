@@ -46,6 +46,7 @@ import numpy as np
 
 from kibitz import games
 from kibitz.agents.registry import make_agent
+from kibitz.solvers.sampling import inverse_cdf
 
 
 # ---------------------------------------------------------------- arrangements
@@ -180,13 +181,7 @@ class DealChance:
             composition = dict(zip(actions, counts))
             self._start(composition, self._shuffled(composition, 1, self._decks), 0)
             return self._take()
-        u = self._random(2, index).random()
-        acc = 0.0
-        for a, p in zip(actions, probs):
-            acc += p
-            if u < acc:
-                return a
-        return actions[-1]
+        return actions[inverse_cdf(probs, self._random(2, index).random())]
 
 
 # ---------------------------------------------------------------- one game

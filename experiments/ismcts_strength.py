@@ -40,6 +40,7 @@ the mean of its seatings). With ``payoff=win`` an even seat gets ``1/n``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 
@@ -50,6 +51,8 @@ from kibitz import games  # noqa: F401  (registers the kibitz games)
 from kibitz.agents.registry import make_agent
 from kibitz.experiments.records import AppendCSV, OtherRunError, mean_ci95, read_csv
 from kibitz.solvers._direct import direct_rules
+from kibitz.solvers.ismcts import PRESETS, ISMCTSConfig, make_config
+from kibitz.solvers.sampling import sample_chance
 
 
 def openspiel_bot(game, player, seed, sims, uct_c):
@@ -80,16 +83,7 @@ def play_game(game, bots, rng: np.random.Generator):
     state = game.new_initial_state()
     while not state.is_terminal():
         if state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            u = rng.random()
-            acc = 0.0
-            action = outcomes[-1][0]
-            for a, p in outcomes:
-                acc += p
-                if u < acc:
-                    action = a
-                    break
-            state.apply_action(action)
+            state.apply_action(sample_chance(state, rng.random))
         else:
             state.apply_action(int(bots[state.current_player()].step(state)))
     return state.returns()
@@ -165,29 +159,47 @@ def report(game, opponent, spec, games, n, note=""):
     print(f"  difference            {md:+.4f} +- {hd:.4f}")
 
 
-def ismcts_spec(args) -> str:
-    """The agent spec of the IS-MCTS seat (options left at their defaults are not written)."""
-    extra = ""
-    if args.rollout_rounds:
-        extra += f",rollout_rounds={args.rollout_rounds}"
-    if args.rollout_moves >= 0:
-        extra += f",rollout_moves={args.rollout_moves}"
-    if args.widen:
-        extra += f",widen={args.widen:g}"
-    if args.expand != "random":
-        extra += f",expand={args.expand}"
-    if args.max_world_samples != -1:
-        extra += f",max_world_samples={args.max_world_samples}"
-    if args.belief != "uniform":
-        extra += f",belief={args.belief},belief_eps={args.belief_eps:g}"
-    if args.opponents != "search":
-        extra += f",opponents={args.opponents}"
-        if args.belief == "uniform":
-            extra += f",belief_eps={args.belief_eps:g}"
-    if args.moves != "all":
-        extra += f",moves={args.moves}"
-    return f"ismcts(sims={args.sims},uct_c={args.uct_c},rollout={args.rollout}{extra})"
+def ismcts_config(args) -> ISMCTSConfig:
+    """The IS-MCTS seat's configuration: the preset, with the options given."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(ISMCTSConfig)
+             if getattr(args, f.name) is not None}
+    return make_config(args.preset, **given)
 
+
+#: options written into the agent spec (and so into the CSV's ``ismcts``
+#: column, which a resumed match must repeat), in this order, where they
+#: differ from the defaults; sims, uct_c and rollout are always written
+_SPEC_ORDER = ("rollout_rounds", "rollout_moves", "widen", "expand", "max_world_samples", "belief",
+               "opponents", "moves", "seconds", "final", "belief_tries")
+
+
+def ismcts_spec(config: ISMCTSConfig) -> str:
+    """The agent spec of the IS-MCTS seat (options left at their defaults are not written)."""
+    default = ISMCTSConfig()
+    extra = ""
+    for name in _SPEC_ORDER:
+        value = getattr(config, name)
+        if value == getattr(default, name):
+            continue
+        extra += f",{name}={value:g}" if isinstance(value, float) else f",{name}={value}"
+        # belief_eps is written with the first option that reads it
+        if name == "belief" or (name == "opponents" and config.belief == default.belief):
+            extra += f",belief_eps={config.belief_eps:g}"
+    return f"ismcts(sims={config.sims},uct_c={config.uct_c},rollout={config.rollout}{extra})"
+
+
+def _add_ismcts_options(ap: argparse.ArgumentParser) -> None:
+    """--preset and one flag per ISMCTSConfig field (help and choices from the field)."""
+    ap.add_argument("--preset", default=None, choices=sorted(PRESETS),
+                    help="IS-MCTS preset (solvers/ismcts.py PRESETS); the options below override it")
+    for f in dataclasses.fields(ISMCTSConfig):
+        meta = f.metadata
+        kind = type(f.default)
+        help_text = f"IS-MCTS {f.name} (default {f.default!r}): {meta['help']}"
+        if f.name in ("sims", "uct_c"):
+            help_text += " (OpenSpiel's ISMCTSBot gets the same)"
+        ap.add_argument(f"--{f.name.replace('_', '-')}", type=kind, default=None, choices=meta["choices"],
+                        help=help_text)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -199,27 +211,7 @@ def parser() -> argparse.ArgumentParser:
                     help="none: the opponent kind in every other seat; random/heuristic: the "
                          "opponent in one other seat (its offset from IS-MCTS rotating by deal) "
                          "and this kind in the rest, and IS-MCTS is compared with that one seat")
-    ap.add_argument("--sims", type=int, default=1000, help="simulations per move (both searchers)")
-    ap.add_argument("--uct-c", type=float, default=0.7, help="UCT constant (both searchers)")
-    ap.add_argument("--rollout", default="random", choices=["random", "heuristic"],
-                    help="IS-MCTS rollout policy (OpenSpiel's ISMCTSBot always rolls out at random)")
-    ap.add_argument("--rollout-rounds", type=int, default=0,
-                    help="IS-MCTS rollout_rounds (0 = roll out to the end of the game)")
-    ap.add_argument("--rollout-moves", type=int, default=-1,
-                    help="IS-MCTS rollout_moves (-1 = no limit)")
-    ap.add_argument("--widen", type=float, default=0.0, help="IS-MCTS progressive widening (0 = off)")
-    ap.add_argument("--expand", default="random", choices=["random", "heuristic"],
-                    help="IS-MCTS: first move tried at a new node")
-    ap.add_argument("--max-world-samples", type=int, default=-1,
-                    help="IS-MCTS determinizations per move (-1 = a fresh one every simulation)")
-    ap.add_argument("--belief", default="uniform", choices=["uniform", "heuristic"],
-                    help="IS-MCTS determinizations: uniform, or weighted by the heuristic opponent model")
-    ap.add_argument("--belief-eps", type=float, default=0.1,
-                    help="IS-MCTS belief=heuristic: weight of a move the heuristic would not make")
-    ap.add_argument("--opponents", default="search", choices=["search", "heuristic"],
-                    help="IS-MCTS: other players' moves in the tree searched, or the heuristic model's")
-    ap.add_argument("--moves", default="all", choices=["all", "shortlist"],
-                    help="IS-MCTS: the searcher's moves searched (shortlist: the game heuristic's shortlist)")
+    _add_ismcts_options(ap)
     ap.add_argument("--games", type=int, default=1000, help="games in the match")
     ap.add_argument("--start", type=int, default=0, help="index of the first game (to split a match)")
     ap.add_argument("--seed", type=int, default=0)
@@ -269,7 +261,8 @@ def seat_bots(game, args, spec: str, seat: int, opp: list[int], seeds: list[int]
         elif p not in opp:
             bots.append(make_agent(args.fill, game, p, seeds[p]))
         elif args.opponent == "openspiel":
-            bots.append(openspiel_bot(game, p, seeds[p], args.sims, args.uct_c))
+            config = ismcts_config(args)
+            bots.append(openspiel_bot(game, p, seeds[p], config.sims, config.uct_c))
         else:
             bots.append(make_agent(args.opponent, game, p, seeds[p]))
     return bots
@@ -285,7 +278,8 @@ def play_match(args) -> list:
     as (index, IS-MCTS seat, returns, opponent seats)."""
     game = pyspiel.load_game(args.game)
     n = game.num_players()
-    spec = ismcts_spec(args)
+    config = ismcts_config(args)
+    spec = ismcts_spec(config)
     label = opponent_label(args)
     fields = (["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "opponent_seats",
                "seconds"] + [f"return_{p}" for p in range(n)])
@@ -304,7 +298,7 @@ def play_match(args) -> list:
             g0 = time.perf_counter()
             returns = play_game(game, bots, np.random.default_rng(deal_seed))
             secs = time.perf_counter() - g0
-            row = dict(game=args.game, opponent=label, sims=args.sims, ismcts=spec, index=i, seed=args.seed,
+            row = dict(game=args.game, opponent=label, sims=config.sims, ismcts=spec, index=i, seed=args.seed,
                        ismcts_seat=seat, opponent_seats=" ".join(map(str, opp)), seconds=f"{secs:.3f}")
             row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
             out.write(row)

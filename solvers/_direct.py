@@ -22,14 +22,3 @@ def direct_rules(state) -> bool:
         direct = _DIRECT[kind] = search.DIRECT in search.capabilities(state.get_game())
     return direct
 
-
-def sample_chance(state, rand):
-    """A chance outcome of ``state`` drawn with ``rand()`` (uniform in [0, 1))."""
-    outcomes = state.chance_outcomes()
-    u = rand()
-    acc = 0.0
-    for action, prob in outcomes:
-        acc += prob
-        if u < acc:
-            return action
-    return outcomes[-1][0]

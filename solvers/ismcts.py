@@ -65,7 +65,7 @@ import pyspiel
 
 from kibitz.games import search as game_search
 from kibitz.solvers._direct import direct_rules
-from kibitz.solvers._direct import sample_chance as _sample_chance
+from kibitz.solvers.sampling import inverse_cdf, sample_chance as _sample_chance
 
 #: rollout policies
 ROLLOUTS = ("random", "heuristic")
@@ -760,13 +760,7 @@ class ISMCTS:
                 if stop and round_of() >= stop:
                     return state.standing()
                 outcomes = outcomes_of()
-                u, acc, action = rand(), 0.0, outcomes[-1][0]
-                for a, prob in outcomes:
-                    acc += prob
-                    if u < acc:
-                        action = a
-                        break
-                apply(action)
+                apply(outcomes[inverse_cdf([p for _, p in outcomes], rand())][0])
                 player = current()
                 continue
             if left == 0:

@@ -55,7 +55,7 @@ import numpy as np
 import pyspiel
 
 from kibitz.solvers._direct import direct_rules
-from kibitz.solvers._direct import sample_chance as _sample_chance
+from kibitz.solvers.sampling import inverse_cdf, sample_chance as _sample_chance
 from kibitz.solvers._io import gunzip
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
@@ -75,15 +75,6 @@ def regret_matching(regrets):
         return [x / total for x in pos]
     n = len(regrets)
     return [1.0 / n] * n
-
-
-def _pick(probs, u):
-    acc = 0.0
-    for i, p in enumerate(probs):
-        acc += p
-        if u < acc:
-            return i
-    return len(probs) - 1
 
 
 class MCCFR:
@@ -208,15 +199,7 @@ class MCCFR:
                 if r > 0.0:
                     total += r
             if total > 0.0:
-                u = rand() * total
-                acc = 0.0
-                choice = -1
-                for j, r in enumerate(regrets):
-                    if r > 0.0:
-                        acc += r
-                        choice = j
-                        if u < acc:
-                            break
+                choice = inverse_cdf(regrets, rand() * total)
                 if player == averaging:
                     for j, r in enumerate(regrets):
                         if r > 0.0:
@@ -284,13 +267,13 @@ class MCCFR:
             if player == traverser:
                 n = len(legal)
                 behaviour = [eps / n + (1.0 - eps) * p for p in sigma]
-                choice = _pick(behaviour, rand())
+                choice = inverse_cdf(behaviour, rand())
                 visited.append((regrets, avg, sigma, choice, my_reach, opp_reach, sample_reach,
                                 len(tails)))
                 my_reach *= sigma[choice]
                 sample_reach *= behaviour[choice]
             else:
-                choice = _pick(sigma, rand())
+                choice = inverse_cdf(sigma, rand())
                 opp_reach *= sigma[choice]
                 sample_reach *= sigma[choice]
             tails.append(sigma[choice])

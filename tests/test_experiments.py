@@ -35,9 +35,9 @@ def test_the_campaign_spec_continues_the_recorded_matches(tmp_path):
         (tmp_path / f"{m['name']}.csv").write_bytes((results / f"{m['name']}.csv").read_bytes())
         args = st.match_from_options({k: v for k, v in {**spec, **m}.items() if k in st.OPTIONS},
                                      tmp_path / f"{m['name']}.csv")
-        assert (args.sims, args.games, args.seed) == (m.get("sims", 1000), 1000, 0)
+        assert (st.ismcts_config(args).sims, args.games, args.seed) == (m.get("sims", 1000), 1000, 0)
         with AppendCSV(args.out, [], {"game": args.game, "opponent": st.opponent_label(args),
-                                      "ismcts": st.ismcts_spec(args), "seed": args.seed}) as f:
+                                      "ismcts": st.ismcts_spec(st.ismcts_config(args)), "seed": args.seed}) as f:
             assert f.done and f.done <= set(range(1000))
     runner.run_ismcts_match({**spec, "only": "pub"}, tmp_path, log=lambda *_: None)  # all played: no game
     assert (tmp_path / "table.md").read_text() == (results / "table.md").read_text()
@@ -299,7 +299,7 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
     from kibitz.experiments import ismcts_strength as st
     from kibitz.agents.registry import make_agent
     from open_spiel.python.algorithms import ismcts, mcts
-    from kibitz.solvers._direct import sample_chance
+    from kibitz.solvers.sampling import sample_chance
 
     def full_replay_bot(game, seed, sims):
         rs = np.random.RandomState(seed)
