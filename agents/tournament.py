@@ -46,7 +46,7 @@ import numpy as np
 
 from kibitz import games
 from kibitz.agents.registry import make_agent
-from kibitz.solvers.sampling import inverse_cdf
+from kibitz.solvers.sampling import draw
 
 
 # ---------------------------------------------------------------- arrangements
@@ -181,7 +181,7 @@ class DealChance:
             composition = dict(zip(actions, counts))
             self._start(composition, self._shuffled(composition, 1, self._decks), 0)
             return self._take()
-        return actions[inverse_cdf(probs, self._random(2, index).random())]
+        return draw(zip(actions, probs), self._random(2, index).random())
 
 
 # ---------------------------------------------------------------- one game

@@ -65,7 +65,7 @@ import pyspiel
 
 from kibitz.games import search as game_search
 from kibitz.solvers._direct import direct_rules
-from kibitz.solvers.sampling import inverse_cdf, sample_chance as _sample_chance
+from kibitz.solvers.sampling import draw, sample_chance as _sample_chance
 
 #: rollout policies
 ROLLOUTS = ("random", "heuristic")
@@ -759,8 +759,7 @@ class ISMCTS:
             if player == _CHANCE:
                 if stop and round_of() >= stop:
                     return state.standing()
-                outcomes = outcomes_of()
-                apply(outcomes[inverse_cdf([p for _, p in outcomes], rand())][0])
+                apply(draw(outcomes_of(), rand()))
                 player = current()
                 continue
             if left == 0:

@@ -55,7 +55,7 @@ import numpy as np
 import pyspiel
 
 from kibitz.solvers._direct import direct_rules
-from kibitz.solvers.sampling import inverse_cdf, sample_chance as _sample_chance
+from kibitz.solvers.sampling import draw, sample_chance as _sample_chance
 from kibitz.solvers._io import gunzip
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
@@ -199,7 +199,7 @@ class MCCFR:
                 if r > 0.0:
                     total += r
             if total > 0.0:
-                choice = inverse_cdf(regrets, rand() * total)
+                choice = draw(enumerate(regrets), rand() * total)
                 if player == averaging:
                     for j, r in enumerate(regrets):
                         if r > 0.0:
@@ -267,13 +267,13 @@ class MCCFR:
             if player == traverser:
                 n = len(legal)
                 behaviour = [eps / n + (1.0 - eps) * p for p in sigma]
-                choice = inverse_cdf(behaviour, rand())
+                choice = draw(enumerate(behaviour), rand())
                 visited.append((regrets, avg, sigma, choice, my_reach, opp_reach, sample_reach,
                                 len(tails)))
                 my_reach *= sigma[choice]
                 sample_reach *= behaviour[choice]
             else:
-                choice = inverse_cdf(sigma, rand())
+                choice = draw(enumerate(sigma), rand())
                 opp_reach *= sigma[choice]
                 sample_reach *= sigma[choice]
             tails.append(sigma[choice])

@@ -10,30 +10,31 @@ seeded run is reproducible, and zero weights are never drawn.
 from __future__ import annotations
 
 
-def inverse_cdf(weights, u: float) -> int:
-    """The index drawn by ``u`` in ``[0, sum of the positive weights)``.
+def draw(pairs, u: float):
+    """The item of ``(item, weight)`` pairs drawn by ``u`` in ``[0, sum of
+    the positive weights)``.
 
     Weights that are not positive are skipped. If float rounding leaves
-    ``u`` at or above the running total, the last positive weight's index
-    is returned; -1 if no weight is positive.
+    ``u`` at or above the running total, the last item with a positive
+    weight is returned; None if no weight is positive. Pass
+    ``enumerate(weights)`` to draw an index.
 
-    >>> inverse_cdf([0.5, 0.0, 0.5], 0.7)
-    2
-    >>> inverse_cdf([3.0, -1.0, 1.0], 3.5)
+    >>> draw([("a", 0.5), ("b", 0.0), ("c", 0.5)], 0.7)
+    'c'
+    >>> draw(enumerate([3.0, -1.0, 1.0]), 3.5)
     2
     """
     acc = 0.0
-    last = -1
-    for i, w in enumerate(weights):
+    last = None
+    for item, w in pairs:
         if w > 0.0:
             acc += w
-            last = i
+            last = item
             if u < acc:
-                return i
+                return item
     return last
 
 
 def sample_chance(state, rand) -> int:
     """A chance outcome of ``state`` drawn with ``rand()`` (uniform in [0, 1))."""
-    outcomes = state.chance_outcomes()
-    return outcomes[inverse_cdf([p for _, p in outcomes], rand())][0]
+    return draw(state.chance_outcomes(), rand())

@@ -3,23 +3,23 @@
 import numpy as np
 import pyspiel
 
-from kibitz.solvers.sampling import inverse_cdf, sample_chance
+from kibitz.solvers.sampling import draw, sample_chance
 
 
-def test_each_index_is_drawn_on_its_own_interval_of_u():
+def test_each_item_is_drawn_on_its_own_interval_of_u():
     weights = [0.2, 0.0, 0.5, -1.0, 0.3]
-    assert [inverse_cdf(weights, u) for u in (0.0, 0.1999, 0.2, 0.6999, 0.7, 0.9999)] == [0, 0, 2, 2, 4, 4]
+    assert [draw(enumerate(weights), u) for u in (0.0, 0.1999, 0.2, 0.6999, 0.7, 0.9999)] == [0, 0, 2, 2, 4, 4]
 
 
-def test_rounding_past_the_total_gives_the_last_positive_weight_and_none_gives_minus_one():
-    assert inverse_cdf([0.5, 0.5, 0.0], 1.0) == 1
-    assert inverse_cdf([0.0, -2.0], 0.0) == -1
+def test_rounding_past_the_total_gives_the_last_positive_weight_and_none_gives_none():
+    assert draw([("a", 0.5), ("b", 0.5), ("c", 0.0)], 1.0) == "b"
+    assert draw(enumerate([0.0, -2.0]), 0.0) is None
 
 
 def test_frequencies_follow_the_weights():
     rng = np.random.default_rng(0)
     weights = [1.0, 3.0, 0.0, 6.0]
-    counts = np.bincount([inverse_cdf(weights, rng.random() * 10.0) for _ in range(20_000)], minlength=4)
+    counts = np.bincount([draw(enumerate(weights), rng.random() * 10.0) for _ in range(20_000)], minlength=4)
     assert counts[2] == 0
     assert np.allclose(counts / counts.sum(), [0.1, 0.3, 0.0, 0.6], atol=0.015)
 
