@@ -14,6 +14,7 @@ import numpy as np
 import pyspiel
 import pytest
 
+from helpers import random_play_decisions
 from kibitz import games
 
 
@@ -23,15 +24,9 @@ def test_events_are_complete_named_tuples(name):
     game = pyspiel.load_game(name)
     module = importlib.import_module(f"kibitz.games.{name}")
     kinds = {}
-    for _ in range(5):
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
-            else:
-                legal = state.legal_actions()
-                state.apply_action(legal[int(rng.integers(len(legal)))])
+    ends = [s.clone() for s in random_play_decisions(game, rng, 5) if s.is_terminal()]
+    assert len(ends) == 5
+    for state in ends:
         for e in state.log():
             cls = type(e)
             assert getattr(module, cls.__name__) is cls and cls._fields[0] == "kind"
