@@ -21,6 +21,13 @@ Kinds:
     A tournament (``agents.tournament``) of ``agents`` on each of ``games``,
     ``games_per_match`` games each, seats rotated on duplicate deals.
 
+``mccfr_convergence``
+    The exact NashConv (on the compiled tree) of external- and
+    outcome-sampling MCCFR's average policies (information states never
+    visited play uniformly) at log-spaced iteration counts from 10 to
+    ``iterations``, beside the uniform policy's. Keys: ``games``,
+    ``iterations``, ``points``, ``seed``.
+
 ``ismcts_match``
     IS-MCTS strength matches (``experiments.ismcts_strength``): each table
     of ``matches`` names one match (``name``, its CSV ``NAME.csv`` in the
@@ -46,7 +53,7 @@ import numpy as np
 
 from kibitz.experiments.records import write_csv
 
-KINDS = ("convergence", "strength", "ismcts_match")
+KINDS = ("convergence", "strength", "mccfr_convergence", "ismcts_match")
 
 
 class SpecError(ValueError):
@@ -82,6 +89,12 @@ KEYS = {
         "seed": (_count(0), "an integer >= 0"),
         "progress": (lambda v: isinstance(v, bool), "true or false"),
     },
+    "mccfr_convergence": {
+        "games": (_games, "a non-empty list of game strings"),
+        "iterations": (_count(10), "an integer >= 10"),
+        "points": (_count(1), "an integer >= 1"),
+        "seed": (_count(0), "an integer >= 0"),
+    },
     "ismcts_match": {
         "matches": (lambda v: isinstance(v, list) and v and all(isinstance(m, dict) and isinstance(
             m.get("name"), str) for m in v), "a non-empty list of tables, each with a name"),
@@ -90,7 +103,8 @@ KEYS = {
     },
 }
 #: the keys a kind must have
-REQUIRED = {"convergence": ("games",), "strength": ("games", "agents"), "ismcts_match": ("matches",)}
+REQUIRED = {"convergence": ("games",), "strength": ("games", "agents"), "mccfr_convergence": ("games",),
+            "ismcts_match": ("matches",)}
 
 
 def _match_keys() -> dict:
@@ -120,7 +134,7 @@ def check_spec(spec: dict, where: str) -> dict:
             ok = False
         if not ok:
             raise SpecError(f"{where}: {key} = {value!r} is not allowed; {key} must be {allowed}")
-    if kind in ("convergence", "strength"):
+    if kind in ("convergence", "strength", "mccfr_convergence"):
         from kibitz.games import GameStringError, load_game
         for game_string in spec["games"]:
             try:
@@ -262,6 +276,69 @@ def _table_convergence(records, path: Path):
     path.write_text("\n".join(lines) + "\n")
 
 
+# ----------------------------------------------------------- mccfr convergence
+def run_mccfr_convergence(spec: dict, out: Path, log=print) -> list[dict]:
+    from kibitz.games import load_game
+    from kibitz.solvers import evaluate as ev
+    from kibitz.solvers.mccfr import MCCFR
+    from kibitz.solvers.tree import compile_tree
+
+    iterations = int(spec.get("iterations", 20000))
+    marks = sorted({int(x) for x in np.geomspace(10, iterations, int(spec.get("points", 12)))})
+    seed = int(spec.get("seed", 0))
+    records = []
+    for game_string in spec["games"]:
+        game = load_game(game_string)
+        tree = compile_tree(game)
+        uniform = ev.nash_conv(tree, tree.uniform_policy())
+        for sampling in ("es", "os"):
+            solver = MCCFR(game, np.random.default_rng(seed), sampling)
+            records.append({"game": game_string, "sampling": sampling, "iterations": 0, "seconds": 0.0,
+                            "nash_conv": uniform})
+            spent = 0.0
+            for mark in marks:
+                t0 = time.perf_counter()
+                solver.run(mark - solver.iteration)
+                spent += time.perf_counter() - t0
+                nc = ev.nash_conv(tree, ev.policy_to_slots(tree, solver.average_policy(), default="uniform"))
+                records.append({"game": game_string, "sampling": sampling, "iterations": mark,
+                                "seconds": spent, "nash_conv": nc})
+                log(f"    {game_string:<50} {sampling}  {mark:>8} it  {spent:8.1f} s  NashConv {nc:.4g}")
+    write_csv(out / "mccfr_convergence.csv", records)
+    _plot_mccfr_convergence(records, out)
+    lines = ["| game | sampling | iterations | seconds | NashConv |", "| --- | --- | ---: | ---: | ---: |"]
+    for game_string in dict.fromkeys(r["game"] for r in records):
+        for sampling in ("es", "os"):
+            last = [r for r in records if r["game"] == game_string and r["sampling"] == sampling][-1]
+            lines.append(f"| `{game_string}` | {sampling} | {last['iterations']:,} | {last['seconds']:.1f} | "
+                         f"{last['nash_conv']:.3e} |")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    return records
+
+
+def _plot_mccfr_convergence(records, out: Path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["game"] for r in records))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        for sampling, label in (("es", "external sampling"), ("os", "outcome sampling")):
+            pts = [(r["iterations"], r["nash_conv"]) for r in records
+                   if r["game"] == name and r["sampling"] == sampling and r["iterations"] > 0]
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        uniform = next(r["nash_conv"] for r in records if r["game"] == name)
+        ax.axhline(uniform, color="grey", linestyle=":", label="uniform policy")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("iterations")
+        ax.set_ylabel("NashConv")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "mccfr_convergence.png", dpi=120)
+    plt.close(fig)
+
+
 # -------------------------------------------------------------------- strength
 def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
     from kibitz.agents.tournament import run_tournament
@@ -380,6 +457,8 @@ def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
         run_convergence(spec, out, log)
     elif spec["kind"] == "strength":
         run_strength(spec, out, log)
+    elif spec["kind"] == "mccfr_convergence":
+        run_mccfr_convergence(spec, out, log)
     else:
         run_ismcts_match(spec, out, log)
     (out / "spec.json").write_text(json.dumps(spec, indent=2))

@@ -38,6 +38,9 @@ SMALL = {
     "kibitz experiment run experiments/strength": (
         "kibitz experiment run experiments/strength --out str --set 'games=[\"kuhn_poker\"]' "
         "--set 'agents=[\"random\"]' --set games_per_match=2 --set workers=1", "hours"),
+    "kibitz experiment run experiments/mccfr_convergence": (
+        "kibitz experiment run experiments/mccfr_convergence --out mcc --set 'games=[\"kuhn_poker\"]' "
+        "--set iterations=100 --set points=2", "20,000 iterations on three games: minutes"),
     "kibitz experiment run experiments/ismcts_strength_campaign": (
         "kibitz experiment run experiments/ismcts_strength_campaign --out ism --set only=pub_vs_random "
         "--set games=1 --set sims=5 --set jobs=1", "13 matches of 1,000 games: hours"),

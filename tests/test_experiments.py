@@ -14,7 +14,7 @@ from kibitz.cli import main
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("name", ["convergence", "strength"])
+@pytest.mark.parametrize("name", ["convergence", "strength", "mccfr_convergence"])
 def test_shipped_specs_parse(name):
     spec = runner.load_spec(ROOT / "experiments" / name)
     assert spec["kind"] == name and spec["games"]
@@ -128,6 +128,19 @@ def test_convergence_experiment_writes_results(tmp_path):
     assert "| `kuhn_poker` | openspiel cfr+ | 8 |" in table
 
 
+def test_mccfr_convergence_experiment_writes_results_and_nashconv_falls(tmp_path):
+    out = runner.run(ROOT / "experiments" / "mccfr_convergence", out=tmp_path, log=lambda *_: None,
+                     overrides={"games": ["kuhn_poker"], "iterations": 300, "points": 3})
+    rows = list(csv.DictReader((out / "mccfr_convergence.csv").open()))
+    assert {r["sampling"] for r in rows} == {"es", "os"}
+    for sampling in ("es", "os"):
+        mine = [float(r["nash_conv"]) for r in rows if r["sampling"] == sampling]
+        assert mine[0] == pytest.approx(11 / 12)  # the uniform policy's NashConv in Kuhn poker
+        assert mine[-1] < 0.5 * mine[0]
+    assert (out / "mccfr_convergence.png").stat().st_size > 1000
+    assert "| `kuhn_poker` | es | 300 |" in (out / "table.md").read_text()
+
+
 def test_strength_experiment_writes_results(tmp_path):
     runner.run(ROOT / "experiments" / "strength", out=tmp_path, log=lambda *_: None, overrides={
         "games": ["underdog(players=3,cards=5,bank=2)"], "agents": ["random", "heuristic"],
@@ -142,7 +155,7 @@ def test_strength_experiment_writes_results(tmp_path):
 def test_bad_spec_is_a_clear_error(tmp_path):
     (tmp_path / "spec.toml").write_text('kind = "magic"\n')
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
-    assert result.exit_code == 1 and "allowed kinds: convergence, strength, ismcts_match" in result.output
+    assert result.exit_code == 1 and "allowed kinds: convergence, strength, mccfr_convergence, ismcts_match" in result.output
 
 
 BAD_SPECS = [
