@@ -65,6 +65,7 @@ import json
 import os
 import re
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -201,10 +202,11 @@ def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = 
             if tree.num_nodes <= max_nodes:
                 return tree
             _refuse(game, tree.num_nodes, max_nodes, complete=True)
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as e:
             if isinstance(e, TreeTooLarge):
                 raise
-            # An unreadable cache entry is rebuilt below.
+            # An unreadable cache entry (damaged, truncated, another
+            # program's file) is rebuilt below and written anew.
     tree = _walk(game, max_nodes, progress)
     if path is not None:
         save_tree(tree, path)

@@ -520,3 +520,28 @@ def test_a_gzip_bomb_is_refused_within_the_limit(reader, bomb, made, tmp_path):
     message, growth = r.stdout.strip().splitlines()
     assert "more than 256 MiB decompressed, the limit" in message, message
     assert float(growth) < 256 + 16, growth
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other_npz"])
+def test_a_damaged_tree_cache_entry_is_rebuilt(tmp_path, monkeypatch, damage):
+    import numpy as np
+    import pyspiel
+
+    from kibitz.solvers import tree as tree_mod
+
+    monkeypatch.setenv("KIBITZ_CACHE", str(tmp_path))
+    game = pyspiel.load_game("kuhn_poker")
+    first = tree_mod.compile_tree(game)
+    (path,) = tmp_path.glob("kuhn_poker*.npz")
+    data = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"not a tree at all")
+    elif damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        np.savez(path, meta=np.frombuffer(b"\xff\xfe", dtype=np.uint8))
+    again = tree_mod.compile_tree(game)
+    assert again.num_nodes == first.num_nodes and again.infoset_strings == first.infoset_strings
+    assert tree_mod.load_tree(path).num_nodes == first.num_nodes  # written anew
