@@ -290,6 +290,7 @@ def play_match(args) -> list:
             print(f"{args.out}: {args.games - len(todo)} of these games are already played; "
                   f"playing the other {len(todo)}", file=sys.stderr)
         played = []
+        tty = sys.stderr.isatty()
         t0 = time.perf_counter()
         for i in todo:
             seeds, deal_seed = game_seeds(args.seed, i, n)
@@ -303,10 +304,15 @@ def play_match(args) -> list:
             row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
             out.write(row)
             played.append((i, seat, list(returns), opp))
-            m, h = mean_ci95(deal_means(played, n)[:, 2])
-            print(f"\r{len(played)}/{len(todo)} games  {len(played) / (time.perf_counter() - t0):.3f} games/s  "
-                  f"ismcts-minus-opponent {m:+.3f} +- {h:.3f}", end="", file=sys.stderr, flush=True)
-        print(file=sys.stderr)
+            if tty or len(played) % 10 == 0 or len(played) == len(todo):
+                m, h = mean_ci95(deal_means(played, n)[:, 2])
+                # a bar redrawn in place on a terminal; a plain line every 10 games elsewhere (log files)
+                print(("\r" if tty else "") + f"{len(played)}/{len(todo)} games  "
+                      f"{len(played) / (time.perf_counter() - t0):.3f} games/s  "
+                      f"ismcts-minus-opponent {m:+.3f} +- {h:.3f}", end="" if tty else "\n",
+                      file=sys.stderr, flush=True)
+        if tty and played:
+            print(file=sys.stderr)
     if played:
         report(args.game, label, spec, played, n, f"this run, seed {args.seed}")
     _, games_all = read_match(args.out)

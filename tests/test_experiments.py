@@ -69,7 +69,9 @@ uct_c = 0.05
     assert [int(r["index"]) for r in rows] == [0, 1, 2]
     assert rows[0]["ismcts"] == "ismcts(sims=4,uct_c=0.05,rollout=random,rollout_moves=0)"
     assert {r["seed"] for r in rows} == {"2"}
-    assert "games are already played" not in (out / "logs" / "small_vs_random.log").read_text()
+    log = (out / "logs" / "small_vs_random.log").read_text()
+    assert "games are already played" not in log
+    assert "\r" not in log and "3/3 games" in log  # plain progress lines in a log file, no redrawn bar
     # a second shard of the same matches appends games 3..5 only
     runner.run(tmp_path, out=out, log=lambda *_: None, overrides={"start": 3, "only": "random"})
     rows = list(csv.DictReader(open(out / "small_vs_random.csv")))
