@@ -123,7 +123,7 @@ class ISMCTSConfig:
     """
 
     sims: int = _option(1000, "simulations per move (0 = no limit, then seconds must be > 0)",
-                        rule=">= 0", valid=lambda v: v >= 0)
+                        rule="0..1,000,000,000", valid=lambda v: 0 <= v <= 10**9)
     seconds: float = _option(0.0, "time per move in seconds (0 = no limit); with sims too, the first limit "
                                   "reached stops the search; timed searches are not reproducible",
                              rule=">= 0", valid=lambda v: v >= 0)

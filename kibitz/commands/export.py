@@ -34,9 +34,9 @@ def export(source, out, unseen, name):
 
 @click.command("inspect")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--games", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--games", type=click.IntRange(min=0, max=1_000_000), default=200, show_default=True,
               help="Random games played to check the file against its game.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def inspect(path, games, seed):
     """Summarise an agent file (or policy file) and check that it matches its game.
 
