@@ -3,7 +3,8 @@
 Agent files (the stdlib loader, ``policy(FILE)`` in play and tournament,
 ``kibitz inspect``), policy files (``kibitz export``, ``load_policy``),
 checkpoints (``kibitz solve --resume``, ``kibitz export``) and games.jsonl
-(``kibitz replay``, ``kibitz tournament --resume``). Each bad file must give
+(``kibitz replay``, ``kibitz tournament --resume``), the tree cache (rebuilt)
+and experiment specs (``kibitz experiment run``). Each bad file must give
 its reader's error class (a ValueError) and, through the CLI, one line
 naming the problem, the documented exit status, no traceback, and no file
 changed. A gzip bomb is refused early: a subprocess measures the memory.
@@ -15,6 +16,7 @@ import gzip
 import io
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import zipfile
@@ -34,6 +36,7 @@ from kibitz.solvers.tree import compile_tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOADER = os.path.join(ROOT, "agents", "kibitz_agent_loader.py")
+REPO = pathlib.Path(ROOT)
 MIB = 2**20
 
 
@@ -545,3 +548,58 @@ def test_a_damaged_tree_cache_entry_is_rebuilt(tmp_path, monkeypatch, damage):
     again = tree_mod.compile_tree(game)
     assert again.num_nodes == first.num_nodes and again.infoset_strings == first.infoset_strings
     assert tree_mod.load_tree(path).num_nodes == first.num_nodes  # written anew
+
+
+# ------------------------------------------------------------ experiment specs
+BAD_SPECS = [
+    ('kind = "convergence"\ngames = ["kuhn_poker"]\niteratoins = 5\n', "unknown key 'iteratoins'"),
+    ('kind = "convergence"\n', "needs the key 'games'"),
+    ('kind = "convergence"\ngames = []\n', "games must be a non-empty list of game strings"),
+    ('kind = "convergence"\ngames = "kuhn_poker"\n', "games must be a non-empty list"),
+    ('kind = "convergence"\ngames = ["kuhn_poker"]\niterations = 0\n', "iterations must be an integer >= 1"),
+    ('kind = "convergence"\ngames = ["kuhn_poker"]\niterations = 2.5\n', "iterations must be an integer"),
+    ('kind = "convergence"\ngames = ["kuhn_poker"]\nalgorithms = ["cfr", "magic"]\n',
+     "cfr, cfr+, lcfr, dcfr"),
+    ('kind = "convergence"\ngames = ["no_such_game"]\n', "unknown game 'no_such_game'"),
+    ('kind = "convergence"\ngames = ["underdog(players=99)"]\n', "players=99 is out of range"),
+    ('kind = "strength"\ngames = ["kuhn_poker"]\nagents = ["random"]\nworkers = -1\n',
+     "workers must be an integer >= 1"),
+    ('kind = "strength"\ngames = ["kuhn_poker"]\nagents = ["random"]\nprogress = "yes"\n',
+     "progress must be true or false"),
+    ('kind = "ismcts_match"\nmatches = [{game = "pub"}]\n', "each with a name"),
+    ('kind = "convergence"\ngames = [\n', "not valid TOML"),
+    ('kind = convergence\n', "not valid TOML"),
+    (b'kind = "\xff"\n', "not UTF-8"),
+    ("", "kind = None"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_SPECS)
+def test_a_bad_spec_file_gets_one_line_naming_the_problem(tmp_path, text, message):
+    path = tmp_path / "spec.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # refused before anything runs
+
+
+@pytest.mark.parametrize("setting,message", [
+    ("nokey=1", "unknown key 'nokey' for kind convergence"),
+    ("iterations=-5", "iterations must be an integer >= 1"),
+    ("iterations=abc", "iterations = 'abc' is not allowed"),
+    ("points=true", "points must be an integer >= 1"),
+    ('games=["underdog(players=3))"]', "games:"),
+])
+def test_a_bad_setting_is_a_usage_error_naming_the_key(tmp_path, setting, message):
+    result = CliRunner().invoke(main, ["experiment", "run", str(REPO / "experiments" / "convergence"),
+                                       "--out", str(tmp_path / "out"), "--set", setting])
+    assert result.exit_code == 2, result.output
+    assert "--set" in result.output and message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_without_a_spec_is_named(tmp_path):
+    result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
+    assert result.exit_code == 1 and f"no experiment spec at {tmp_path / 'spec.toml'}" in result.output

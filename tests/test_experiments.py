@@ -160,60 +160,6 @@ def test_bad_spec_is_a_clear_error(tmp_path):
     assert result.exit_code == 1 and "allowed kinds: convergence, strength, mccfr_convergence, ismcts_match" in result.output
 
 
-BAD_SPECS = [
-    ('kind = "convergence"\ngames = ["kuhn_poker"]\niteratoins = 5\n', "unknown key 'iteratoins'"),
-    ('kind = "convergence"\n', "needs the key 'games'"),
-    ('kind = "convergence"\ngames = []\n', "games must be a non-empty list of game strings"),
-    ('kind = "convergence"\ngames = "kuhn_poker"\n', "games must be a non-empty list"),
-    ('kind = "convergence"\ngames = ["kuhn_poker"]\niterations = 0\n', "iterations must be an integer >= 1"),
-    ('kind = "convergence"\ngames = ["kuhn_poker"]\niterations = 2.5\n', "iterations must be an integer"),
-    ('kind = "convergence"\ngames = ["kuhn_poker"]\nalgorithms = ["cfr", "magic"]\n',
-     "cfr, cfr+, lcfr, dcfr"),
-    ('kind = "convergence"\ngames = ["no_such_game"]\n', "unknown game 'no_such_game'"),
-    ('kind = "convergence"\ngames = ["underdog(players=99)"]\n', "players=99 is out of range"),
-    ('kind = "strength"\ngames = ["kuhn_poker"]\nagents = ["random"]\nworkers = -1\n',
-     "workers must be an integer >= 1"),
-    ('kind = "strength"\ngames = ["kuhn_poker"]\nagents = ["random"]\nprogress = "yes"\n',
-     "progress must be true or false"),
-    ('kind = "ismcts_match"\nmatches = [{game = "pub"}]\n', "each with a name"),
-    ('kind = "convergence"\ngames = [\n', "not valid TOML"),
-    ('kind = convergence\n', "not valid TOML"),
-    (b'kind = "\xff"\n', "not UTF-8"),
-    ("", "kind = None"),
-]
-
-
-@pytest.mark.parametrize("text,message", BAD_SPECS)
-def test_a_bad_spec_file_gets_one_line_naming_the_problem(tmp_path, text, message):
-    path = tmp_path / "spec.toml"
-    path.write_bytes(text if isinstance(text, bytes) else text.encode())
-    result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 1, result.output
-    assert message in result.output and "Traceback" not in result.output
-    assert len(result.output.strip().splitlines()) == 1
-    assert not (tmp_path / "out").exists()  # refused before anything runs
-
-
-@pytest.mark.parametrize("setting,message", [
-    ("nokey=1", "unknown key 'nokey' for kind convergence"),
-    ("iterations=-5", "iterations must be an integer >= 1"),
-    ("iterations=abc", "iterations = 'abc' is not allowed"),
-    ("points=true", "points must be an integer >= 1"),
-    ('games=["underdog(players=3))"]', "games:"),
-])
-def test_a_bad_setting_is_a_usage_error_naming_the_key(tmp_path, setting, message):
-    result = CliRunner().invoke(main, ["experiment", "run", str(ROOT / "experiments" / "convergence"),
-                                       "--out", str(tmp_path / "out"), "--set", setting])
-    assert result.exit_code == 2, result.output
-    assert "--set" in result.output and message in result.output and "Traceback" not in result.output
-    assert not (tmp_path / "out").exists()
-
-
-def test_a_folder_without_a_spec_is_named(tmp_path):
-    result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
-    assert result.exit_code == 1 and f"no experiment spec at {tmp_path / 'spec.toml'}" in result.output
-
-
 def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsys):
     from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "m.csv"
