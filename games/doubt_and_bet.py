@@ -1476,12 +1476,8 @@ class DoubtAndBetObserver(_common.Observer):
             if c.dstake is not None:
                 d["doubter_stake"][:] = c.dstake
                 d["doubter_staked"][0] = 1
-        for e in reversed(c.log):
-            if e.kind == "reveal":
-                for s, h in e.hands:
-                    d["revealed"][s, :] = h
-            if e.kind in ("reveal", "round"):
-                break
+        for s, h in _revealed(c):
+            d["revealed"][s, :] = h
 
     def string_from(self, state, player):
         c = state._c
@@ -1519,7 +1515,25 @@ class DoubtAndBetObserver(_common.Observer):
             d = "-" if c.dstake is None else _stake_text(*c.dstake)
             bits.append(f"showdown bettor p{c.bettor} {_stake_text(*c.bstake)} "
                         f"doubter p{c.doubter} {d}")
+        revealed = _revealed(c)
+        if revealed:
+            bits.append("revealed " + " ".join(
+                f"p{s}:{_hand_text(h, k1).replace(' ', ',') or '-'}" for s, h in revealed))
+        if c.phase != OVER:
+            cur = state.current_player()
+            bits.append(f"to move p{cur}" if cur >= 0 else "to move chance")
         return " | ".join(bits)
+
+
+def _revealed(c):
+    """(seat, hand) of every hand revealed in this round, or (): only the
+    last round's can be seen (any other is followed at once by a new round)."""
+    for e in reversed(c.log):
+        if e.kind == "reveal":
+            return e.hands
+        if e.kind == "round":
+            return ()
+    return ()
 
 
 _common.register(SPEC, _GAME_TYPE, DoubtAndBetGame)

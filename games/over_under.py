@@ -788,7 +788,7 @@ class OverUnderObserver(_common.Observer):
             if k < 0:
                 continue
             if c.owner[s] >= 0:
-                table.append(f"{s}:p{c.owner[s]}")
+                table.append(f"{s}:p{c.owner[s]}/${c.money[s]}")
             else:
                 table.append(f"{s}:{names[k]}/${c.money[s]}")
         bits.append("stacks " + (" ".join(table) if table else "-"))
@@ -799,7 +799,7 @@ class OverUnderObserver(_common.Observer):
         elif c.phase == FLIP:
             bits.append(f"p{c.turn}: stack {c.pstack} {'over' if c.pover else 'under'}")
         elif c.phase == GIVE:
-            bits.append(f"p{c.turn} gives stack {c.pstack}")
+            bits.append(f"p{c.turn} gives stack {c.pstack} (said {'over' if c.pover else 'under'})")
         elif c.phase == OVER:
             bits.append("game over")
         return " | ".join(bits)

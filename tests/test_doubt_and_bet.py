@@ -695,6 +695,25 @@ def test_string_and_tensor_define_the_same_information_states():
     assert len(by_string) > 500
 
 
+def test_the_end_observation_shows_the_revealed_hands():
+    # p0 holds red in both games and sees the same moves; p1's card, revealed
+    # by the call that ends the single bet, differs
+    ends = []
+    for p1_card in ("red", "rainbow"):
+        state = pyspiel.load_game(TINY).new_initial_state()
+        keep_all(state)
+        deal(state, [["red"], [p1_card]])
+        assert state.observation_string(0).endswith("| to move p0")
+        for move in ("claim 2 red stake 1+0", "doubt", "call 1+0"):
+            act(state, move)
+        assert state.is_terminal()
+        ends.append(state)
+    a, b = ends
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    assert a.observation_string(0).endswith("| revealed p0:red p1:red")
+    assert b.observation_string(0).endswith("| revealed p0:red p1:rainbow")
+
+
 def _string_from_scratch(state, player, private=True):
     """The perfect-recall string read off the whole log, without the cache."""
     k1 = state.get_game().k1

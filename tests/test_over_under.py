@@ -373,7 +373,22 @@ def test_observation_views_match_the_table():
     assert list(d["pending"]) == [1, 0] and list(d["direction"]) == [1, 0]
     assert list(d["to_move"]) == [0, 0, 0, 1]              # chance to flip
     assert len(state.observation_tensor(2)) == game.observation_tensor_size()
-    assert state.observation_string(2).startswith("p2 | round 1 of 1")
+    assert state.observation_string(2) == (
+        "p2 | round 1 of 1 | dealer p2 | tally 120 0 0 | stacks 0:$50/$50 1:p0/$120 | "
+        "deck $1x2 $5x2 $10x2 $20x1 $50x1 $100x1 | p1: stack 0 over")
+
+
+def test_observation_string_shows_what_its_tensor_shows():
+    # a claimed stack's money is in the tensor: two tables whose claimed
+    # stacks hold other sums (same tally) read differently
+    a = play("over_under(players=2,copies=2,stacks=2,rounds=1)", [D50, D20, under(0), D100])
+    b = play("over_under(players=2,copies=2,stacks=2,rounds=1)", [D50, D20, under(1), D100])
+    assert "0:p0/$150" in a.observation_string(0) and "1:p0/$120" in b.observation_string(0)
+    # a give after a cut-throat tie: the prediction made is in the tensor
+    game = "over_under(players=2,copies=2,stacks=1,rounds=1,variant=cutthroat)"
+    for direction, word in ((over, "over"), (under, "under")):
+        state = play(game, [D20, direction(0), D20])
+        assert state.observation_string(0).endswith(f"| p0 gives stack 0 (said {word})")
 
 
 def test_serialization_round_trip():

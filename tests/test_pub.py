@@ -155,13 +155,19 @@ def test_end_reveal_of_last_card_discards_it_unseen():
                "card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
     # p2 took both with 2H still in the deck: a reveal would take the last card
     assert state.is_terminal()
-    assert state.deck_size == 1
     seen = {c for coll in state.collections for c in coll} | {c for h in state.hands for c in h}
     assert game.card_names.index("2H") not in seen
+    # the deck is empty: the property, the state, the observation string and tensor say 0
+    assert state.deck_size == 0 and "deck 0" in str(state)
+    obs = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=False))
     for p in range(3):
         text = state.information_state_string(p)
         assert "deck empty: last card discarded unseen" in text.split("\n")
         assert "2H" not in text
+        assert "| deck 0 |" in state.observation_string(p) and "2H" not in state.observation_string(p)
+        obs.set_from(state, p)
+        assert obs.dict["deck"][0] == 0
+        assert np.array_equal(obs.tensor, state.observation_tensor(p))
 
 
 def test_full_small_game_scores_and_both_payoffs():
@@ -441,6 +447,17 @@ def test_information_state_string_lines():
         "p2 | hand 2S | face up 3S | deck 2 | collections p0:4H p1:2H p2:- | to move p2")
 
 
+def test_the_end_observation_shows_the_hands():
+    # p0 sees the same table in both games; the hands shown at the end differ
+    end = ("card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
+    a = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card AH", "card 2S", *end)
+    b = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card 2S", "card AH", *end)
+    assert a.is_terminal() and b.is_terminal()
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    assert a.observation_string(0).split(" | ")[-2:] == ["hands p0:4S p1:AH p2:2S", "scores 8 0 0"]
+    assert b.observation_string(0).split(" | ")[-2] == "hands p0:4S p1:2S p2:AH"
+
+
 def test_perfect_recall_tensor_hides_only_what_is_hidden():
     game = pyspiel.load_game(SMALL)
     a = do(game.new_initial_state(), "card 4S", "card AH", "card 2S", "card 4H", "take")
@@ -581,7 +598,7 @@ def test_resample_draws_hidden_cards_with_chance_probabilities():
     # at the end the hands are shown: only the removed cards and the last,
     # undrawn card are unknown, and each of the three is removed with chance 2/3
     do(state, "take", "card 3S", "take")
-    assert state.is_terminal() and state.deck_size == 1
+    assert state.is_terminal() and state.deck_size == 0
     left = {idx("4S"), idx("4H"), idx("2H")}
     removed = Counter()
     for _ in range(1500):

@@ -345,6 +345,46 @@ def test_observation_tensor_shows_the_drawn_card_to_the_swapper_only():
         assert a.observation_tensor(seat) == b.observation_tensor(seat)
 
 
+def _play_by_name(game_string, names):
+    """Plays moves given by name (``state.action_to_string``), chance included."""
+    state = pyspiel.load_game(game_string).new_initial_state()
+    for name in names:
+        player = state.current_player()
+        legal = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+                 else state.legal_actions())
+        by_name = {state.action_to_string(player, a): a for a in legal}
+        assert name in by_name, f"{name!r} is not legal here; legal: {sorted(by_name)}"
+        state.apply_action(by_name[name])
+    return state
+
+
+def test_the_end_observation_shows_the_showdown():
+    # issue 19: p1's card differs (2 or 3) and is shown at the end; p0's
+    # observation string used to be the same in both games while its
+    # tensor (and information state) showed the showdown
+    rest = ["card 7", "card 4", "new underdog", "card 6", "new underdog", "card 8",
+            "new underdog", "card 10", "pass", "fight", "fight"]
+    a = _play_by_name("underdog(players=3,bank=2)", ["card 1", "card 2"] + rest)
+    b = _play_by_name("underdog(players=3,bank=2)", ["card 1", "card 3"] + rest)
+    assert a.is_terminal() and b.is_terminal()
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    assert a.observation_string(0) != b.observation_string(0)
+    assert "showdown p1:2 p2:7" in a.observation_string(0).split(" | ")
+    assert "showdown p1:3 p2:7" in b.observation_string(0).split(" | ")
+    assert "showdown p1:2 p2:7" in a.information_state_string(0).split("\n")
+    fields = a.observation_string(0).split(" | ")
+    assert "passing p0" in fields and "fighting p1 p2" in fields and fields[-1] == "game over"
+
+
+def test_observation_string_says_who_is_to_move_and_the_pile():
+    state = play("underdog(players=3)", [card(9), card(2)])
+    assert state.observation_string(0).endswith("| pile 11 | to move chance (deal)")
+    state = play("underdog(players=3)", [card(9), card(2), card(5), card(1)])
+    assert state.observation_string(2).endswith("| pile 9 | to move p0 (draw step)")
+    state.apply_action(SWAP)
+    assert state.observation_string(1).endswith("| to move chance (card drawn)")
+
+
 # ----------------------------------------------- OpenSpiel's own algorithms
 def test_openspiel_cfr_and_nash_conv_on_small_configuration():
     game = pyspiel.load_game("underdog(players=3,cards=5,bank=2)")
