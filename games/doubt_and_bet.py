@@ -671,7 +671,7 @@ class DoubtAndBetState(pyspiel.State):
             s = c.order[c.pos]
             legal = self._exchange_options(s)
             if action not in legal:
-                raise _common.illegal(self, action, legal)
+                raise _common.illegal(self, action, legal, "it is the exchange step")
             if action == BUY:
                 c.chips[s] -= 1
                 c.slots[s] += 1
@@ -681,7 +681,7 @@ class DoubtAndBetState(pyspiel.State):
             c.log.append(_new(Exchange, ("exchange", s, action)))
             self._next_exchanger()
         else:
-            raise _common.IllegalActionError(f"action {action}: the game is over")
+            raise _common.illegal(self, action, [], "the game is over")
 
     def _deal(self, k):
         c = self._c
@@ -741,14 +741,7 @@ class DoubtAndBetState(pyspiel.State):
         raise self._illegal(action, why)
 
     def _illegal(self, action, why):
-        legal = self.legal_actions()
-        if len(legal) <= 60:
-            return _common.illegal(self, action, legal, why)
-        player = self.current_player()
-        return _common.IllegalActionError(
-            f"action {action} is not legal for player {player} ({why}); "
-            f"{len(legal)} legal actions, from {legal[0]}={self.action_to_string(player, legal[0])} "
-            f"to {legal[-1]}={self.action_to_string(player, legal[-1])}")
+        return _common.illegal(self, action, self.legal_actions(), why)
 
     def _apply_showdown(self, action):
         c = self._c

@@ -408,7 +408,7 @@ class PubState(pyspiel.State):
                 c.log.append(_new(Draw, ("draw", c.player)))
                 c.phase = DRAWN
             else:
-                raise _common.illegal(self, action, [TAKE, DRAW])
+                raise _common.illegal(self, action, [TAKE, DRAW], "a turn begins")
             return
         if ph == CHOOSE:
             seat = c.player
@@ -420,7 +420,8 @@ class PubState(pyspiel.State):
             elif action == TAKE_BOTH:
                 self._take_both(False)
             else:
-                raise _common.illegal(self, action, [KEEP_DRAWN, TAKE_BOTH])
+                raise _common.illegal(self, action, [KEEP_DRAWN, TAKE_BOTH],
+                                      "after drawing a lower card of another suit")
             return
         raise _common.illegal(self, action, [], "the game is over")
 

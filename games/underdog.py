@@ -342,7 +342,7 @@ class UnderdogState(pyspiel.State):
             return
         legal = self._legal_actions(c.order[c.pos])
         if action not in legal:
-            raise _common.illegal(self, action, legal)
+            raise _common.illegal(self, action, legal, _STEP_WHY[ph])
         seat = c.order[c.pos]
         if ph == DRAW:
             c.log.append(_new(Swap, ("swap", seat)) if action == SWAP else _new(NewUnderdog, ("new", seat)))
@@ -890,6 +890,10 @@ class UnderdogObserver(_common.Observer):
             bits.append(f"to move {f'p{cur}' if cur >= 0 else 'chance'} ({_STEP_NAMES[c.phase]})")
         return " | ".join(bits)
 
+
+#: why a player's move is illegal in each phase (the legal ones follow)
+_STEP_WHY = {DRAW: "it is the draw step", KEEP: "after a swap, keep one of the two cards held",
+             FIGHTING: "it is the fight step"}
 
 #: what the observation string's last field says of each phase
 _STEP_NAMES = ("deal", "draw step", "card drawn", "keep", "fight step", "over")

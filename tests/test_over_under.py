@@ -14,6 +14,7 @@ from helpers import heuristic_vs_random, random_play_decisions
 from kibitz.agents import make_agent
 from kibitz.agents.heuristics import over_under as ouh
 from kibitz.games import over_under as ou
+from kibitz.games._common import IllegalActionError
 
 # Cash deck card kinds (chance outcomes), jokers after the six bills.
 D1, D5, D10, D20, D50, D100, JOKER2, PYRAMID, EAGLE = range(9)
@@ -430,21 +431,36 @@ def test_unknown_parameter_rejected():
 CUT = "over_under(players=3,copies=1,stacks=3,rounds=1,variant=cutthroat,jokers=true)"
 
 
-@pytest.mark.parametrize("prefix,bad", [
-    ([], JOKER2),                                          # jokers are not dealt
-    ([D100], D100),                                        # no $100 left
-    ([], 9),                                               # no such card
-    ([D100, D1, D5, over(0), D20], over(0)),               # stack 0 is claimed
-    ([D100, D1, D5], give(1, 3)),                          # a give while predicting
-    ([D100, D1, D5], 2 * 3 + 3),                           # out of range
-    ([D100, D1, D5, under(0), PYRAMID], give(0, 3)),       # giving to oneself
-    ([D100, D1, D5, under(0), PYRAMID], over(1)),          # predicting while giving
+PREDICTS = r"stack 0 over \(0\), stack 0 under \(1\), stack 1 over \(2\), .*, stack 2 under \(5\)$"
+GIVES = r"give the stack to another player; legal: give to 1 \(7\), give to 2 \(8\)$"
+
+
+@pytest.mark.parametrize("prefix,bad,message", [
+    # jokers are not dealt; no $100 left; no such card; a negative id
+    ([], JOKER2, r"^card \$2 joker \(action 6\) is not legal for chance: no such card left in the deck; "
+                 r"legal: card \$1 \(0\), .*, card \$100 \(5\)$"),
+    ([D100], D100, r"^card \$100 \(action 5\) is not legal for chance: no such card left"),
+    ([], 9, r"^action 9 is no chance outcome of over_under \(ids 0\.\.8\); legal for chance: card \$1 \(0\)"),
+    ([], -4, r"^action -4 is no chance outcome of over_under \(ids 0\.\.8\)"),
+    ([D100, D1, D5, over(0), D20], over(0),                # stack 0 is claimed
+     r"^stack 0 over \(action 0\) is not legal for player 1: name a stack still on the table, over "
+     r"or under; legal: stack 1 over \(2\), stack 1 under \(3\), stack 2 over \(4\), stack 2 under \(5\)$"),
+    ([D100, D1, D5], give(1, 3),                           # a give while predicting
+     r"^give to 1 \(action 7\) is not legal for player 0: name a stack still on the table, over or under; legal: "
+     + PREDICTS),
+    ([D100, D1, D5], 2 * 3 + 3, r"^action 9 is no move of over_under \(ids 0\.\.8\); legal for player 0: "
+     + PREDICTS),                                          # out of range
+    ([D100, D1, D5], -2, r"^action -2 is no move of over_under \(ids 0\.\.8\); legal for player 0: stack 0"),
+    ([D100, D1, D5, under(0), PYRAMID], give(0, 3),        # giving to oneself
+     r"^give to 0 \(action 6\) is not legal for player 0: " + GIVES),
+    ([D100, D1, D5, under(0), PYRAMID], over(1),           # predicting while giving
+     r"^stack 1 over \(action 2\) is not legal for player 0: " + GIVES),
 ])
-def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
+def test_illegal_action_is_named_and_leaves_state_unchanged(prefix, bad, message):
     state = play(CUT, prefix)
     before, history = str(state), state.history()
     info = state.information_state_string(0)
-    with pytest.raises(ValueError, match="not legal"):
+    with pytest.raises(IllegalActionError, match=message):
         state.apply_action(bad)
     assert str(state) == before and state.history() == history
     assert state.information_state_string(0) == info

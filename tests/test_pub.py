@@ -412,26 +412,35 @@ def test_bad_parameters_direct_construction():
 def test_illegal_actions_raise_and_leave_state_unchanged():
     game = pyspiel.load_game(OPEN)
     state = do(game.new_initial_state(), "card 2C", "card 3C", "card 4C", "card 8H")
-    cases = []
+    turn = r"legal: take \(0\), draw \(1\)$"
     # a player node: keep drawn / take both / out of range are not legal
-    cases += [(state, a) for a in (pub.KEEP_DRAWN, pub.TAKE_BOTH, 4, 7)]
+    cases = [(state, pub.KEEP_DRAWN, r"^keep drawn \(action 2\) is not legal for player 0: a turn begins; " + turn),
+             (state, pub.TAKE_BOTH, r"^take both \(action 3\) is not legal for player 0: a turn begins; " + turn),
+             (state, 4, r"^action 4 is no move of pub \(ids 0\.\.3\); legal for player 0: take \(0\), draw \(1\)$"),
+             (state, -7, r"^action -7 is no move of pub \(ids 0\.\.3\); legal for player 0: take"),
+             (state, 10**9, r"^action 1000000000 is no move of pub")]
     drawn = do(state.clone(), "draw")
-    cases += [(drawn, game.card_names.index("8H")), (drawn, game.card_names.index("2C")), (drawn, 52)]
+    cases += [(drawn, game.card_names.index("8H"),
+               r"^card 8H \(action 20\) is not legal for chance: that card is not in the deck; "
+               r"legal: card AS \(0\), .*, card KC \(51\)$"),
+              (drawn, game.card_names.index("2C"), r"^card 2C \(action 40\) is not legal for chance"),
+              (drawn, 52, r"^action 52 is no chance outcome of pub \(ids 0\.\.51\); legal for chance: card AS"),
+              (drawn, pub.DRAW - 3, r"^action -2 is no chance outcome of pub")]
     choose = do(state.clone(), "draw", "card 3S")
-    cases += [(choose, pub.TAKE), (choose, pub.DRAW)]
-    for st, action in cases:
+    after = "after drawing a lower card of another suit; legal: keep drawn \\(2\\), take both \\(3\\)$"
+    cases += [(choose, pub.TAKE, r"^take \(action 0\) is not legal for player 0: " + after),
+              (choose, pub.DRAW, r"^draw \(action 1\) is not legal for player 0: " + after)]
+    over = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card AH", "card 2S",
+              "card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
+    cases += [(over, pub.TAKE, r"^take \(action 0\) is not legal for anyone: the game is over$"),
+              (over, 9, r"^action 9 is no move of pub \(ids 0\.\.3\); the game is over$")]
+    for st, action, message in cases:
         before, hist = str(st), st.history()
         infos = [st.information_state_string(p) for p in range(3)]
-        with pytest.raises(IllegalActionError):
+        with pytest.raises(IllegalActionError, match=message):
             st.apply_action(action)
         assert str(st) == before and st.history() == hist
         assert [st.information_state_string(p) for p in range(3)] == infos
-    over = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card AH", "card 2S",
-              "card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
-    before = str(over)
-    with pytest.raises(IllegalActionError, match="over"):
-        over.apply_action(pub.TAKE)
-    assert str(over) == before
 
 
 # ------------------------------------------------------------ information

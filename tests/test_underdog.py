@@ -10,6 +10,7 @@ from kibitz import games  # noqa: F401
 from helpers import heuristic_vs_random
 from kibitz.agents import make_agent
 from kibitz.games import underdog as ud
+from kibitz.games._common import IllegalActionError
 
 SWAP, NEW, FIGHT, PASS = ud.SWAP, ud.NEW_UNDERDOG, ud.FIGHT, ud.PASS
 
@@ -304,20 +305,43 @@ def test_unknown_parameter_rejected():
         pyspiel.load_game("underdog(cardz=9)")
 
 
-@pytest.mark.parametrize("prefix,bad", [
-    ([], 13),                                          # chance: no card 14
-    ([card(5)], card(5)),                              # chance: card already dealt
-    ([card(1), card(2), card(3), card(4), card(5)], FIGHT),  # draw step: fight illegal
-    ([card(1), card(2), card(3), card(4), card(5), SWAP, card(6)], keep(7)),  # keep a card not held
+DEALT = [card(1), card(2), card(3), card(4), card(5)]  # four hands and the underdog card
+FIGHTING = DEALT + [NEW, card(6), NEW, card(7), NEW, card(8), NEW, card(9)]
+
+
+@pytest.mark.parametrize("prefix,bad,message", [
+    ([], 13, r"action 13 is no chance outcome of underdog \(ids 0\.\.12\); legal for chance: "
+             r"card 1 \(0\), card 2 \(1\), .*, card 13 \(12\)$"),
+    ([], -2, r"action -2 is no chance outcome of underdog \(ids 0\.\.12\); legal for chance: card 1 \(0\)"),
+    ([card(5)], card(5), r"^card 5 \(action 4\) is not legal for chance: that card is not in the "
+                         r"draw pile; legal: card 1 \(0\), card 2 \(1\), card 3 \(2\), card 4 \(3\), card 6 \(5\)"),
+    (DEALT, FIGHT, r"^fight \(action 2\) is not legal for player 0: it is the draw step; "
+                   r"legal: swap \(0\), new underdog \(1\)$"),
+    (DEALT, 17, r"^action 17 is no move of underdog \(ids 0\.\.16\); legal for player 0: swap \(0\), "
+                r"new underdog \(1\)$"),
+    (DEALT, -5, r"^action -5 is no move of underdog \(ids 0\.\.16\); legal for player 0: swap"),
+    (DEALT + [SWAP, card(6)], keep(7), r"^keep 7 \(action 10\) is not legal for player 0: after a swap, "
+                                       r"keep one of the two cards held; legal: keep 1 \(4\), keep 6 \(9\)$"),
+    (FIGHTING, keep(1), r"^keep 1 \(action 4\) is not legal for player 0: it is the fight step; "
+                        r"legal: fight \(2\), pass \(3\)$"),
+    (FIGHTING, SWAP, r"^swap \(action 0\) is not legal for player 0: it is the fight step"),
 ])
-def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
+def test_illegal_action_is_named_and_leaves_state_unchanged(prefix, bad, message):
     state = play("underdog", prefix)
     before, history = str(state), state.history()
     info = state.information_state_string(0)
-    with pytest.raises(ValueError, match="not legal"):
+    with pytest.raises(IllegalActionError, match=message):
         state.apply_action(bad)
     assert str(state) == before and state.history() == history
     assert state.information_state_string(0) == info
+
+
+def test_action_minus_one_is_refused_by_pyspiel():
+    # -1 is OpenSpiel's kInvalidAction: pyspiel refuses it before the game sees it
+    state = play("underdog", DEALT)
+    with pytest.raises(pyspiel.SpielError, match="kInvalidAction"):
+        state.apply_action(-1)
+    assert state.history() == DEALT
 
 
 def test_action_on_a_finished_game_is_a_clear_error():
@@ -326,9 +350,12 @@ def test_action_on_a_finished_game_is_a_clear_error():
                                                        PASS, PASS, PASS])
     assert state.is_terminal()
     before, history = str(state), state.history()
-    for bad in (PASS, card(7)):
-        with pytest.raises(ValueError, match="not legal.*game is over"):
+    for bad, message in ((PASS, "pass (action 3) is not legal for anyone: the game is over"),
+                         (card(7), "keep 3 (action 6) is not legal for anyone: the game is over"),
+                         (99, "action 99 is no move of underdog (ids 0..16); the game is over")):
+        with pytest.raises(IllegalActionError) as raised:
             state.apply_action(bad)
+        assert str(raised.value) == message
     assert str(state) == before and state.history() == history
 
 
