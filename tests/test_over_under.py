@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
+from open_spiel.python.algorithms import evaluate_bots, get_all_states, ismcts, mcts
 from open_spiel.python.observation import make_observation
 
 from kibitz import games  # noqa: F401
@@ -485,6 +485,23 @@ def test_openspiel_cfr_and_nash_conv_on_small_configuration():
         solver.evaluate_and_update_policy()
     nc = pyspiel.nash_conv(game, solver.average_policy())
     assert 0 <= nc < uniform_nc
+
+
+def test_declared_imperfect_yet_every_information_state_is_one_history():
+    # the declaration OpenSpiel's IS-MCTS needs (docs/rules/over_under.md) ...
+    game = pyspiel.load_game("over_under(players=2,copies=1,stacks=1,rounds=1,variant=cutthroat)")
+    assert game.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    # ... costs nothing: no two histories share an information state, and a
+    # resample is the state itself
+    histories = {}
+    decisions = get_all_states.get_all_states(game, include_terminals=False,
+                                              to_string=lambda s: s.history_str())
+    for state in decisions.values():
+        p = state.current_player()
+        key = state.information_state_string(p)
+        assert histories.setdefault(key, state.history()) == state.history()
+        assert state.resample_from_infostate(p, None).history() == state.history()
+    assert len(histories) == len(decisions) > 1000
 
 
 def test_openspiel_ismcts_bot_plays_complete_games():
