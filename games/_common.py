@@ -276,10 +276,41 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the state it was applied to."""
 
 
+#: an illegal action's message lists the legal moves up to this many; above
+#: it (Doubt and Bet's claims), the count and the first and last
+LISTED = 60
+
+
 def illegal(state, action, legal, why: str = "") -> IllegalActionError:
-    """Builds the error for an illegal action; the state is left unchanged."""
+    """Builds the error for an illegal action; the state is left unchanged.
+
+    The message names the move as the rules page does (``keep 7 (action
+    10)``), or says that the id is no move of the game at all (out of range,
+    negative), then the reason ``why`` if given, and the legal moves by name
+    and id.
+    """
     player = state.current_player()
-    names = ", ".join(f"{a}={state.action_to_string(player, a)}" for a in legal)
-    reason = f" ({why})" if why else ""
-    return IllegalActionError(
-        f"action {action} is not legal for player {player}{reason}; legal: {names}")
+    game = state.get_game()
+    chance = player == pyspiel.PlayerId.CHANCE
+    ids = game.max_chance_outcomes() if chance else game.num_distinct_actions()
+    who = "chance" if chance else "anyone" if state.is_terminal() else f"player {player}"
+
+    def named(a):
+        return f"{state.action_to_string(player, a)} ({a})"
+
+    in_range = 0 <= action < ids
+    if in_range:
+        parts = [f"{state.action_to_string(player, action)} (action {action}) is not legal "
+                 f"for {who}" + (f": {why}" if why else "")]
+    else:
+        kind = "chance outcome" if chance else "move"
+        parts = [f"action {action} is no {kind} of {game.get_type().short_name} "
+                 f"(ids 0..{ids - 1})"]
+        if why and not legal:
+            parts.append(why)
+    lead = "legal" if in_range else f"legal for {who}"
+    if len(legal) > LISTED:
+        parts.append(f"{len(legal)} {lead}, from {named(legal[0])} to {named(legal[-1])}")
+    elif legal:
+        parts.append(f"{lead}: " + ", ".join(named(a) for a in legal))
+    return IllegalActionError("; ".join(parts))

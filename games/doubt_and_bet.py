@@ -671,7 +671,7 @@ class DoubtAndBetState(pyspiel.State):
             s = c.order[c.pos]
             legal = self._exchange_options(s)
             if action not in legal:
-                raise _common.illegal(self, action, legal)
+                raise _common.illegal(self, action, legal, "it is the exchange step")
             if action == BUY:
                 c.chips[s] -= 1
                 c.slots[s] += 1
@@ -681,7 +681,7 @@ class DoubtAndBetState(pyspiel.State):
             c.log.append(_new(Exchange, ("exchange", s, action)))
             self._next_exchanger()
         else:
-            raise _common.IllegalActionError(f"action {action}: the game is over")
+            raise _common.illegal(self, action, [], "the game is over")
 
     def _deal(self, k):
         c = self._c
@@ -741,14 +741,7 @@ class DoubtAndBetState(pyspiel.State):
         raise self._illegal(action, why)
 
     def _illegal(self, action, why):
-        legal = self.legal_actions()
-        if len(legal) <= 60:
-            return _common.illegal(self, action, legal, why)
-        player = self.current_player()
-        return _common.IllegalActionError(
-            f"action {action} is not legal for player {player} ({why}); "
-            f"{len(legal)} legal actions, from {legal[0]}={self.action_to_string(player, legal[0])} "
-            f"to {legal[-1]}={self.action_to_string(player, legal[-1])}")
+        return _common.illegal(self, action, self.legal_actions(), why)
 
     def _apply_showdown(self, action):
         c = self._c
@@ -1476,12 +1469,8 @@ class DoubtAndBetObserver(_common.Observer):
             if c.dstake is not None:
                 d["doubter_stake"][:] = c.dstake
                 d["doubter_staked"][0] = 1
-        for e in reversed(c.log):
-            if e.kind == "reveal":
-                for s, h in e.hands:
-                    d["revealed"][s, :] = h
-            if e.kind in ("reveal", "round"):
-                break
+        for s, h in _revealed(c):
+            d["revealed"][s, :] = h
 
     def string_from(self, state, player):
         c = state._c
@@ -1519,7 +1508,25 @@ class DoubtAndBetObserver(_common.Observer):
             d = "-" if c.dstake is None else _stake_text(*c.dstake)
             bits.append(f"showdown bettor p{c.bettor} {_stake_text(*c.bstake)} "
                         f"doubter p{c.doubter} {d}")
+        revealed = _revealed(c)
+        if revealed:
+            bits.append("revealed " + " ".join(
+                f"p{s}:{_hand_text(h, k1).replace(' ', ',') or '-'}" for s, h in revealed))
+        if c.phase != OVER:
+            cur = state.current_player()
+            bits.append(f"to move p{cur}" if cur >= 0 else "to move chance")
         return " | ".join(bits)
+
+
+def _revealed(c):
+    """(seat, hand) of every hand revealed in this round, or (): only the
+    last round's can be seen (any other is followed at once by a new round)."""
+    for e in reversed(c.log):
+        if e.kind == "reveal":
+            return e.hands
+        if e.kind == "round":
+            return ()
+    return ()
 
 
 _common.register(SPEC, _GAME_TYPE, DoubtAndBetGame)

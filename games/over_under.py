@@ -23,6 +23,20 @@ deck, with probability count/remaining (suits of a standard deck never
 matter), so the whole history is public and an information state is the
 public history.
 
+By OpenSpiel's terms that is a stochastic perfect-information game, but the
+game type says ``IMPERFECT_INFORMATION``, on purpose. OpenSpiel's IS-MCTS,
+the Python ``ISMCTSBot`` and the C++ ``pyspiel.ISMCTSBot`` alike, refuses
+any other game type (an assertion, a ``SpielError``), and kibitz's strength
+matches and speed benchmark search Over/Under with it beside the other
+games. Declared imperfect, nothing is lost: each information state holds
+exactly one history, so CFR's tree, tabular policies, exported agents and
+``pyspiel.random_sim_test`` see the same information states either way (the
+key is the information-state string, which does not depend on the
+declaration), and ``resample_from_infostate`` returns a copy of the state,
+which is what a perfect-information game's resample would be. Declaring it
+perfect would only open OpenSpiel's ``value_iteration`` to it (one or two
+players, zero-sum); its alpha-beta search needs a deterministic game anyway.
+
 Rulings that are our own (also in the rules page):
 
 * ``copies=0`` (default) means 8 of each bill for the cash deck (48 cards)
@@ -788,7 +802,7 @@ class OverUnderObserver(_common.Observer):
             if k < 0:
                 continue
             if c.owner[s] >= 0:
-                table.append(f"{s}:p{c.owner[s]}")
+                table.append(f"{s}:p{c.owner[s]}/${c.money[s]}")
             else:
                 table.append(f"{s}:{names[k]}/${c.money[s]}")
         bits.append("stacks " + (" ".join(table) if table else "-"))
@@ -799,7 +813,7 @@ class OverUnderObserver(_common.Observer):
         elif c.phase == FLIP:
             bits.append(f"p{c.turn}: stack {c.pstack} {'over' if c.pover else 'under'}")
         elif c.phase == GIVE:
-            bits.append(f"p{c.turn} gives stack {c.pstack}")
+            bits.append(f"p{c.turn} gives stack {c.pstack} (said {'over' if c.pover else 'under'})")
         elif c.phase == OVER:
             bits.append("game over")
         return " | ".join(bits)

@@ -408,7 +408,7 @@ class PubState(pyspiel.State):
                 c.log.append(_new(Draw, ("draw", c.player)))
                 c.phase = DRAWN
             else:
-                raise _common.illegal(self, action, [TAKE, DRAW])
+                raise _common.illegal(self, action, [TAKE, DRAW], "a turn begins")
             return
         if ph == CHOOSE:
             seat = c.player
@@ -420,7 +420,8 @@ class PubState(pyspiel.State):
             elif action == TAKE_BOTH:
                 self._take_both(False)
             else:
-                raise _common.illegal(self, action, [KEEP_DRAWN, TAKE_BOTH])
+                raise _common.illegal(self, action, [KEEP_DRAWN, TAKE_BOTH],
+                                      "after drawing a lower card of another suit")
             return
         raise _common.illegal(self, action, [], "the game is over")
 
@@ -536,8 +537,9 @@ class PubState(pyspiel.State):
 
     @property
     def deck_size(self):
-        """Cards left in the deck (after the set-up: the draw pile)."""
-        return len(self._c.deck)
+        """Cards left in the deck (after the set-up: the draw pile); 0 at the
+        end, also when the last card was discarded unseen."""
+        return _deck_count(self._c)
 
     @property
     def hands(self):
@@ -580,7 +582,7 @@ class PubState(pyspiel.State):
             head = "game over"
         else:
             head = f"p{c.player} to move"
-        lines = [f"{head}, deck {len(c.deck)}, face up {names[c.face] if c.face >= 0 else '-'}"
+        lines = [f"{head}, deck {_deck_count(c)}, face up {names[c.face] if c.face >= 0 else '-'}"
                  + (f", drawn {names[c.drawn]}" if c.drawn >= 0 else "")]
         lines.append(f"set aside: {cards(c.removed)}")
         for s in range(self._n):
@@ -629,6 +631,13 @@ class PubState(pyspiel.State):
         for a in new_setup + list(rest):
             apply(a)
         return state
+
+
+def _deck_count(c) -> int:
+    """Cards in the deck. ``c.deck`` holds the cards not yet dealt, turned
+    up or drawn; a last card discarded unseen at the end stays in it (a
+    resample may put it elsewhere) but is no longer in the deck."""
+    return 0 if c.phase == OVER else len(c.deck)
 
 
 def event_text(e, me: int, names) -> str | None:
@@ -743,7 +752,7 @@ class PubObserver(_common.Observer):
         for s in range(n):
             for x in c.coll[s]:
                 d["collections"][s, x] = 1
-        d["deck"][0] = len(c.deck)
+        d["deck"][0] = _deck_count(c)
         if c.phase == OVER:
             for s in range(n):
                 for x in c.hands[s]:
@@ -771,10 +780,12 @@ class PubObserver(_common.Observer):
         bits.append(f"face up {names[c.face] if c.face >= 0 else '-'}")
         if c.drawn >= 0:
             bits.append(f"drawn {names[c.drawn]}")
-        bits.append(f"deck {len(c.deck)}")
+        bits.append(f"deck {_deck_count(c)}")
         bits.append("collections " + " ".join(f"p{s}:{cards(c.coll[s]).replace(' ', ',')}"
                                               for s in range(self.n)))
         if c.phase == OVER:
+            bits.append("hands " + " ".join(f"p{s}:{cards(c.hands[s]).replace(' ', ',')}"
+                                            for s in range(self.n)))
             bits.append("scores " + " ".join(map(str, c.scores)))
         else:
             cur = state.current_player()

@@ -342,7 +342,7 @@ class UnderdogState(pyspiel.State):
             return
         legal = self._legal_actions(c.order[c.pos])
         if action not in legal:
-            raise _common.illegal(self, action, legal)
+            raise _common.illegal(self, action, legal, _STEP_WHY[ph])
         seat = c.order[c.pos]
         if ph == DRAW:
             c.log.append(_new(Swap, ("swap", seat)) if action == SWAP else _new(NewUnderdog, ("new", seat)))
@@ -845,17 +845,10 @@ class UnderdogObserver(_common.Observer):
         d["bank"][0] = c.bank
         for s in c.fighters:
             d["fight"][s] = 1
-        if c.phase in (FIGHTING, OVER):
-            decided = c.order[:c.pos] if c.phase == FIGHTING else c.order
-            for s in decided:
-                if s not in c.fighters:
-                    d["pass"][s] = 1
-        for e in reversed(c.log):
-            if e.kind == "show":
-                for s, v in e.cards:
-                    d["shown"][s, v - 1] = 1
-            if e.kind in ("show", "round"):
-                break
+        for s in _passed(c):
+            d["pass"][s] = 1
+        for s, v in _shown(c):
+            d["shown"][s, v - 1] = 1
         d["last"][0] = 1 if c.last else 0
         d["pile"][0] = c.npile
         d["phase"][c.phase] = 1
@@ -883,7 +876,47 @@ class UnderdogObserver(_common.Observer):
             bits.append("face up " + " ".join(laid))
         if c.fighters:
             bits.append("fighting " + " ".join(f"p{s}" for s in c.fighters))
+        passed = _passed(c)
+        if passed:
+            bits.append("passing " + " ".join(f"p{s}" for s in passed))
+        shown = _shown(c)
+        if shown:
+            bits.append("showdown " + " ".join(f"p{s}:{v}" for s, v in shown))
+        bits.append(f"pile {c.npile}")
+        if c.phase == OVER:
+            bits.append("game over")
+        else:
+            cur = state.current_player()
+            bits.append(f"to move {f'p{cur}' if cur >= 0 else 'chance'} ({_STEP_NAMES[c.phase]})")
         return " | ".join(bits)
+
+
+#: why a player's move is illegal in each phase (the legal ones follow)
+_STEP_WHY = {DRAW: "it is the draw step", KEEP: "after a swap, keep one of the two cards held",
+             FIGHTING: "it is the fight step"}
+
+#: what the observation string's last field says of each phase
+_STEP_NAMES = ("deal", "draw step", "card drawn", "keep", "fight step", "over")
+
+
+def _passed(c):
+    """The seats that passed in this round's fight step so far, in turn order."""
+    if c.phase not in (FIGHTING, OVER):
+        return ()
+    decided = c.order[:c.pos] if c.phase == FIGHTING else c.order
+    return tuple(s for s in decided if s not in c.fighters)
+
+
+def _shown(c):
+    """(seat, card) of each fighter shown in this round's showdown, or ():
+    only the last round's can be seen (any other is followed at once by a
+    new round)."""
+    for e in reversed(c.log):
+        if e.kind == "show":
+            return e.cards
+        if e.kind == "round":
+            return ()
+    return ()
 
 
 _common.register(SPEC, _GAME_TYPE, UnderdogGame)

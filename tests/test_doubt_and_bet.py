@@ -71,10 +71,11 @@ def claim_code(game, q, colour, ch, s):
     return game.claim_base + pair * game.qmax * game.k1 + (q - 1) * game.k1 + colour_index(game, colour)
 
 
-def assert_illegal(state, action):
+def assert_illegal(state, action, message=None):
+    """``action`` raises (with a message matching ``message``) and changes nothing."""
     before_str, before_hist = str(state), list(state.history())
     before_info = [state.information_state_string(p) for p in range(state.get_game().num_players())]
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(IllegalActionError, match=message):
         state.apply_action(action)
     assert str(state) == before_str
     assert list(state.history()) == before_hist
@@ -613,10 +614,17 @@ def test_bad_parameters_through_load_game():
 def test_illegal_actions_raise_and_leave_the_state_unchanged():
     game = load(players=2, chips=3, slots=2, colours=2)
     state = game.new_initial_state()
-    assert_illegal(state, db.BUY)  # at the maximum number of slots
-    assert_illegal(state, db.DOUBT)
+    exchange = r"is not legal for player 0: it is the exchange step; legal: keep \(0\), sell slot \(2\)$"
+    assert_illegal(state, db.BUY, r"^buy slot \(action 1\) " + exchange)  # at the maximum of slots
+    assert_illegal(state, db.DOUBT, r"^doubt \(action 3\) " + exchange)
+    assert_illegal(state, game.claim_base, r"^claim 1 red stake 0\+0 \(action 50\) " + exchange)
+    for bad in (-3, game.num_distinct_actions()):
+        assert_illegal(state, bad, rf"^action {bad} is no move of doubt_and_bet \(ids 0\.\.313\); "
+                                   r"legal for player 0: keep \(0\), sell slot \(2\)$")
     keep_all(state)
-    assert_illegal(state, game.k1)  # not a colour
+    colours = r"legal for chance: card red \(0\), card yellow \(1\), card rainbow \(2\)$"
+    for bad in (game.k1, -3, 99):  # not a colour
+        assert_illegal(state, bad, rf"^action {bad} is no chance outcome of doubt_and_bet \(ids 0\.\.2\); " + colours)
     for _ in range(4):  # 2*players = 4 rainbows
         state.apply_action(2)
     assert state.chance_outcomes() == []  # all four cards dealt: claims now
@@ -626,14 +634,31 @@ def test_illegal_actions_raise_and_leave_the_state_unchanged():
     for _ in range(3):
         state.apply_action(2)
     assert [o for o, _ in state.chance_outcomes()] == [0, 1]
-    assert_illegal(state, 2)  # no rainbow left
+    assert_illegal(state, 2, r"^card rainbow \(action 2\) is not legal for chance: no card of that colour "
+                             r"is left in the deck; legal: card red \(0\), card yellow \(1\)$")
     state.apply_action(0)
-    assert_illegal(state, db.FOLD)  # the opener must claim
+    # the opener must claim: 84 claims, summed up
+    claims = r"84 legal(| for player 0), from claim 1 red stake 0\+1 \(62\) to claim 4 rainbow stake 3\+1 \(145\)$"
+    assert_illegal(state, db.FOLD, r"^fold \(action 5\) is not legal for player 0: the opener must claim; " + claims)
+    assert_illegal(state, -6, r"^action -6 is no move of doubt_and_bet \(ids 0\.\.313\); " + claims)
     act(state, "claim 1 red stake 1+0")
     act(state, "doubt")
     assert state.action_to_string(1, game.raise_base + game.max_slots) == "raise 1+0"
-    assert_illegal(state, game.raise_base + game.max_slots)  # does not exceed the stake of 1
-    assert_illegal(state, db.CALL_BASE)  # a call of 0+0
+    showdown = r"; legal: call 0\+1 \(7\), call 1\+0 \(8\), raise 1\+1 \(31\), .*, raise 3\+1 \(35\)$"
+    assert_illegal(state, game.raise_base + game.max_slots,  # does not exceed the stake of 1
+                   r"^raise 1\+0 \(action 30\) is not legal for player 1: a raise must exceed the "
+                   r"opponent's stake of 1" + showdown)
+    assert_illegal(state, db.CALL_BASE, r"^call 0\+0 \(action 6\) is not legal for player 1: a call matches "
+                                        r"the opponent's stake of 1" + showdown)
+    assert_illegal(state, db.KEEP, r"^keep \(action 0\) is not legal for player 1: not a showdown move" + showdown)
+    state = pyspiel.load_game(TINY).new_initial_state()
+    keep_all(state)
+    deal(state, [["red"], ["red"]])
+    for move in ("claim 2 red stake 1+0", "doubt", "call 1+0"):
+        act(state, move)
+    assert_illegal(state, db.KEEP, r"^keep \(action 0\) is not legal for anyone: the game is over$")
+    for bad in (-2, 10**5):
+        assert_illegal(state, bad, rf"^action {bad} is no move of doubt_and_bet \(ids 0\.\.47\); the game is over$")
 
 
 # ------------------------------------------------------ tensors, strings
@@ -693,6 +718,25 @@ def test_string_and_tensor_define_the_same_information_states():
             legal = state.legal_actions()
             state.apply_action(legal[rng.integers(len(legal))])
     assert len(by_string) > 500
+
+
+def test_the_end_observation_shows_the_revealed_hands():
+    # p0 holds red in both games and sees the same moves; p1's card, revealed
+    # by the call that ends the single bet, differs
+    ends = []
+    for p1_card in ("red", "rainbow"):
+        state = pyspiel.load_game(TINY).new_initial_state()
+        keep_all(state)
+        deal(state, [["red"], [p1_card]])
+        assert state.observation_string(0).endswith("| to move p0")
+        for move in ("claim 2 red stake 1+0", "doubt", "call 1+0"):
+            act(state, move)
+        assert state.is_terminal()
+        ends.append(state)
+    a, b = ends
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    assert a.observation_string(0).endswith("| revealed p0:red p1:red")
+    assert b.observation_string(0).endswith("| revealed p0:red p1:rainbow")
 
 
 def _string_from_scratch(state, player, private=True):

@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
+from open_spiel.python.algorithms import evaluate_bots, get_all_states, ismcts, mcts
 from open_spiel.python.observation import make_observation
 
 from kibitz import games  # noqa: F401
@@ -14,6 +14,7 @@ from helpers import heuristic_vs_random, random_play_decisions
 from kibitz.agents import make_agent
 from kibitz.agents.heuristics import over_under as ouh
 from kibitz.games import over_under as ou
+from kibitz.games._common import IllegalActionError
 
 # Cash deck card kinds (chance outcomes), jokers after the six bills.
 D1, D5, D10, D20, D50, D100, JOKER2, PYRAMID, EAGLE = range(9)
@@ -373,7 +374,22 @@ def test_observation_views_match_the_table():
     assert list(d["pending"]) == [1, 0] and list(d["direction"]) == [1, 0]
     assert list(d["to_move"]) == [0, 0, 0, 1]              # chance to flip
     assert len(state.observation_tensor(2)) == game.observation_tensor_size()
-    assert state.observation_string(2).startswith("p2 | round 1 of 1")
+    assert state.observation_string(2) == (
+        "p2 | round 1 of 1 | dealer p2 | tally 120 0 0 | stacks 0:$50/$50 1:p0/$120 | "
+        "deck $1x2 $5x2 $10x2 $20x1 $50x1 $100x1 | p1: stack 0 over")
+
+
+def test_observation_string_shows_what_its_tensor_shows():
+    # a claimed stack's money is in the tensor: two tables whose claimed
+    # stacks hold other sums (same tally) read differently
+    a = play("over_under(players=2,copies=2,stacks=2,rounds=1)", [D50, D20, under(0), D100])
+    b = play("over_under(players=2,copies=2,stacks=2,rounds=1)", [D50, D20, under(1), D100])
+    assert "0:p0/$150" in a.observation_string(0) and "1:p0/$120" in b.observation_string(0)
+    # a give after a cut-throat tie: the prediction made is in the tensor
+    game = "over_under(players=2,copies=2,stacks=1,rounds=1,variant=cutthroat)"
+    for direction, word in ((over, "over"), (under, "under")):
+        state = play(game, [D20, direction(0), D20])
+        assert state.observation_string(0).endswith(f"| p0 gives stack 0 (said {word})")
 
 
 def test_serialization_round_trip():
@@ -415,21 +431,36 @@ def test_unknown_parameter_rejected():
 CUT = "over_under(players=3,copies=1,stacks=3,rounds=1,variant=cutthroat,jokers=true)"
 
 
-@pytest.mark.parametrize("prefix,bad", [
-    ([], JOKER2),                                          # jokers are not dealt
-    ([D100], D100),                                        # no $100 left
-    ([], 9),                                               # no such card
-    ([D100, D1, D5, over(0), D20], over(0)),               # stack 0 is claimed
-    ([D100, D1, D5], give(1, 3)),                          # a give while predicting
-    ([D100, D1, D5], 2 * 3 + 3),                           # out of range
-    ([D100, D1, D5, under(0), PYRAMID], give(0, 3)),       # giving to oneself
-    ([D100, D1, D5, under(0), PYRAMID], over(1)),          # predicting while giving
+PREDICTS = r"stack 0 over \(0\), stack 0 under \(1\), stack 1 over \(2\), .*, stack 2 under \(5\)$"
+GIVES = r"give the stack to another player; legal: give to 1 \(7\), give to 2 \(8\)$"
+
+
+@pytest.mark.parametrize("prefix,bad,message", [
+    # jokers are not dealt; no $100 left; no such card; a negative id
+    ([], JOKER2, r"^card \$2 joker \(action 6\) is not legal for chance: no such card left in the deck; "
+                 r"legal: card \$1 \(0\), .*, card \$100 \(5\)$"),
+    ([D100], D100, r"^card \$100 \(action 5\) is not legal for chance: no such card left"),
+    ([], 9, r"^action 9 is no chance outcome of over_under \(ids 0\.\.8\); legal for chance: card \$1 \(0\)"),
+    ([], -4, r"^action -4 is no chance outcome of over_under \(ids 0\.\.8\)"),
+    ([D100, D1, D5, over(0), D20], over(0),                # stack 0 is claimed
+     r"^stack 0 over \(action 0\) is not legal for player 1: name a stack still on the table, over "
+     r"or under; legal: stack 1 over \(2\), stack 1 under \(3\), stack 2 over \(4\), stack 2 under \(5\)$"),
+    ([D100, D1, D5], give(1, 3),                           # a give while predicting
+     r"^give to 1 \(action 7\) is not legal for player 0: name a stack still on the table, over or under; legal: "
+     + PREDICTS),
+    ([D100, D1, D5], 2 * 3 + 3, r"^action 9 is no move of over_under \(ids 0\.\.8\); legal for player 0: "
+     + PREDICTS),                                          # out of range
+    ([D100, D1, D5], -2, r"^action -2 is no move of over_under \(ids 0\.\.8\); legal for player 0: stack 0"),
+    ([D100, D1, D5, under(0), PYRAMID], give(0, 3),        # giving to oneself
+     r"^give to 0 \(action 6\) is not legal for player 0: " + GIVES),
+    ([D100, D1, D5, under(0), PYRAMID], over(1),           # predicting while giving
+     r"^stack 1 over \(action 2\) is not legal for player 0: " + GIVES),
 ])
-def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
+def test_illegal_action_is_named_and_leaves_state_unchanged(prefix, bad, message):
     state = play(CUT, prefix)
     before, history = str(state), state.history()
     info = state.information_state_string(0)
-    with pytest.raises(ValueError, match="not legal"):
+    with pytest.raises(IllegalActionError, match=message):
         state.apply_action(bad)
     assert str(state) == before and state.history() == history
     assert state.information_state_string(0) == info
@@ -454,6 +485,23 @@ def test_openspiel_cfr_and_nash_conv_on_small_configuration():
         solver.evaluate_and_update_policy()
     nc = pyspiel.nash_conv(game, solver.average_policy())
     assert 0 <= nc < uniform_nc
+
+
+def test_declared_imperfect_yet_every_information_state_is_one_history():
+    # the declaration OpenSpiel's IS-MCTS needs (docs/rules/over_under.md) ...
+    game = pyspiel.load_game("over_under(players=2,copies=1,stacks=1,rounds=1,variant=cutthroat)")
+    assert game.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    # ... costs nothing: no two histories share an information state, and a
+    # resample is the state itself
+    histories = {}
+    decisions = get_all_states.get_all_states(game, include_terminals=False,
+                                              to_string=lambda s: s.history_str())
+    for state in decisions.values():
+        p = state.current_player()
+        key = state.information_state_string(p)
+        assert histories.setdefault(key, state.history()) == state.history()
+        assert state.resample_from_infostate(p, None).history() == state.history()
+    assert len(histories) == len(decisions) > 1000
 
 
 def test_openspiel_ismcts_bot_plays_complete_games():

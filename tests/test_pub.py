@@ -155,13 +155,19 @@ def test_end_reveal_of_last_card_discards_it_unseen():
                "card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
     # p2 took both with 2H still in the deck: a reveal would take the last card
     assert state.is_terminal()
-    assert state.deck_size == 1
     seen = {c for coll in state.collections for c in coll} | {c for h in state.hands for c in h}
     assert game.card_names.index("2H") not in seen
+    # the deck is empty: the property, the state, the observation string and tensor say 0
+    assert state.deck_size == 0 and "deck 0" in str(state)
+    obs = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=False))
     for p in range(3):
         text = state.information_state_string(p)
         assert "deck empty: last card discarded unseen" in text.split("\n")
         assert "2H" not in text
+        assert "| deck 0 |" in state.observation_string(p) and "2H" not in state.observation_string(p)
+        obs.set_from(state, p)
+        assert obs.dict["deck"][0] == 0
+        assert np.array_equal(obs.tensor, state.observation_tensor(p))
 
 
 def test_full_small_game_scores_and_both_payoffs():
@@ -406,26 +412,35 @@ def test_bad_parameters_direct_construction():
 def test_illegal_actions_raise_and_leave_state_unchanged():
     game = pyspiel.load_game(OPEN)
     state = do(game.new_initial_state(), "card 2C", "card 3C", "card 4C", "card 8H")
-    cases = []
+    turn = r"legal: take \(0\), draw \(1\)$"
     # a player node: keep drawn / take both / out of range are not legal
-    cases += [(state, a) for a in (pub.KEEP_DRAWN, pub.TAKE_BOTH, 4, 7)]
+    cases = [(state, pub.KEEP_DRAWN, r"^keep drawn \(action 2\) is not legal for player 0: a turn begins; " + turn),
+             (state, pub.TAKE_BOTH, r"^take both \(action 3\) is not legal for player 0: a turn begins; " + turn),
+             (state, 4, r"^action 4 is no move of pub \(ids 0\.\.3\); legal for player 0: take \(0\), draw \(1\)$"),
+             (state, -7, r"^action -7 is no move of pub \(ids 0\.\.3\); legal for player 0: take"),
+             (state, 10**9, r"^action 1000000000 is no move of pub")]
     drawn = do(state.clone(), "draw")
-    cases += [(drawn, game.card_names.index("8H")), (drawn, game.card_names.index("2C")), (drawn, 52)]
+    cases += [(drawn, game.card_names.index("8H"),
+               r"^card 8H \(action 20\) is not legal for chance: that card is not in the deck; "
+               r"legal: card AS \(0\), .*, card KC \(51\)$"),
+              (drawn, game.card_names.index("2C"), r"^card 2C \(action 40\) is not legal for chance"),
+              (drawn, 52, r"^action 52 is no chance outcome of pub \(ids 0\.\.51\); legal for chance: card AS"),
+              (drawn, pub.DRAW - 3, r"^action -2 is no chance outcome of pub")]
     choose = do(state.clone(), "draw", "card 3S")
-    cases += [(choose, pub.TAKE), (choose, pub.DRAW)]
-    for st, action in cases:
+    after = "after drawing a lower card of another suit; legal: keep drawn \\(2\\), take both \\(3\\)$"
+    cases += [(choose, pub.TAKE, r"^take \(action 0\) is not legal for player 0: " + after),
+              (choose, pub.DRAW, r"^draw \(action 1\) is not legal for player 0: " + after)]
+    over = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card AH", "card 2S",
+              "card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
+    cases += [(over, pub.TAKE, r"^take \(action 0\) is not legal for anyone: the game is over$"),
+              (over, 9, r"^action 9 is no move of pub \(ids 0\.\.3\); the game is over$")]
+    for st, action, message in cases:
         before, hist = str(st), st.history()
         infos = [st.information_state_string(p) for p in range(3)]
-        with pytest.raises(IllegalActionError):
+        with pytest.raises(IllegalActionError, match=message):
             st.apply_action(action)
         assert str(st) == before and st.history() == hist
         assert [st.information_state_string(p) for p in range(3)] == infos
-    over = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card AH", "card 2S",
-              "card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
-    before = str(over)
-    with pytest.raises(IllegalActionError, match="over"):
-        over.apply_action(pub.TAKE)
-    assert str(over) == before
 
 
 # ------------------------------------------------------------ information
@@ -439,6 +454,17 @@ def test_information_state_string_lines():
     assert state.information_state_string(0).split("\n")[1] == "you are dealt 4S"
     assert state.observation_string(2) == (
         "p2 | hand 2S | face up 3S | deck 2 | collections p0:4H p1:2H p2:- | to move p2")
+
+
+def test_the_end_observation_shows_the_hands():
+    # p0 sees the same table in both games; the hands shown at the end differ
+    end = ("card 4H", "take", "card 3H", "take", "card 3S", "draw", "card AS")
+    a = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card AH", "card 2S", *end)
+    b = do(pyspiel.load_game(SMALL).new_initial_state(), "card 4S", "card 2S", "card AH", *end)
+    assert a.is_terminal() and b.is_terminal()
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    assert a.observation_string(0).split(" | ")[-2:] == ["hands p0:4S p1:AH p2:2S", "scores 8 0 0"]
+    assert b.observation_string(0).split(" | ")[-2] == "hands p0:4S p1:2S p2:AH"
 
 
 def test_perfect_recall_tensor_hides_only_what_is_hidden():
@@ -581,7 +607,7 @@ def test_resample_draws_hidden_cards_with_chance_probabilities():
     # at the end the hands are shown: only the removed cards and the last,
     # undrawn card are unknown, and each of the three is removed with chance 2/3
     do(state, "take", "card 3S", "take")
-    assert state.is_terminal() and state.deck_size == 1
+    assert state.is_terminal() and state.deck_size == 0
     left = {idx("4S"), idx("4H"), idx("2H")}
     removed = Counter()
     for _ in range(1500):

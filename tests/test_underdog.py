@@ -10,6 +10,7 @@ from kibitz import games  # noqa: F401
 from helpers import heuristic_vs_random
 from kibitz.agents import make_agent
 from kibitz.games import underdog as ud
+from kibitz.games._common import IllegalActionError
 
 SWAP, NEW, FIGHT, PASS = ud.SWAP, ud.NEW_UNDERDOG, ud.FIGHT, ud.PASS
 
@@ -304,20 +305,43 @@ def test_unknown_parameter_rejected():
         pyspiel.load_game("underdog(cardz=9)")
 
 
-@pytest.mark.parametrize("prefix,bad", [
-    ([], 13),                                          # chance: no card 14
-    ([card(5)], card(5)),                              # chance: card already dealt
-    ([card(1), card(2), card(3), card(4), card(5)], FIGHT),  # draw step: fight illegal
-    ([card(1), card(2), card(3), card(4), card(5), SWAP, card(6)], keep(7)),  # keep a card not held
+DEALT = [card(1), card(2), card(3), card(4), card(5)]  # four hands and the underdog card
+FIGHTING = DEALT + [NEW, card(6), NEW, card(7), NEW, card(8), NEW, card(9)]
+
+
+@pytest.mark.parametrize("prefix,bad,message", [
+    ([], 13, r"action 13 is no chance outcome of underdog \(ids 0\.\.12\); legal for chance: "
+             r"card 1 \(0\), card 2 \(1\), .*, card 13 \(12\)$"),
+    ([], -2, r"action -2 is no chance outcome of underdog \(ids 0\.\.12\); legal for chance: card 1 \(0\)"),
+    ([card(5)], card(5), r"^card 5 \(action 4\) is not legal for chance: that card is not in the "
+                         r"draw pile; legal: card 1 \(0\), card 2 \(1\), card 3 \(2\), card 4 \(3\), card 6 \(5\)"),
+    (DEALT, FIGHT, r"^fight \(action 2\) is not legal for player 0: it is the draw step; "
+                   r"legal: swap \(0\), new underdog \(1\)$"),
+    (DEALT, 17, r"^action 17 is no move of underdog \(ids 0\.\.16\); legal for player 0: swap \(0\), "
+                r"new underdog \(1\)$"),
+    (DEALT, -5, r"^action -5 is no move of underdog \(ids 0\.\.16\); legal for player 0: swap"),
+    (DEALT + [SWAP, card(6)], keep(7), r"^keep 7 \(action 10\) is not legal for player 0: after a swap, "
+                                       r"keep one of the two cards held; legal: keep 1 \(4\), keep 6 \(9\)$"),
+    (FIGHTING, keep(1), r"^keep 1 \(action 4\) is not legal for player 0: it is the fight step; "
+                        r"legal: fight \(2\), pass \(3\)$"),
+    (FIGHTING, SWAP, r"^swap \(action 0\) is not legal for player 0: it is the fight step"),
 ])
-def test_illegal_action_raises_and_leaves_state_unchanged(prefix, bad):
+def test_illegal_action_is_named_and_leaves_state_unchanged(prefix, bad, message):
     state = play("underdog", prefix)
     before, history = str(state), state.history()
     info = state.information_state_string(0)
-    with pytest.raises(ValueError, match="not legal"):
+    with pytest.raises(IllegalActionError, match=message):
         state.apply_action(bad)
     assert str(state) == before and state.history() == history
     assert state.information_state_string(0) == info
+
+
+def test_action_minus_one_is_refused_by_pyspiel():
+    # -1 is OpenSpiel's kInvalidAction: pyspiel refuses it before the game sees it
+    state = play("underdog", DEALT)
+    with pytest.raises(pyspiel.SpielError, match="kInvalidAction"):
+        state.apply_action(-1)
+    assert state.history() == DEALT
 
 
 def test_action_on_a_finished_game_is_a_clear_error():
@@ -326,9 +350,12 @@ def test_action_on_a_finished_game_is_a_clear_error():
                                                        PASS, PASS, PASS])
     assert state.is_terminal()
     before, history = str(state), state.history()
-    for bad in (PASS, card(7)):
-        with pytest.raises(ValueError, match="not legal.*game is over"):
+    for bad, message in ((PASS, "pass (action 3) is not legal for anyone: the game is over"),
+                         (card(7), "keep 3 (action 6) is not legal for anyone: the game is over"),
+                         (99, "action 99 is no move of underdog (ids 0..16); the game is over")):
+        with pytest.raises(IllegalActionError) as raised:
             state.apply_action(bad)
+        assert str(raised.value) == message
     assert str(state) == before and state.history() == history
 
 
@@ -343,6 +370,46 @@ def test_observation_tensor_shows_the_drawn_card_to_the_swapper_only():
     for seat in (1, 2):
         assert a.observation_string(seat) == b.observation_string(seat)
         assert a.observation_tensor(seat) == b.observation_tensor(seat)
+
+
+def _play_by_name(game_string, names):
+    """Plays moves given by name (``state.action_to_string``), chance included."""
+    state = pyspiel.load_game(game_string).new_initial_state()
+    for name in names:
+        player = state.current_player()
+        legal = ([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+                 else state.legal_actions())
+        by_name = {state.action_to_string(player, a): a for a in legal}
+        assert name in by_name, f"{name!r} is not legal here; legal: {sorted(by_name)}"
+        state.apply_action(by_name[name])
+    return state
+
+
+def test_the_end_observation_shows_the_showdown():
+    # issue 19: p1's card differs (2 or 3) and is shown at the end; p0's
+    # observation string used to be the same in both games while its
+    # tensor (and information state) showed the showdown
+    rest = ["card 7", "card 4", "new underdog", "card 6", "new underdog", "card 8",
+            "new underdog", "card 10", "pass", "fight", "fight"]
+    a = _play_by_name("underdog(players=3,bank=2)", ["card 1", "card 2"] + rest)
+    b = _play_by_name("underdog(players=3,bank=2)", ["card 1", "card 3"] + rest)
+    assert a.is_terminal() and b.is_terminal()
+    assert a.observation_tensor(0) != b.observation_tensor(0)
+    assert a.observation_string(0) != b.observation_string(0)
+    assert "showdown p1:2 p2:7" in a.observation_string(0).split(" | ")
+    assert "showdown p1:3 p2:7" in b.observation_string(0).split(" | ")
+    assert "showdown p1:2 p2:7" in a.information_state_string(0).split("\n")
+    fields = a.observation_string(0).split(" | ")
+    assert "passing p0" in fields and "fighting p1 p2" in fields and fields[-1] == "game over"
+
+
+def test_observation_string_says_who_is_to_move_and_the_pile():
+    state = play("underdog(players=3)", [card(9), card(2)])
+    assert state.observation_string(0).endswith("| pile 11 | to move chance (deal)")
+    state = play("underdog(players=3)", [card(9), card(2), card(5), card(1)])
+    assert state.observation_string(2).endswith("| pile 9 | to move p0 (draw step)")
+    state.apply_action(SWAP)
+    assert state.observation_string(1).endswith("| to move chance (card drawn)")
 
 
 # ----------------------------------------------- OpenSpiel's own algorithms
