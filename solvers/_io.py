@@ -19,6 +19,8 @@ def atomic_write(path, write) -> None:
     run killed half-way) never sees a partial file. The file gets the mode
     a plainly created file would have."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise IsADirectoryError(f"{path} exists and is not a regular file; it is not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

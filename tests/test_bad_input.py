@@ -108,6 +108,11 @@ CASES = [
     ("solve kuhn_poker --out k.json --games 3", 2, ["No such option '--games'"]),
     ("solve 'kuhn_poker(players=3))' --out k.json", 2, ["GAME", "unexpected ')'"]),
     ("solve tic_tac_toe --max-nodes 10 --out t.json", 1, ["node budget of 10", "--max-nodes"]),
+    ("solve kuhn_poker -n 2 --out done.json", 2, ["done.json and done.json.ckpt.npz hold an earlier run",
+                                                  "--resume", "--overwrite"]),
+    ("solve kuhn_poker -n 2 --out afile.txt", 2, ["afile.txt hold an earlier run"]),
+    ("solve kuhn_poker -n 2 --out done.json --resume --overwrite", 2, ["give one"]),
+    ("solve kuhn_poker -n 2 --out /dev/null", 2, ["--out", "/dev/null exists and is not a regular file"]),
     # kibitz export / inspect / replay (missing files; broken ones are test_bad_files.py's)
     ("export nofile.json --out a.json", 2, ["SOURCE", "does not exist"]),
     ("export afile.txt", 2, ["Missing option '--out'"]),
@@ -170,6 +175,8 @@ def folder(tmp_path_factory):
     (path / "sub").mkdir()
     (path / "clash").mkdir()
     (path / "clash" / "agent.json.gz").write_text("the user's own file\n")
+    (path / "done.json").write_text("an earlier run's policy\n")
+    (path / "done.json.ckpt.npz").write_text("its checkpoint\n")
     return path
 
 
@@ -189,4 +196,5 @@ def test_bad_input_gets_one_clear_line(line, status, words, folder, monkeypatch)
     assert not any((folder / name).exists() for name in ("k.json", "g.json", "t.json", "a.json"))
     assert (folder / "clash" / "agent.json.gz").read_text() == "the user's own file\n"
     assert (folder / "afile.txt").read_text() == "not an agent file\n"
+    assert (folder / "done.json").read_text() == "an earlier run's policy\n"
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from kibitz.commands._paths import writable_file
 from kibitz.games import GameStringError, load_game
 
 
@@ -74,20 +75,6 @@ class NumberRange(click.FloatRange):
         return number
 
 
-def _writable(ctx, param, value):
-    """--out: a file name in an existing folder this user may write to."""
-    if value is None:
-        return value
-    if not value.strip():
-        raise click.BadParameter("an empty file name", ctx, param)
-    folder = Path(value).parent
-    if not folder.is_dir():
-        raise click.BadParameter(f"{value}: {folder} is not an existing folder", ctx, param)
-    if not os.access(folder, os.W_OK):
-        raise click.BadParameter(f"{value}: the folder {folder} is not writable", ctx, param)
-    return value
-
-
 @click.command()
 @click.argument("game_string", metavar="GAME")
 @click.option("--algorithm", "-a", type=click.Choice(["cfr", "cfr+", "lcfr", "dcfr", "mccfr-es", "mccfr-os"]),
@@ -106,9 +93,11 @@ def _writable(ctx, param, value):
               help="Evaluate NashConv every K iterations (0: only at the end). "
                    f"Default: iterations/20, or every {UNLIMITED_EVAL_EVERY} without an "
                    "iteration limit.")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_writable,
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=writable_file,
               help="Policy file to write (.json, or .json.gz for gzip), in an existing folder.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
+@click.option("--overwrite", is_flag=True,
+              help="Start afresh over the policy and checkpoint of an earlier run at --out.")
 @click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
               help="Seconds between checkpoints.")
 @click.option("--simultaneous", is_flag=True,
@@ -129,7 +118,7 @@ def _writable(ctx, param, value):
               help="MCCFR: what the policy plays on information states it never visited: "
                    "uniform, or an agent spec (e.g. heuristic); recorded in the policy file.")
 def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_every, out,
-          resume, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
+          resume, overwrite, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
           progress, seed, epsilon, fallback):
     """Solve GAME with CFR on its compiled tree, or MCCFR over states, and save the average policy.
 
@@ -148,6 +137,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         game = load_game(game_string)
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
+    _refuse_to_replace(out, resume, overwrite)
     limit = parse_duration(time_limit)
     if iterations is None:  # --time or --target-nashconv alone bound the run
         iterations = math.inf if limit is not None or target_nashconv is not None else DEFAULT_ITERATIONS
@@ -238,6 +228,21 @@ def _summary(game, tree, algorithm, iterations, stopped, seconds, nc, returns, o
     click.echo(f"NashConv:    {nc:.6g} (exploitability {nc / tree.num_players:.6g})")
     click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(returns)))
     click.echo(f"policy:      {out}")
+
+
+def _refuse_to_replace(out, resume: bool, overwrite: bool) -> None:
+    """A run without --resume would replace an earlier run's policy and
+    checkpoint at ``out``: refused unless --overwrite says so."""
+    from kibitz.solvers import driver
+
+    if resume and overwrite:
+        raise click.UsageError("--resume continues the earlier run and --overwrite replaces it: give one")
+    if resume or overwrite:
+        return
+    earlier = [str(p) for p in (Path(out), driver.checkpoint_path(out)) if p.exists()]
+    if earlier:
+        raise click.UsageError(f"{' and '.join(earlier)} hold an earlier run; --resume continues it, "
+                               f"--overwrite starts afresh over it, or choose another --out")
 
 
 def _drive(solver, meta, out, resume, **loop):
