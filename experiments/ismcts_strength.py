@@ -1,46 +1,42 @@
-"""Strength of kibitz's IS-MCTS against random, heuristic and OpenSpiel's ISMCTSBot.
+"""IS-MCTS strength matches: the ``ismcts_match`` kind of the experiment runner.
 
-One match = ``--games`` games of GAME with IS-MCTS in one seat and the
-opponent kind in every other seat; IS-MCTS's seat rotates (game ``i`` puts it
-in seat ``i mod n``). Chance and every agent are seeded from ``--seed`` and
+A match is ``games`` games of GAME with kibitz's IS-MCTS in one seat and the
+opponent kind in every other seat; IS-MCTS's seat rotates (game ``i`` puts
+it in seat ``i mod n``). Chance and every agent are seeded from ``seed`` and
 the game index (chance from the deal, ``index // n``: the n seatings of a
 deal draw the same random numbers), so a match is reproducible and can be
-split across runs (``--start``). A run appends to ``--out`` and skips the
-game indices the file already holds, so an interrupted match resumes where
-it stopped; runs with disjoint ``--start`` ranges may append to one file at
-the same time (``records.AppendCSV``).
+split across runs (``start``). A run appends to the match's CSV and skips
+the game indices the file already holds, so an interrupted match resumes
+where it stopped; runs with disjoint ``start`` ranges may append to one file
+at the same time (``records.AppendCSV``). Matches are run only through the
+runner: ``kibitz experiment run experiments/ismcts_strength_campaign`` (and
+``make strength``), one table per match in the spec, ``--set only=NAME`` for
+some of them.
 
-The campaign of matches is the experiment spec
-``experiments/ismcts_strength_campaign`` (kind ``ismcts_match``, run by
-``kibitz experiment run`` and ``make strength``); one match can also be
-played from here:
+Match options (:func:`parser` declares them; a spec writes them with
+``_``): ``game``, ``opponent`` (``random``, ``heuristic``, or ``openspiel``:
+OpenSpiel's Python ``ISMCTSBot`` with the same simulations, the same UCT
+constant and one random rollout per leaf), ``fill`` (with a kind, the
+opponent holds one seat only, its offset from IS-MCTS rotating by deal, and
+the kind the others; IS-MCTS is then compared with that seat, which keeps a
+match against the slower ``ISMCTSBot`` affordable), ``games``, ``start``,
+``seed``, and the IS-MCTS options: ``preset`` and every field of
+``ISMCTSConfig``.
 
-    python experiments/ismcts_strength.py --game underdog --opponent random \\
-        --sims 1000 --games 1000 --out results/strength_underdog_random.csv
-
-Opponents: ``random``, ``heuristic`` (the game's rule-based agent) and
-``openspiel`` (OpenSpiel's Python ``ISMCTSBot`` with the same simulations,
-the same UCT constant and one random rollout per leaf). With ``--fill KIND``
-the opponent holds one seat only (its offset from IS-MCTS rotating by deal)
-and KIND the others; IS-MCTS is then compared with that seat, which keeps a
-match against the slower ``ISMCTSBot`` affordable.
-
-``python experiments/ismcts_strength.py summarize FILE.csv ...`` prints the
-summary of match files, also of matches stopped early; ``... table FILE.csv ...``
-prints them as one Markdown table.
-
-The CSV has one row per game (seat of IS-MCTS, every seat's return, seconds);
-the summary printed at the end gives, for IS-MCTS and for the mean opponent
-seat, the mean return with its 95% confidence interval, and the mean of the
-per-game difference with its 95% interval (``records.mean_ci95``: normal
-approximation, 1.96 standard errors, taken over deals: each deal counts as
-the mean of its seatings). With ``payoff=win`` an even seat gets ``1/n``.
+The CSV has one row per game (seat of IS-MCTS, every seat's return,
+seconds); :func:`table_lines` summarises match files (also of matches
+stopped early): for IS-MCTS and for the mean opponent seat, the mean return
+with its 95% confidence interval, and the mean of the per-game difference
+with its 95% interval (``records.mean_ci95``: normal approximation, 1.96
+standard errors, taken over deals: each deal counts as the mean of its
+seatings). With ``payoff=win`` an even seat gets ``1/n``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import time
 
@@ -118,18 +114,6 @@ def read_match(path):
     return rows, games
 
 
-def summarize(path) -> None:
-    """Prints the summary of a match CSV (also of a match stopped early)."""
-    rows, games = read_match(path)
-    if not rows:
-        print(f"{path}: no games")
-        return
-    n = len(games[0][2])
-    r0 = rows[0]
-    report(r0["game"], r0["opponent"], r0.get("ismcts", f"sims={r0['sims']}"), games, n,
-           f"{sum(float(r['seconds']) for r in rows) / len(rows):.1f} s per game")
-
-
 def table_lines(paths) -> list[str]:
     """A Markdown table, one row per match CSV (files without games are left out)."""
     lines = ["| game | IS-MCTS | opponent | games (deals) | IS-MCTS mean | opponent seat mean | difference | s/game |",
@@ -202,9 +186,18 @@ def _add_ismcts_options(ap: argparse.ArgumentParser) -> None:
                         help=help_text)
 
 
+class _Parser(argparse.ArgumentParser):
+    """The match options' parser: a bad value raises ValueError, naming the
+    option as a spec writes it (``sims``, not ``--sims``), instead of
+    printing a usage text and exiting."""
+
+    def error(self, message):
+        raise ValueError(re.sub(r"argument --([\w-]+)", lambda m: m[1].replace("-", "_"), message))
+
+
 def parser() -> argparse.ArgumentParser:
     """The options of one match (a spec's match table uses the same names, with ``_``)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _Parser(description=__doc__.splitlines()[0], add_help=False)
     ap.add_argument("--game", required=True, help="game string, e.g. underdog or pub(players=5)")
     ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel"])
     ap.add_argument("--fill", default="none", choices=["none", "random", "heuristic"],
@@ -232,7 +225,11 @@ def match_from_options(options: dict, out) -> argparse.Namespace:
     argv = []
     for key, value in options.items():
         argv += [f"--{key.replace('_', '-')}", str(value).lower() if isinstance(value, bool) else str(value)]
-    return parser().parse_args(argv + ["--out", str(out)])
+    args = parser().parse_args(argv + ["--out", str(out)])
+    for key, low in (("games", 1), ("start", 0), ("seed", 0)):
+        if getattr(args, key) < low:
+            raise ValueError(f"{key} must be an integer >= {low}; got {getattr(args, key)}")
+    return args
 
 
 def seating(index: int, n: int, fill: str) -> tuple[int, list[int]]:
@@ -319,23 +316,3 @@ def play_match(args) -> list:
     if len(games_all) > len(played):
         report(args.game, label, spec, games_all, n, f"all of {args.out}")
     return played
-
-
-def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    if argv and argv[0] == "summarize":
-        for path in argv[1:]:
-            summarize(path)
-        return
-    if argv and argv[0] == "table":
-        print("\n".join(table_lines(argv[1:])))
-        return
-    try:
-        play_match(parser().parse_args(argv))
-    except OtherRunError as e:
-        sys.exit(f"{e}: give another --out")
-
-
-if __name__ == "__main__":
-    main()

@@ -56,6 +56,10 @@ from kibitz.experiments.records import write_csv
 KINDS = ("convergence", "strength", "mccfr_convergence", "ismcts_match")
 
 
+class MatchesFailed(RuntimeError):
+    """Matches of an ismcts_match run that stopped with an error (their logs say which)."""
+
+
 class SpecError(ValueError):
     """A spec, or a ``--set`` override, that names an unknown key or a bad value."""
 
@@ -64,8 +68,8 @@ def _games(v):
     return isinstance(v, list) and v and all(isinstance(g, str) and g.strip() for g in v)
 
 
-def _count(low):
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low
+def _count(low, high=10**9):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
 
 
 #: the keys each kind reads: key -> (check, what is allowed)
@@ -76,29 +80,29 @@ KEYS = {
         "games": (_games, "a non-empty list of game strings"),
         "algorithms": (lambda v: isinstance(v, list) and v and set(v) <= {"cfr", "cfr+", "lcfr", "dcfr"},
                        "a non-empty list of cfr, cfr+, lcfr, dcfr"),
-        "iterations": (_count(1), "an integer >= 1"),
-        "openspiel_iterations": (_count(0), "an integer >= 0 (0 skips OpenSpiel)"),
-        "points": (_count(1), "an integer >= 1"),
+        "iterations": (_count(1), "an integer in 1..1,000,000,000"),
+        "openspiel_iterations": (_count(0), "an integer in 0..1,000,000,000 (0 skips OpenSpiel)"),
+        "points": (_count(1, 1000), "an integer in 1..1000"),
     },
     "strength": {
         "games": (_games, "a non-empty list of game strings"),
         "agents": (lambda v: isinstance(v, list) and len(v) >= 1 and all(isinstance(a, str) for a in v),
                    "a non-empty list of agent specs"),
-        "games_per_match": (_count(1), "an integer >= 1"),
-        "workers": (_count(1), "an integer >= 1"),
+        "games_per_match": (_count(1, 10**7), "an integer in 1..10,000,000"),
+        "workers": (_count(1, 64), "an integer in 1..64"),
         "seed": (_count(0), "an integer >= 0"),
         "progress": (lambda v: isinstance(v, bool), "true or false"),
     },
     "mccfr_convergence": {
         "games": (_games, "a non-empty list of game strings"),
-        "iterations": (_count(10), "an integer >= 10"),
-        "points": (_count(1), "an integer >= 1"),
+        "iterations": (_count(10), "an integer in 10..1,000,000,000"),
+        "points": (_count(1, 1000), "an integer in 1..1000"),
         "seed": (_count(0), "an integer >= 0"),
     },
     "ismcts_match": {
         "matches": (lambda v: isinstance(v, list) and v and all(isinstance(m, dict) and isinstance(
             m.get("name"), str) for m in v), "a non-empty list of tables, each with a name"),
-        "jobs": (_count(1), "an integer >= 1"),
+        "jobs": (_count(1, 64), "an integer in 1..64"),
         "only": (lambda v: isinstance(v, str), "a string (matches whose name contains it)"),
     },
 }
@@ -112,6 +116,40 @@ def _match_keys() -> dict:
     from kibitz.experiments.ismcts_strength import OPTIONS
     return {k: (lambda v: isinstance(v, (int, float, str)) and not isinstance(v, bool) or isinstance(v, bool),
                 "a number, string or boolean (checked with the match)") for k in OPTIONS}
+
+
+def _check_agents(spec: dict, where: str) -> None:
+    """Every agent spec of a strength spec makes an agent for every game."""
+    from kibitz.agents.registry import make_agent
+    from kibitz.games import GameStringError, load_game
+
+    for game_string in spec["games"]:
+        try:
+            game = load_game(game_string)
+        except GameStringError as e:
+            raise SpecError(f"{where}: games: {e}") from None
+        for agent in spec["agents"]:
+            try:
+                make_agent(agent, game, 0, seed=0)
+            except (ValueError, OSError) as e:
+                raise SpecError(f"{where}: agents: {agent!r} in {game_string}: {e}") from None
+
+
+def _check_matches(spec: dict, where: str) -> None:
+    """Every match of an ismcts_match spec has valid options, IS-MCTS
+    configuration and game (checked here, not in the worker that plays it)."""
+    from kibitz.agents.registry import make_agent
+    from kibitz.experiments.ismcts_strength import OPTIONS, ismcts_config, ismcts_spec, match_from_options
+    from kibitz.games import GameStringError, load_game
+
+    common = {k: v for k, v in spec.items() if k in OPTIONS}
+    for m in spec["matches"]:
+        name = m["name"]
+        try:
+            args = match_from_options({**common, **{k: v for k, v in m.items() if k != "name"}}, "-")
+            make_agent(ismcts_spec(ismcts_config(args)), load_game(args.game), 0, seed=0)
+        except (ValueError, GameStringError) as e:
+            raise SpecError(f"{where}: match {name!r}: {e}") from None
 
 
 def check_spec(spec: dict, where: str) -> dict:
@@ -134,6 +172,10 @@ def check_spec(spec: dict, where: str) -> dict:
             ok = False
         if not ok:
             raise SpecError(f"{where}: {key} = {value!r} is not allowed; {key} must be {allowed}")
+    if kind == "strength":
+        _check_agents(spec, where)
+    if kind == "ismcts_match":
+        _check_matches(spec, where)
     if kind in ("convergence", "strength", "mccfr_convergence"):
         from kibitz.games import GameStringError, load_game
         for game_string in spec["games"]:
@@ -163,6 +205,8 @@ def load_spec(folder) -> dict:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not valid TOML: not UTF-8 text") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
     spec.setdefault("name", path.parent.name)
     return check_spec(spec, str(path))
 
@@ -403,7 +447,7 @@ def _play_logged(args, log_path: Path) -> bool:
 
     from kibitz.experiments.ismcts_strength import play_match
 
-    with open(log_path, "w") as f, contextlib.redirect_stdout(f), contextlib.redirect_stderr(f):
+    with open(log_path, "a") as f, contextlib.redirect_stdout(f), contextlib.redirect_stderr(f):
         try:
             play_match(args)
             return True
@@ -460,7 +504,10 @@ def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
     elif spec["kind"] == "mccfr_convergence":
         run_mccfr_convergence(spec, out, log)
     else:
-        run_ismcts_match(spec, out, log)
+        failed = run_ismcts_match(spec, out, log)
+        if failed:
+            raise MatchesFailed(f"{len(failed)} match(es) failed: {', '.join(failed)} "
+                                f"(see {out / 'logs'}/NAME.log)")
     (out / "spec.json").write_text(json.dumps(spec, indent=2))
     log(f"done in {time.perf_counter() - t0:.1f} s: {out}/table.md and CSV")
     return out

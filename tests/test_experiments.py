@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kibitz.experiments import runner
+from kibitz.experiments.records import OtherRunError
 from kibitz.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -77,14 +78,12 @@ uct_c = 0.05
     rows = list(csv.DictReader(open(out / "small_vs_random.csv")))
     assert [int(r["index"]) for r in rows] == [0, 1, 2, 3, 4, 5]
     assert len(list(csv.DictReader(open(out / "small_m0_vs_heuristic.csv")))) == 3
-    # the same games as a one-match run of the script
-    st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "random", "--sims", "4",
-             "--seed", "2", "--games", "6", "--out", str(tmp_path / "script.csv")])
+    # the same games as one uninterrupted match
+    _match(tmp_path / "script.csv", game=SMALL_UD, opponent="random", sims=4, seed=2, games=6)
     script = list(csv.DictReader(open(tmp_path / "script.csv")))
     assert [r[f"return_{p}"] for r in script for p in range(3)] == [r[f"return_{p}"] for r in rows for p in range(3)]
-    capsys.readouterr()
-    st.main(["table", str(out / "small_m0_vs_heuristic.csv"), str(out / "small_vs_random.csv")])
-    assert (out / "table.md").read_text() == capsys.readouterr().out
+    lines = st.table_lines([out / "small_m0_vs_heuristic.csv", out / "small_vs_random.csv"])
+    assert (out / "table.md").read_text() == "\n".join(lines) + "\n"
 
 
 def test_ismcts_match_spec_refuses_unknown_options_and_names(tmp_path):
@@ -160,34 +159,40 @@ def test_bad_spec_is_a_clear_error(tmp_path):
     assert result.exit_code == 1 and "allowed kinds: convergence, strength, mccfr_convergence, ismcts_match" in result.output
 
 
+SMALL_UD = "underdog(players=3,cards=5,bank=2)"
+
+
+def _match(out, **options):
+    """Plays (or resumes) one match into ``out``, as the runner does."""
+    from kibitz.experiments import ismcts_strength as st
+    return st.play_match(st.match_from_options(options, out))
+
+
 def test_ismcts_strength_match_resumes_and_refuses_another_match(tmp_path, capsys):
     from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "m.csv"
-    args = ["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "random", "--sims", "5",
-            "--seed", "3", "--out", str(out)]
-    st.main(args + ["--games", "4"])
+    match = dict(game=SMALL_UD, opponent="random", sims=5, seed=3)
+    _match(out, **match, games=4)
     with out.open() as f:
         first = list(csv.DictReader(f))
     assert [int(r["index"]) for r in first] == [0, 1, 2, 3]
     assert [int(r["ismcts_seat"]) for r in first] == [0, 1, 2, 0]
     assert first[0]["ismcts"] == "ismcts(sims=5,uct_c=0.7,rollout=random)"
     assert [r["opponent_seats"] for r in first] == ["1 2", "0 2", "0 1", "1 2"]
-    st.main(args + ["--games", "6"])  # plays only games 4 and 5
+    _match(out, **match, games=6)  # plays only games 4 and 5
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert [int(r["index"]) for r in rows] == [0, 1, 2, 3, 4, 5]
     assert rows[:4] == first
     # the same seed gives the same games: replay game 4 into another file
     again = tmp_path / "again.csv"
-    st.main([a if a != str(out) else str(again) for a in args] + ["--games", "1", "--start", "4"])
+    _match(again, **match, games=1, start=4)
     with again.open() as f:
         replay = list(csv.DictReader(f))
     assert [replay[0][f"return_{p}"] for p in range(3)] == [rows[4][f"return_{p}"] for p in range(3)]
-    with pytest.raises(SystemExit, match="another match"):
-        st.main(args + ["--games", "6", "--sims", "6"])
-    capsys.readouterr()
-    st.main(["table", str(out)])
-    table = capsys.readouterr().out
+    with pytest.raises(OtherRunError, match="another match"):
+        _match(out, **{**match, "sims": 6}, games=6)
+    table = "\n".join(st.table_lines([out]))
     assert "| underdog(players=3,cards=5,bank=2) | `ismcts(sims=5,uct_c=0.7,rollout=random)` | random | 6 (2) |" in table
 
 
@@ -199,10 +204,11 @@ def test_ismcts_strength_shards_of_a_match_share_one_file(tmp_path):
     from pathlib import Path
     root = Path(__file__).resolve().parent.parent
     out = tmp_path / "shared.csv"
-    args = [sys.executable, "experiments/ismcts_strength.py", "--game", "underdog(players=3,cards=5,bank=2)",
-            "--opponent", "random", "--sims", "5", "--games", "4", "--out", str(out)]
-    runs = [subprocess.Popen(args + ["--start", str(start)], cwd=root, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True) for start in (0, 4)]
+    code = ("import sys; from kibitz.experiments import ismcts_strength as st; "
+            "st.play_match(st.match_from_options(dict(game=sys.argv[1], opponent='random', sims=5, games=4, "
+            "start=int(sys.argv[2])), sys.argv[3]))")
+    runs = [subprocess.Popen([sys.executable, "-c", code, SMALL_UD, str(start), str(out)], cwd=root,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for start in (0, 4)]
     for run in runs:
         assert run.wait(timeout=120) == 0, run.stderr.read()
     lines = out.read_text().splitlines()
@@ -216,8 +222,7 @@ def test_ismcts_strength_shards_of_a_match_share_one_file(tmp_path):
 def test_ismcts_strength_one_opponent_seat_among_fillers(tmp_path, capsys):
     from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "os.csv"
-    st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "openspiel", "--fill", "random",
-             "--sims", "4", "--games", "6", "--out", str(out)])
+    _match(out, game=SMALL_UD, opponent="openspiel", fill="random", sims=4, games=6)
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert {r["opponent"] for r in rows} == {"openspiel (other seats random)"}
@@ -293,9 +298,8 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
 def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys):
     from kibitz.experiments import ismcts_strength as st
     out = tmp_path / "m.csv"
-    st.main(["--game", "underdog(players=3,cards=5,bank=2)", "--opponent", "heuristic", "--sims", "8",
-             "--belief", "heuristic", "--belief-eps", "0.2", "--max-world-samples", "4",
-             "--opponents", "heuristic", "--games", "3", "--out", str(out)])
+    _match(out, game=SMALL_UD, opponent="heuristic", sims=8, belief="heuristic", belief_eps=0.2,
+           max_world_samples=4, opponents="heuristic", games=3)
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 3
@@ -303,3 +307,25 @@ def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys
                                  "belief=heuristic,belief_eps=0.2,opponents=heuristic)")
     assert all(sum(float(r[f"return_{p}"]) for p in range(3)) == pytest.approx(1.0) for r in rows)
     capsys.readouterr()
+
+
+def test_a_match_that_fails_makes_the_run_fail_and_names_it(tmp_path, monkeypatch):
+    from kibitz.experiments import ismcts_strength as st
+
+    def broken(args):
+        raise RuntimeError("the machine caught fire")
+
+    monkeypatch.setattr(st, "play_match", broken)  # the pool's workers are forked from here
+    (tmp_path / "spec.toml").write_text('kind = "ismcts_match"\nsims = 2\ngames = 1\n'
+                                        '[[matches]]\nname = "m"\ngame = "kuhn_poker"\nopponent = "random"\n')
+    result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "1 match(es) failed: m" in result.output
+    assert "the machine caught fire" in (tmp_path / "o" / "logs" / "m.log").read_text()
+
+
+def test_a_match_option_the_game_cannot_take_is_refused_before_the_run(tmp_path):
+    (tmp_path / "spec.toml").write_text('kind = "ismcts_match"\n[[matches]]\nname = "m"\ngame = "pub"\n'
+                                        'opponent = "random"\nmoves = "shortlist"\n')
+    result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "match 'm'" in result.output and "shortlist" in result.output
+    assert not (tmp_path / "o").exists()

@@ -40,5 +40,5 @@ def run_command(folder, out, settings):
         raise click.ClickException(str(e)) from None
     try:
         runner.run(folder, out=out, log=click.echo, overrides=overrides)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, runner.MatchesFailed) as e:
         raise click.ClickException(str(e)) from None
