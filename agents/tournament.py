@@ -46,7 +46,7 @@ import numpy as np
 
 from kibitz import games
 from kibitz.agents.registry import make_agent
-from kibitz.solvers.sampling import draw
+from kibitz.games.chance import draw
 
 
 # ---------------------------------------------------------------- arrangements

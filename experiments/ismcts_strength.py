@@ -48,7 +48,7 @@ from kibitz.agents.registry import make_agent
 from kibitz.experiments.records import AppendCSV, OtherRunError, mean_ci95, read_csv
 from kibitz.solvers._direct import direct_rules
 from kibitz.solvers.ismcts import PRESETS, ISMCTSConfig, make_config
-from kibitz.solvers.sampling import sample_chance
+from kibitz.games.chance import sample_chance
 
 
 def openspiel_bot(game, player, seed, sims, uct_c):

@@ -90,6 +90,7 @@ from typing import NamedTuple
 import pyspiel
 
 from kibitz.games import _common, search
+from kibitz.games.chance import draw
 from kibitz.games._common import Param
 
 SHORT_NAME = "doubt_and_bet"
@@ -1220,21 +1221,15 @@ def _redraw_round(deals, revealed, me, sampler, copies, k1, out) -> None:
         if s == me:
             out.append(k)
             continue
-        out.append(_draw_colour(left, total, k1, sampler))
+        out.append(draw_colour(left, total, sampler))
         total -= 1
 
 
-def _draw_colour(left, total, k1, sampler) -> int:
+def draw_colour(left, total, sampler) -> int:
     """One card from a deck of ``left[k]`` cards of each colour (``total``
     in all), each colour with chance proportional to its copies left; the
     card is taken out of ``left``."""
-    x = sampler() * total
-    j = 0
-    while j < k1 - 1 and (left[j] == 0 or x >= left[j]):
-        x -= left[j]
-        j += 1
-    while left[j] == 0:  # guards float rounding at the top end
-        j -= 1
+    j = draw(enumerate(left), sampler() * total)
     left[j] -= 1
     return j
 

@@ -34,6 +34,12 @@ capability         methods (protocol)                      what a search gains
 
 ``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION`` and ``RESAMPLE_MEMO`` are used only
 together with ``DIRECT``.
+
+A game's heuristic may hand a search more than these (``SearchPolicies``:
+Doubt and Bet's heuristic-weighted belief draw); such code sits beside the
+heuristic, above the games, and reads the game only through public
+accessors that the game module documents (Doubt and Bet: ``round_start()``,
+``log()``, ``hand()``, ``phase`` and the internal resample's ``cards=``).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ import pyspiel
 
 from kibitz.games import search as game_search
 from kibitz.solvers._direct import direct_rules
-from kibitz.solvers.sampling import draw, sample_chance as _sample_chance
+from kibitz.games.chance import draw, sample_chance as _sample_chance
 
 #: rollout policies
 ROLLOUTS = ("random", "heuristic")

@@ -55,7 +55,7 @@ import numpy as np
 import pyspiel
 
 from kibitz.solvers._direct import direct_rules
-from kibitz.solvers.sampling import draw, sample_chance as _sample_chance
+from kibitz.games.chance import draw, sample_chance as _sample_chance
 from kibitz.solvers._io import gunzip
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)

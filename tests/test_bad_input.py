@@ -149,7 +149,7 @@ CASES = [
     ("serve --agent random --port 99999", 2, ["--port", "0<=x<=65535"]),
     ("serve --agent random --port -1", 2, ["--port", "0<=x<=65535"]),
     ("serve", 2, ["Missing option '--agent'"]),
-    # kibitz experiment (its --set is issue 19's later part)
+    # kibitz experiment (its --set and spec files: tests/test_bad_files.py)
     ("experiment run nofolder", 2, ["FOLDER", "does not exist"]),
     ("experiment run", 2, ["Missing argument 'FOLDER'"]),
     ("experiment walk experiments", 2, ["No such command 'walk'"]),

@@ -265,7 +265,7 @@ def test_openspiel_bot_searches_as_with_the_full_replay(game_string, every):
     from kibitz.experiments import ismcts_strength as st
     from kibitz.agents.registry import make_agent
     from open_spiel.python.algorithms import ismcts, mcts
-    from kibitz.solvers.sampling import sample_chance
+    from kibitz.games.chance import sample_chance
 
     def full_replay_bot(game, seed, sims):
         rs = np.random.RandomState(seed)

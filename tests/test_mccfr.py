@@ -56,7 +56,7 @@ def test_leduc_nash_conv_falls():
 
 @pytest.mark.parametrize("name", ["underdog", "pub"])
 def test_small_kibitz_configuration_nash_conv_falls(name):
-    # NashConv by the exact evaluator on the compiled tree (issue 6)
+    # NashConv by the exact evaluator on the compiled tree
     game = pyspiel.load_game(games.REGISTRY[name].small)
     tree = compile_tree(game, use_cache=False)
     uniform = ev.nash_conv(tree, tree.uniform_policy())

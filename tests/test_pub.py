@@ -1,4 +1,4 @@
-"""Tests of the pub game (A Little Pub Card Game, issue 3).
+"""Tests of the pub game (A Little Pub Card Game).
 
 Scenario tests are scripted move by move from the rules page
 (docs/rules/pub.md: the rules and our rulings); every move is given by its exact name (``card 8H``, ``draw``,

@@ -3,7 +3,7 @@
 import numpy as np
 import pyspiel
 
-from kibitz.solvers.sampling import draw, sample_chance
+from kibitz.games.chance import draw, sample_chance
 
 
 def test_each_item_is_drawn_on_its_own_interval_of_u():

@@ -386,9 +386,9 @@ def _play_by_name(game_string, names):
 
 
 def test_the_end_observation_shows_the_showdown():
-    # issue 19: p1's card differs (2 or 3) and is shown at the end; p0's
-    # observation string used to be the same in both games while its
-    # tensor (and information state) showed the showdown
+    # p1's card differs (2 or 3) and is shown at the end: p0's observation
+    # string must differ between the two games, as its tensor and its
+    # information state do
     rest = ["card 7", "card 4", "new underdog", "card 6", "new underdog", "card 8",
             "new underdog", "card 10", "pass", "fight", "fight"]
     a = _play_by_name("underdog(players=3,bank=2)", ["card 1", "card 2"] + rest)

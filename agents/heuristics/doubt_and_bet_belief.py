@@ -18,7 +18,11 @@ It reads the game through its public API: ``round_start()``, ``history()``,
 
 from __future__ import annotations
 
+from kibitz.games.doubt_and_bet import draw_colour
+
 _CARD_PHASES = ("claim", "showdown")
+#: OpenSpiel's Python-game protocol, which searches may call on their own states
+_PROTOCOL = frozenset({"_apply_action", "_legal_actions", "_action_to_string"})
 
 
 def believed_draw(state, player_id, sampler, move_of, eps, memo):
@@ -40,7 +44,6 @@ def believed_draw(state, player_id, sampler, move_of, eps, memo):
     const, decisions, blocks, left0, factors, k1 = setup
     if const < 1.0 and sampler() >= const:
         return None
-    top = k1 - 1
     left = left0[:]
     total = sum(left)
     cards = []
@@ -50,14 +53,7 @@ def believed_draw(state, player_id, sampler, move_of, eps, memo):
             continue
         hand = [0] * k1
         for _ in range(count):  # one card by the copies left: the hot loop of the belief
-            x = sampler() * total
-            k = 0
-            while k < top and (left[k] == 0 or x >= left[k]):
-                x -= left[k]
-                k += 1
-            while left[k] == 0:  # guards float rounding at the top end
-                k -= 1
-            left[k] -= 1
+            k = draw_colour(left, total, sampler)
             total -= 1
             hand[k] += 1
             cards.append(k)
@@ -134,4 +130,7 @@ class _Holding:
         return self._cards if player == self._seat else self._state.hand(player)
 
     def __getattr__(self, name):
+        # the public API only (and OpenSpiel's protocol), as for any caller above the games
+        if name.startswith("_") and name not in _PROTOCOL:
+            raise AttributeError(f"{name}: not part of the game's public API")
         return getattr(self._state, name)

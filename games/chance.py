@@ -1,7 +1,8 @@
 """Drawing from a discrete distribution with one uniform number.
 
 Every sampler in kibitz (chance in searches, tournaments and experiments,
-MCCFR's sampled moves) draws by the inverse CDF: with ``u`` uniform in
+MCCFR's sampled moves, the games' own resamples and the heuristic beliefs'
+card draws) draws by the inverse CDF: with ``u`` uniform in
 ``[0, total)``, the outcome is the first one at which the running sum of
 the weights exceeds ``u``. The same ``u`` gives the same outcome, so a
 seeded run is reproducible, and zero weights are never drawn.
