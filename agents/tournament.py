@@ -552,10 +552,13 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     records: dict[int, dict] = {}
     games_path = None
     if out_dir is not None:
-        os.makedirs(out_dir, exist_ok=True)
         cfg_path = os.path.join(out_dir, "tournament.json")
         games_path = os.path.join(out_dir, "games.jsonl")
-        if resume and os.path.exists(cfg_path):
+        if resume and not os.path.exists(cfg_path):
+            raise ResumeError(f"--resume: {out_dir} holds no tournament (no tournament.json); "
+                              f"run without --resume to start one")
+        os.makedirs(out_dir, exist_ok=True)
+        if resume:
             old = read_plan(cfg_path)
             for key in ("game", "agents", "seed"):
                 if old[key] != config[key]:
@@ -569,7 +572,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                 raise ResumeError(f"--resume: {out_dir} holds {len(records)} finished games "
                                   f"(numbered up to {max(beyond)}); --games {games} would drop "
                                   f"{len(beyond)} of them; give --games {need} or more")
-        elif not resume and os.path.exists(games_path) and os.path.getsize(games_path) > 0:
+        elif os.path.exists(cfg_path) or (os.path.exists(games_path) and os.path.getsize(games_path) > 0):
             raise ValueError(f"{out_dir} already holds a tournament; use --resume or another --out")
         with open(cfg_path, "w") as f:
             json.dump(config, f, indent=2)

@@ -144,7 +144,12 @@ def _wrong_type(game_string: str, msg: str) -> str | None:
     out = f"{short}: parameter {name}={value} must be {_KINDS.get(kind, kind)}"
     spec = REGISTRY.get(short)
     param = next((p for p in spec.params if p.name == name), None) if spec else None
-    return out + (f"; allowed: {param.allowed}" if param else "")
+    if param:
+        return out + f"; allowed: {param.allowed}"
+    # an OpenSpiel game: its declared default shows the kind of value it takes
+    types = [t for t in pyspiel.registered_games() if t.short_name == short]
+    default = types[0].parameter_specification.get(name) if types else None
+    return out + (f" (default {default})" if default is not None else "")
 
 
 def load_game(game_string: str) -> pyspiel.Game:

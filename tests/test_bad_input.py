@@ -108,6 +108,7 @@ CASES = [
     ("solve kuhn_poker --out k.json --games 3", 2, ["No such option '--games'"]),
     ("solve 'kuhn_poker(players=3))' --out k.json", 2, ["GAME", "unexpected ')'"]),
     ("solve tic_tac_toe --max-nodes 10 --out t.json", 1, ["node budget of 10", "--max-nodes"]),
+    ("play 'kuhn_poker(players=2.5)' --seats random,random", 2, ["players=2.5 must be an integer (default 2)"]),
     ("solve kuhn_poker -n 2 --out done.json", 2, ["done.json and done.json.ckpt.npz hold an earlier run",
                                                   "--resume", "--overwrite"]),
     ("solve kuhn_poker -n 2 --out afile.txt", 2, ["afile.txt hold an earlier run"]),
@@ -143,6 +144,8 @@ CASES = [
     ("tournament kuhn_poker --seats random,random", 2, ["No such option '--seats'", "--agents"]),
     ("tournament 'underdog(players=3' --agents random", 2, ["GAME", "never closed"]),
     ("tournament kuhn_poker", 2, ["Missing option '--agents'"]),
+    ("tournament kuhn_poker --agents random,random --games 2 --out t --resume", 2,
+     ["--resume", "holds no tournament"]),
     # kibitz serve (refused before it listens)
     ("serve --agent wizard", 2, ["--agent", "unknown agent 'wizard'"]),
     ("serve --agent ''", 2, ["--agent", "bad agent spec"]),
