@@ -52,9 +52,9 @@ def load_network(path) -> "KibitzNetAgent":  # noqa: F821 (imported below, with 
                 game = check_game(doc)
                 check_sizes(game, doc["network"]["input_size"], doc["network"]["num_actions"])
                 onnx_model.check_model_bytes(model_bytes(doc))
-            except ValueError as e:
+                _CACHE[key] = KibitzNetAgent(doc)
+            except ValueError as e:  # AgentFileError among them
                 raise AgentFileError(f"{path}: {e}") from None
-            _CACHE[key] = KibitzNetAgent.load(path)
         return _CACHE[key]
 
 

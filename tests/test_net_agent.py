@@ -214,3 +214,15 @@ def test_the_pyproject_ships_the_trained_folder():
     with open(os.path.join(ROOT, "pyproject.toml")) as f:
         text = f.read()
     assert '"kibitz.agents" = ["trained/*.json.gz"]' in text
+
+
+def test_a_tabular_file_is_named_as_such_by_the_network_readers(tmp_path):
+    for args in (["solve", "kuhn_poker", "-n", "5", "-o", tmp_path / "k.json", "--no-progress", "--no-cache"],
+                 ["export", tmp_path / "k.json", "-o", tmp_path / "k.agent.json"]):
+        r = CliRunner().invoke(main, [str(a) for a in args])
+        assert r.exit_code == 0, r.output
+    path = tmp_path / "k.agent.json"
+    with pytest.raises(AgentFileError, match="a tabular agent file: load it with kibitz_agent_loader"):
+        KibitzNetAgent.load(path)
+    r = CliRunner().invoke(main, ["play", "kuhn_poker", "--seats", f"net({path}),random"])
+    assert r.exit_code == 2 and f"a tabular agent file; play it with policy({path})" in r.output
