@@ -7,17 +7,32 @@ and the same ``policy`` table keyed by information-state string, plus the
 creation time, where it came from, how the key is built, and ``unseen``, the
 behaviour on information states that are not in the table. The stdlib-only
 reader a frontend can copy is agents/kibitz_agent_loader.py.
+
+Format version 2 adds the network agent (``"agent": "network"``): a network
+file of solvers/network.py (``kibitz train``) becomes an ONNX model
+(agents/onnx_model.py) inside the agent file, base64 with its SHA-256, and
+the input and output documented in the file itself (:func:`tensor_layout`).
+Tabular files are still written as version 1, which every reader of version
+1 keeps reading. The reference loader for network files is
+agents/kibitz_net_loader.py (onnxruntime).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
+import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from kibitz.agents.kibitz_agent_loader import (FORMAT, FORMAT_VERSION, POLICY_FORMAT, UNSEEN_BEHAVIOURS,
-                                               AgentFileError, check_document, read_document)
+from kibitz.agents.kibitz_agent_loader import (FORMAT, POLICY_FORMAT, UNSEEN_BEHAVIOURS, AgentFileError,
+                                               check_document, model_bytes, read_document)
+
+#: the version tabular files are written in (readers of version 1 read them)
+TABULAR_FORMAT_VERSION = 1
 
 
 def _game_short_name(game_string: str) -> str:
@@ -53,11 +68,11 @@ def agent_document(policy_doc: dict, *, unseen: str | None = None, source: dict 
     doc = {k: v for k, v in policy_doc.items() if k != "policy"}
     doc.update({
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": TABULAR_FORMAT_VERSION,
         "policy_format_version": policy_doc["format_version"],
         "kibitz_version": kibitz_version(),
         "name": name or f"{short}-{policy_doc.get('algorithm', 'policy')}",
-        "created": created or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created or _now(),
         "source": dict(source or {}),
         "information_state": {
             "key": "information_state_string",
@@ -126,6 +141,127 @@ def _mccfr_document(meta: dict, arrays: dict) -> dict:
                                  tree=tree)
 
 
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_network_file(path) -> bool:
+    """Whether ``path`` is a network file of solvers/network.py (by content:
+    a .npz archive whose ``meta`` entry holds a NetworkSpec), not a checkpoint."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            if not {"meta.npy", "W0.npy"} <= set(z.namelist()):
+                return False
+        with np.load(path, allow_pickle=False) as arrays:
+            meta = json.loads(arrays["meta"].tobytes().decode())
+    except (OSError, zipfile.BadZipFile, ValueError, KeyError):
+        return False
+    return isinstance(meta, dict) and {"input_size", "num_actions", "hidden"} <= set(meta)
+
+
+def tensor_layout(game) -> list[dict]:
+    """The pieces of ``game``'s information-state tensor, ``[{"name",
+    "offset", "size", "shape"}]`` in order, from the views its observer
+    exposes (``observer.dict``); one piece ``information_state`` for an
+    observer that exposes none."""
+    import pyspiel
+
+    observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True), None) \
+        if hasattr(game, "make_py_observer") else None
+    views = getattr(observer, "dict", None)
+    tensor = getattr(observer, "tensor", None)
+    size = game.information_state_tensor_size()
+    if not views or tensor is None or tensor.size != size:
+        return [{"name": "information_state", "offset": 0, "size": size, "shape": [size]}]
+    base = tensor.__array_interface__["data"][0]
+    pieces = []
+    for name, view in views.items():
+        offset = (view.__array_interface__["data"][0] - base) // tensor.itemsize
+        pieces.append({"name": name, "offset": int(offset), "size": int(view.size), "shape": list(view.shape)})
+    return sorted(pieces, key=lambda p: p["offset"])
+
+
+def _tensor_documentation(game) -> str:
+    import pyspiel
+
+    from kibitz import games
+
+    short = game.get_type().short_name
+    if short in games.REGISTRY:
+        observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True), None)
+        return (f"the index table in the docstring of games/{short}.py {type(observer).__name__}; "
+                f"docs/rules/{short}.md#moves-and-encoding (actions); docs/formats/agent-file.md#input")
+    return f"OpenSpiel's {short} game: its InformationStateTensor"
+
+
+def network_document(spec, params, *, name: str | None = None, source: dict | None = None,
+                     created: str | None = None) -> dict:
+    """The version-2 agent document of the network ``spec``, ``params``; its
+    game must load and have the spec's input and output sizes
+    (:class:`AgentFileError` otherwise)."""
+    from kibitz.agents import onnx_model
+    from kibitz.games import load_game
+    from kibitz.solvers.policy_file import kibitz_version
+
+    try:
+        game = load_game(spec.game)
+    except ValueError as e:
+        raise AgentFileError(f"the network's game {spec.game!r} does not load ({e})") from None
+    check_sizes(game, spec.input_size, spec.num_actions)
+    data = onnx_model.model_bytes(spec, params)
+    short = game.get_type().short_name
+    return {
+        "format": FORMAT,
+        "format_version": 2,
+        "agent": "network",
+        "kibitz_version": kibitz_version(),
+        "name": name or f"{short}-network",
+        "created": created or _now(),
+        "source": dict(source or {}),
+        "game": str(game),
+        "num_players": game.num_players(),
+        "network": {"input_size": spec.input_size, "num_actions": spec.num_actions,
+                    "hidden": list(spec.hidden), "encoding": spec.encoding},
+        "input": {
+            "tensor": "information_state_tensor",
+            "name": onnx_model.INPUTS[0],
+            "description": "float32 [N, input_size]: pyspiel State.information_state_tensor(player) of the "
+                           "player to move (the game observer's perfect-recall layout)",
+            "documentation": _tensor_documentation(game),
+            "layout": tensor_layout(game),
+            "mask": {"name": onnx_model.INPUTS[1],
+                     "description": "float32 [N, num_actions]: 1 at the legal action ids, 0 elsewhere"},
+        },
+        "output": {
+            "logits": "float32 [N, num_actions]: one logit per distinct action id",
+            "probs": "float32 [N, num_actions]: softmax(logits + (legal_mask - 1) * 1e9), 0 on illegal actions",
+        },
+        "model": {"format": "onnx", "opset": onnx_model.OPSET, "ir_version": onnx_model.IR_VERSION,
+                  "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                  "base64": base64.b64encode(data).decode("ascii")},
+    }
+
+
+def check_sizes(game, input_size: int, num_actions: int) -> None:
+    """:class:`AgentFileError` unless ``game`` has these tensor and action sizes."""
+    want = (game.information_state_tensor_size(), game.num_distinct_actions())
+    if (input_size, num_actions) != want:
+        raise AgentFileError(f"the network takes {input_size:,} inputs and gives {num_actions:,} actions; "
+                             f"{game} has information-state tensors of {want[0]:,} floats and "
+                             f"{want[1]:,} distinct actions")
+
+
+def export_network(source, out, *, name: str | None = None) -> dict:
+    """Writes the version-2 agent file ``out`` for the network file ``source``."""
+    from kibitz.solvers import network
+    from kibitz.solvers.policy_file import write_policy_file
+
+    spec, params = network.load(source)
+    doc = network_document(spec, params, name=name, source={"kind": "network", "file": Path(source).name})
+    write_policy_file(out, doc)
+    return doc
+
+
 def export_agent(source, out, *, unseen: str | None = None, name: str | None = None) -> dict:
     """Writes the agent file ``out`` from a policy file or a checkpoint.
     A source that is not one (:class:`solvers.policy_file.PolicyFileError`,
@@ -134,6 +270,10 @@ def export_agent(source, out, *, unseen: str | None = None, name: str | None = N
     from kibitz.solvers.policy_file import read_policy_file, write_policy_file
 
     source = Path(source)
+    if is_network_file(source):
+        if unseen is not None:
+            raise ValueError("--unseen is for tabular agents; a network plays every information state")
+        return export_network(source, out, name=name)
     if source.name.endswith(".npz"):
         policy_doc = policy_document_from_checkpoint(source)
         kind = "checkpoint"
@@ -176,6 +316,68 @@ def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     policy = doc["policy"]
     seen, found, mismatches = set(), set(), []
+
+    def check(state):
+        player = state.current_player()
+        key = state.information_state_string(player)
+        legal = state.legal_actions()
+        seen.add(key)
+        entry = policy.get(key)
+        if entry is not None:
+            found.add(key)
+            if entry["actions"] != list(legal) or entry["player"] != player:
+                if len(mismatches) < 5:
+                    mismatches.append(f"{key!r}: file has player {entry['player']} actions "
+                                      f"{entry['actions']}, the game player {player} actions {legal}")
+        return legal[int(rng.integers(len(legal)))]
+
+    play_games(game, games, rng, check)
+    return {"game": str(game), "num_players": game.num_players(), "visited": len(seen),
+            "found": len(found), "mismatches": mismatches}
+
+
+def check_network_against_game(doc: dict, games: int = 5, seed: int = 0) -> dict:
+    """Checks a network document against its game and plays ``games``
+    random games through its model: the model passes ``onnx.checker``, the
+    game's sizes are the file's, and at every decision the probabilities
+    are finite, sum to 1 over the legal actions and are 0 elsewhere.
+    Returns counts; :class:`AgentFileError` naming the first problem."""
+    from kibitz.agents import onnx_model
+    from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+    from kibitz.solvers.network import NetworkSpec
+
+    game = check_game(doc)
+    net = doc["network"]
+    check_sizes(game, net["input_size"], net["num_actions"])
+    try:
+        onnx_model.check_model_bytes(model_bytes(doc), NetworkSpec(doc["game"], net["input_size"],
+                                                                   net["num_actions"], tuple(net["hidden"])))
+    except ValueError as e:
+        raise AgentFileError(str(e)) from None
+    agent = KibitzNetAgent(doc)
+    rng = np.random.default_rng(seed)
+
+    def check(state):
+        player, legal = state.current_player(), state.legal_actions()
+        mask = np.zeros(net["num_actions"], np.float32)
+        mask[legal] = 1.0
+        probs = agent.run(state.information_state_tensor(player), mask)[1][0]
+        illegal = float(probs.sum() - probs[legal].sum())
+        if not np.isfinite(probs).all() or abs(float(probs[legal].sum()) - 1.0) > 1e-4 or illegal > 1e-6:
+            raise AgentFileError(f"the model's probabilities at a decision of player {player} are not a "
+                                 f"distribution over the legal actions (legal sum "
+                                 f"{float(probs[legal].sum()):.6g}, illegal {illegal:.3g})")
+        return legal[int(rng.choice(len(legal), p=probs[legal] / probs[legal].sum()))]
+
+    decisions = play_games(game, games, rng, check)
+    return {"game": str(game), "num_players": game.num_players(), "games": games, "decisions": decisions}
+
+
+def play_games(game, games: int, rng: np.random.Generator, decide) -> int:
+    """Plays ``games`` games, chance outcomes drawn with ``rng`` by their
+    probabilities and every decision's action ``decide(state)``; returns the
+    number of decisions."""
+    decisions = 0
     for _ in range(games):
         state = game.new_initial_state()
         while not state.is_terminal():
@@ -184,17 +386,25 @@ def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
                 p = np.array([q for _, q in outcomes])
                 state.apply_action(outcomes[rng.choice(len(outcomes), p=p / p.sum())][0])
                 continue
-            player = state.current_player()
-            key = state.information_state_string(player)
-            legal = state.legal_actions()
-            seen.add(key)
-            entry = policy.get(key)
-            if entry is not None:
-                found.add(key)
-                if entry["actions"] != list(legal) or entry["player"] != player:
-                    if len(mismatches) < 5:
-                        mismatches.append(f"{key!r}: file has player {entry['player']} actions "
-                                          f"{entry['actions']}, the game player {player} actions {legal}")
-            state.apply_action(legal[int(rng.integers(len(legal)))])
-    return {"game": str(game), "num_players": game.num_players(), "visited": len(seen),
-            "found": len(found), "mismatches": mismatches}
+            state.apply_action(decide(state))
+            decisions += 1
+    return decisions
+
+
+#: the games whose tensor layout docs/formats/agent-file.md lists (at their default sizes)
+DOCUMENTED_GAMES = ("underdog", "pub", "over_under", "doubt_and_bet")
+
+
+def layout_markdown() -> str:
+    """The per-game table of the information-state tensor's pieces in
+    docs/formats/agent-file.md (tests/test_net_agent.py compares the two)."""
+    from kibitz.games import load_game
+
+    lines = ["| game (default size) | inputs | actions | piece: offset, size (shape) |", "| --- | --- | --- | --- |"]
+    for short in DOCUMENTED_GAMES:
+        game = load_game(short)
+        pieces = "; ".join(f"`{p['name']}`: {p['offset']}, {p['size']} ({'x'.join(map(str, p['shape']))})"
+                           for p in tensor_layout(game))
+        lines.append(f"| `{short}` | {game.information_state_tensor_size():,} | "
+                     f"{game.num_distinct_actions():,} | {pieces} |")
+    return "\n".join(lines)

@@ -16,6 +16,13 @@ Information states that are not in the file are handled as the file's
 actions, which the caller must then pass) or ``"error"`` (raise
 :class:`UnseenInformationState`).
 
+Format version 2 adds network agents (``"agent": "network"``: an ONNX
+model of a policy over the information-state tensor). This module checks a
+network file completely (its fields, the base64 of the model and its
+SHA-256) but cannot run it: :class:`KibitzAgent` refuses it and names the
+network loader, kibitz_net_loader.py (onnxruntime), which reads the file
+through this module.
+
 This module reads format versions up to :data:`FORMAT_VERSION`; it also
 reads kibitz policy files (format ``kibitz-policy``), for which unseen
 information states are an error. Every problem with a file (unreadable,
@@ -29,7 +36,10 @@ says; reading stops as soon as that is passed, so a gzip bomb costs no more.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -37,7 +47,12 @@ import random
 import zlib
 
 FORMAT = "kibitz-agent"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the values of field ``agent`` (format version 2; version 1 files are tabular)
+AGENT_KINDS = ("tabular", "network")
+#: the input a network agent reads
+NETWORK_ENCODING = "information_state_tensor"
+MODEL_FORMAT = "onnx"
 POLICY_FORMAT = "kibitz-policy"
 UNSEEN_BEHAVIOURS = ("uniform", "error")
 #: how far the probabilities of one information state may sum from 1
@@ -211,6 +226,12 @@ def document_problems(doc, limit: int = 20) -> list[str]:
     version = doc.get("format_version")
     if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
         return [f"'format_version' is {version!r}; this loader reads 1..{FORMAT_VERSION}"]
+    kind = agent_kind(doc)
+    if kind not in AGENT_KINDS:
+        return [f"'format_version' is 2, and its field 'agent' is {_short(doc.get('agent', 'missing'))}; "
+                f"it must be one of {', '.join(map(repr, AGENT_KINDS))}"]
+    if kind == "network":
+        return network_problems(doc)
     problems = []
     num_players = doc.get("num_players")
     for key, (agent_needs, policy_needs, allowed) in _FIELDS.items():
@@ -227,6 +248,98 @@ def document_problems(doc, limit: int = 20) -> list[str]:
         if problem:
             problems.append(problem)
     return problems if len(problems) <= limit else problems[:limit] + ["... (more problems not listed)"]
+
+
+def agent_kind(doc: dict):
+    """``"tabular"`` or ``"network"`` for a document of a known version (a
+    version-1 file and a policy file are tabular; version 2 says it in
+    ``agent``, None if it does not)."""
+    if doc.get("format") == POLICY_FORMAT or doc.get("format_version") == 1:
+        return "tabular"
+    return doc.get("agent")
+
+
+#: a network file's top-level fields: name -> (required, what is allowed)
+_NETWORK_FIELDS = {
+    "game": (True, "a game string"),
+    "num_players": (True, "a whole number >= 1"),
+    "kibitz_version": (True, "a string"),
+    "created": (True, "a string (UTC time)"),
+    "name": (False, "a string"),
+    "network": (True, '{"input_size", "num_actions", "hidden", "encoding": "information_state_tensor"}'),
+    "input": (True, '{"tensor": "information_state_tensor", ...}'),
+    "output": (True, '{"logits": "one per distinct action", ...}'),
+    "model": (True, '{"format": "onnx", "opset", "sha256", "bytes", "base64"}'),
+}
+
+
+def _positive(x) -> bool:
+    return _is_int(x) and x >= 1
+
+
+def network_problems(doc: dict) -> list[str]:
+    """Every problem with the structure of a network agent's document
+    (format version 2, ``"agent": "network"``), the model's base64 and its
+    SHA-256 included."""
+    problems = []
+    for key, (needed, allowed) in _NETWORK_FIELDS.items():
+        if key not in doc:
+            if needed:
+                problems.append(f"field {key!r} is missing; it must be {allowed}")
+        elif not _network_field_ok(key, doc[key]):
+            problems.append(f"field {key!r} is {_short(doc[key])}; it must be {allowed}")
+    if problems:
+        return problems
+    net, model = doc["network"], doc["model"]
+    for name in ("input_size", "num_actions"):
+        if not _positive(net.get(name)):
+            problems.append(f"field 'network.{name}' is {_got(net, name)}; it must be a whole number >= 1")
+    hidden = net.get("hidden")
+    if not isinstance(hidden, list) or not hidden or not all(_positive(h) for h in hidden):
+        problems.append(f"field 'network.hidden' is {_got(net, 'hidden')}; it must be a non-empty list of "
+                        "layer widths (whole numbers >= 1)")
+    if net.get("encoding") != NETWORK_ENCODING:
+        problems.append(f"field 'network.encoding' is {_got(net, 'encoding')}; this loader reads "
+                        f"{NETWORK_ENCODING!r}")
+    if model.get("format") != MODEL_FORMAT:
+        problems.append(f"field 'model.format' is {_got(model, 'format')}; it must be {MODEL_FORMAT!r}")
+    if not _positive(model.get("opset")):
+        problems.append(f"field 'model.opset' is {_got(model, 'opset')}; it must be a whole number >= 1")
+    digest, size, text = model.get("sha256"), model.get("bytes"), model.get("base64")
+    if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+        problems.append(f"field 'model.sha256' is {_got(model, 'sha256')}; it must be 64 lowercase hex digits")
+    if not _positive(size):
+        problems.append(f"field 'model.bytes' is {_got(model, 'bytes')}; it must be a whole number >= 1")
+    if not isinstance(text, str):
+        problems.append(f"field 'model.base64' is {_got(model, 'base64')}; it must be the model's bytes "
+                        "in base64 (a string)")
+    if problems:
+        return problems
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as e:
+        return [f"field 'model.base64' is not valid base64 ({e})"]
+    if len(data) != size:
+        return [f"the model has {len(data):,} bytes, field 'model.bytes' says {size:,}: a truncated or "
+                "edited file"]
+    if hashlib.sha256(data).hexdigest() != digest:
+        return ["the model's SHA-256 does not match field 'model.sha256': a damaged or edited file"]
+    return []
+
+
+def _network_field_ok(key: str, value) -> bool:
+    if key in ("network", "model"):
+        return isinstance(value, dict)
+    if key == "input":
+        return isinstance(value, dict) and value.get("tensor") == NETWORK_ENCODING
+    if key == "output":
+        return isinstance(value, dict)
+    return _field_ok(key, value)
+
+
+def model_bytes(doc: dict) -> bytes:
+    """The ONNX model of a checked network document."""
+    return base64.b64decode(doc["model"]["base64"], validate=True)
 
 
 def _short(value) -> str:
@@ -252,6 +365,10 @@ class KibitzAgent:
 
     def __init__(self, document: dict):
         check_document(document)
+        if agent_kind(document) == "network":
+            raise AgentFileError(
+                f"a network agent file ({document['game']}): this loader plays tabular files only; "
+                "load it with kibitz_net_loader.py (onnxruntime), or play it in kibitz as net(FILE)")
         self.document = document
         self.game = document["game"]
         self.unseen = document["unseen"]["behaviour"] if document["format"] == FORMAT else "error"
@@ -260,7 +377,11 @@ class KibitzAgent:
     @classmethod
     def load(cls, path, limit: int | None = None) -> "KibitzAgent":
         """The agent in ``path``; ``limit``: see :func:`read_bytes`."""
-        return cls(read_document(path, limit))
+        document = read_document(path, limit)
+        try:
+            return cls(document)
+        except AgentFileError as e:
+            raise AgentFileError(f"{path}: {e}") from None
 
     @property
     def metadata(self) -> dict:

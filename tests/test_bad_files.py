@@ -234,6 +234,95 @@ def test_inspect_lists_every_problem(agent_doc, tmp_path):
     assert sum("sum to 1.4" in line for line in listed) == 12
 
 
+# ------------------------------------------------------------ network agent files
+NET_GAME = "underdog(players=3,cards=5,bank=2)"
+
+
+@pytest.fixture(scope="module")
+def net_doc(tmp_path_factory):
+    """A small network agent file's document (random weights)."""
+    from kibitz.games import load_game
+    from kibitz.solvers import network
+
+    d = tmp_path_factory.mktemp("net")
+    spec = network.NetworkSpec.for_game(load_game(NET_GAME), hidden=(4,))
+    network.save(d / "n.npz", spec, network.init_params(spec, np.random.default_rng(0)))
+    r = CliRunner().invoke(main, ["export", str(d / "n.npz"), "-o", str(d / "n.json")])
+    assert r.exit_code == 0, r.output
+    return json.loads((d / "n.json").read_text())
+
+
+def _with_model(doc, change_model):
+    """The document with its ONNX model changed by ``change_model(ModelProto)``, bytes and hash redone."""
+    import base64
+    import hashlib
+
+    import onnx
+
+    model = onnx.load_model_from_string(base64.b64decode(doc["model"]["base64"]))
+    change_model(model)
+    data = model.SerializeToString()
+    doc = json.loads(json.dumps(doc))
+    doc["model"].update(base64=base64.b64encode(data).decode(), bytes=len(data),
+                        sha256=hashlib.sha256(data).hexdigest())
+    return json.dumps(doc).encode()
+
+
+def _unknown_op(model):
+    next(n for n in model.graph.node if n.op_type == "Relu").op_type = "NoSuchOp"
+
+
+#: name -> (the file's bytes from a good network document, what the network loader says, what kibitz says)
+NET_CASES = {
+    "input_size off by one": (lambda d: edit(d, lambda x: x["network"].update(input_size=2494)),
+                              "the model's widths", "the network takes 2,494 inputs and gives 9 actions; "
+                              "underdog(bank=2,cards=5"),
+    "num_actions of another game": (lambda d: edit(d, lambda x: x["network"].update(num_actions=17)),
+                                    "the model's widths", "has information-state tensors of 2,493 floats and 9"),
+    "hash mismatch": (lambda d: edit(d, lambda x: x["model"].update(sha256="0" * 64)),
+                      "SHA-256 does not match", "SHA-256 does not match"),
+    "model fails the checker": (lambda d: _with_model(d, _unknown_op), "onnxruntime cannot load the model",
+                                "the model fails onnx.checker"),
+    "model cut short": (lambda d: edit(d, lambda x: x["model"].update(base64=x["model"]["base64"][:4000])),
+                        "field 'model.bytes' says", "a truncated or edited file"),
+    "model not base64": (lambda d: edit(d, lambda x: x["model"].update(base64="**not base64**")),
+                         "'model.base64' is not valid base64", "not valid base64"),
+    "truncated gzip": (lambda d: gzip.compress(json.dumps(d).encode())[:3000], "truncated or damaged gzip",
+                       "truncated or damaged gzip"),
+    "hidden empty": (lambda d: edit(d, lambda x: x["network"].update(hidden=[])), "'network.hidden' is []",
+                     "a non-empty list of layer widths"),
+    "no agent kind": (lambda d: edit(d, lambda x: x.pop("agent")), "its field 'agent' is 'missing'",
+                      "'tabular', 'network'"),
+    "no model": (lambda d: edit(d, lambda x: x.pop("model")), "field 'model' is missing", "field 'model' is missing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NET_CASES))
+def test_a_bad_network_file_is_refused_with_one_line(case, net_doc, tmp_path):
+    from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+
+    make, loader_needle, kibitz_needle = NET_CASES[case]
+    path = tmp_path / ("bad.json.gz" if "gzip" in case else "bad.json")
+    path.write_bytes(make(net_doc))
+    with pytest.raises(AgentFileError, match="bad.json") as e:
+        KibitzNetAgent.load(path)
+    assert loader_needle in str(e.value) and "\n" not in str(e.value)
+    r = CliRunner().invoke(main, ["inspect", str(path), "--games", "2"])
+    assert r.exit_code == 1 and kibitz_needle in r.output and "Traceback" not in r.output, r.output
+    cli(["play", NET_GAME, "--seats", f"net({path}),random,random", "--seed", "1"], 2, "--seats", kibitz_needle)
+    cli(["tournament", NET_GAME, "--agents", f"net({path}),random,random", "--games", "2", "--no-progress",
+         "--out", tmp_path / "t"], 2, kibitz_needle)
+    assert not (tmp_path / "t" / "games.jsonl").exists()
+
+
+def test_a_network_file_for_another_size_of_the_game_is_refused(net_doc, tmp_path):
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps(net_doc))
+    cli(["play", "underdog(players=3,cards=5,bank=3)", "--seats", f"net({path}),random,random"], 2,
+        "is a network for underdog(bank=2")
+    cli(["play", NET_GAME, "--seats", f"policy({path}),random,random"], 2, "a network agent file", "net(FILE)")
+
+
 # ------------------------------------------------------------ policy files
 POLICY_CASES = {
     "NaN literal": (lambda d: edit(d, lambda x: first(x).update(probs=[0.5, 0.5])).replace(

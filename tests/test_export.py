@@ -263,3 +263,19 @@ def test_policy_agent_follows_an_mccfr_files_uniform_fallback(tmp_path):
                 legal = state.legal_actions()
                 state.apply_action(legal[rng.integers(len(legal))])
     assert agent.unseen_count > unseen_before
+
+
+def test_a_version_2_file_may_hold_a_tabular_agent(files, tmp_path):
+    """Version 2 says which kind it holds; a tabular one reads as version 1 did."""
+    _, paths = files
+    doc = read_agent_file(paths["kuhn"][1])
+    v2 = dict(doc, format_version=2, agent="tabular")
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(v2))
+    assert KibitzAgent.load(path).policy == KibitzAgent.load(paths["kuhn"][1]).policy
+    with open(os.path.join(ROOT, "docs", "formats", "agent-file.schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.validate(v2, schema)
+    with pytest.raises(jsonschema.ValidationError):  # a network needs its model
+        jsonschema.validate(dict(v2, agent="network"), schema)
+    assert "field 'network' is missing" in document_problems(dict(v2, agent="network"))[0]

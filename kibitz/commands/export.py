@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.export import check_against_game, export_agent
-from kibitz.agents.kibitz_agent_loader import AgentFileError, document_problems, parse_json, read_bytes
+from kibitz.agents.export import check_against_game, check_network_against_game, export_agent
+from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
+                                               read_bytes)
 
 
 @click.command("export")
@@ -17,16 +18,24 @@ from kibitz.agents.kibitz_agent_loader import AgentFileError, document_problems,
                    "(default uniform; an MCCFR fallback agent is kept for kibitz as well).")
 @click.option("--name", default=None, help="A name for the agent (default GAME-ALGORITHM).")
 def export(source, out, unseen, name):
-    """Export a solve result (policy file) or checkpoint (.ckpt.npz) as an agent file.
+    """Export a solve result (policy file), checkpoint (.ckpt.npz) or trained network (.npz) as an agent file.
 
-    The agent file is versioned JSON (docs/formats/agent-file.md); a frontend
-    reads it with agents/kibitz_agent_loader.py (standard library only), and
-    kibitz plays it as policy(FILE).
+    The agent file is versioned JSON (docs/formats/agent-file.md). A tabular
+    one (from kibitz solve) a frontend reads with agents/kibitz_agent_loader.py
+    (standard library only), and kibitz plays it as policy(FILE); a network
+    one (from kibitz train, an ONNX model inside) a frontend runs with
+    agents/kibitz_net_loader.py (onnxruntime), and kibitz plays it as net(FILE).
     """
     try:
         doc = export_agent(source, out, unseen=unseen, name=name)
     except ValueError as e:  # AgentFileError, PolicyFileError, CheckpointError
         raise click.ClickException(f"cannot export: {e}") from None
+    if agent_kind(doc) == "network":
+        net = doc["network"]
+        click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, network {net['input_size']:,} -> "
+                   f"{' -> '.join(str(h) for h in net['hidden'])} -> {net['num_actions']:,}, ONNX opset "
+                   f"{doc['model']['opset']}, {doc['model']['bytes']:,} bytes")
+        return
     click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, {len(doc['policy']):,} information states, "
                f"unseen={doc['unseen']['behaviour']}"
                + (f" (kibitz: {doc['unseen']['kibitz_fallback']})" if "kibitz_fallback" in doc["unseen"] else ""))
@@ -34,13 +43,16 @@ def export(source, out, unseen, name):
 
 @click.command("inspect")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--games", type=click.IntRange(min=0, max=1_000_000), default=200, show_default=True,
-              help="Random games played to check the file against its game.")
+@click.option("--games", type=click.IntRange(min=0, max=1_000_000), default=None,
+              help="Random games played to check the file against its game "
+                   "[default: 200 for a tabular file, 5 for a network, played through its model].")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def inspect(path, games, seed):
     """Summarise an agent file (or policy file) and check that it matches its game.
 
-    Exits with status 1 if the file is malformed or does not match the game.
+    A network file's model must pass onnx.checker, match its SHA-256 and the
+    game's sizes, and play random games through onnxruntime. Exits with
+    status 1 if the file is malformed or does not match the game.
     """
     try:
         doc = parse_json(read_bytes(path), path)
@@ -49,10 +61,12 @@ def inspect(path, games, seed):
     problems = document_problems(doc)
     if not isinstance(doc, dict):
         raise click.ClickException(f"{path}: {problems[0]}")
-    for key in ("format", "format_version", "name", "kibitz_version", "created", "game", "num_players",
-                "algorithm", "settings", "iterations", "nash_conv", "expected_returns"):
-        if key in doc:
-            click.echo(f"{key + ':':18}{doc[key]}")
+    if agent_kind(doc) == "network":
+        _inspect_network(doc, problems, 5 if games is None else games, seed)
+        return
+    games = 200 if games is None else games
+    _fields(doc, ("format", "format_version", "name", "kibitz_version", "created", "game", "num_players",
+                  "algorithm", "settings", "iterations", "nash_conv", "expected_returns"))
     unseen = doc.get("unseen") if isinstance(doc.get("unseen"), dict) else {}
     click.echo(f"{'unseen:':18}{unseen.get('behaviour', 'error (policy file)')}"
                + (f" (kibitz fallback: {unseen['kibitz_fallback']})" if "kibitz_fallback" in unseen else ""))
@@ -70,9 +84,40 @@ def inspect(path, games, seed):
                            f"states, {report['found']:,} in the file")
             if report["visited"] and report["found"] == 0:
                 problems.append("none of the visited information states is in the file")
+    _verdict(problems)
+
+
+def _inspect_network(doc, problems, games, seed):
+    _fields(doc, ("format", "format_version", "agent", "name", "kibitz_version", "created", "game", "num_players"))
+    net, model = doc.get("network"), doc.get("model")
+    if isinstance(net, dict):
+        click.echo(f"{'network:':18}{net.get('input_size')} inputs, hidden {net.get('hidden')}, "
+                   f"{net.get('num_actions')} actions, encoding {net.get('encoding')}")
+    if isinstance(model, dict):
+        click.echo(f"{'model:':18}{model.get('format')} opset {model.get('opset')}, {model.get('bytes')} bytes, "
+                   f"sha256 {model.get('sha256')}")
+    if not problems:
+        try:
+            report = check_network_against_game(doc, games=games, seed=seed)
+        except AgentFileError as e:
+            problems.append(str(e))
+        else:
+            click.echo(f"check: onnx.checker passed, the SHA-256 matches, the sizes are the game's; {games} "
+                       f"random games played through the model ({report['decisions']:,} decisions)")
+    _verdict(problems)
+
+
+def _verdict(problems):
+    """Lists the problems and exits 1, or says the file is fine."""
     if problems:
         click.echo("problems:")
         for p in problems:
             click.echo(f"  {p}")
         raise SystemExit(1)
     click.echo("ok: the file matches its game")
+
+
+def _fields(doc, keys):
+    for key in keys:
+        if key in doc:
+            click.echo(f"{key + ':':18}{doc[key]}")

@@ -1,0 +1,68 @@
+"""Milliseconds per move: a network agent (``net(FILE)``) beside ``ismcts(sims=1000)``.
+
+For each game at its default size: a network with random weights of the
+shipped shape (hidden (128, 128), the information-state tensor in, one logit
+per distinct action out) is exported to an agent file and played as
+``net(FILE)`` through onnxruntime, the way ``trained`` plays a shipped one;
+both agents choose a move on the same positions (decision points of seeded
+random games, as benchmarks/ismcts_speed.py draws them), in one run. The
+time per move includes reading the information-state tensor and building
+the legal mask. Random weights cost exactly what trained ones do.
+
+    python benchmarks/net_speed.py [--games g1,g2] [--positions P] [--sims N] [--hidden 128,128]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kibitz import games
+from kibitz.agents.export import export_agent
+from kibitz.agents.registry import make_agent
+from kibitz.solvers import network
+
+from ismcts_speed import positions
+
+GAMES = ("underdog", "pub", "over_under", "doubt_and_bet")
+
+
+def ms_per_move(spec, game, states, seed=0):
+    """Mean milliseconds of one ``step`` of the agent ``spec`` over ``states``."""
+    agents = [make_agent(spec, game, p, seed) for p in range(game.num_players())]
+    agents[states[0].current_player()].step(states[0])  # warm up (the session, caches)
+    start = time.perf_counter()
+    for state in states:
+        agents[state.current_player()].step(state)
+    return 1000 * (time.perf_counter() - start) / len(states)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", default=",".join(GAMES))
+    parser.add_argument("--positions", type=int, default=10)
+    parser.add_argument("--sims", type=int, default=1000)
+    parser.add_argument("--hidden", default="128,128")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    hidden = tuple(int(h) for h in args.hidden.split(","))
+    print(f"{'game':14} {'net ms/move':>12} {f'ismcts({args.sims}) ms/move':>22} {'ratio':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for short in args.games.split(","):
+            game = games.load_game(short)
+            spec = network.NetworkSpec.for_game(game, hidden)
+            npz, path = Path(tmp) / f"{short}.npz", Path(tmp) / f"{short}.json.gz"
+            network.save(npz, spec, network.init_params(spec, np.random.default_rng(args.seed)))
+            export_agent(npz, path)
+            states = positions(game, np.random.default_rng(args.seed), args.positions)
+            net = ms_per_move(f"net({path})", game, states, args.seed)
+            search = ms_per_move(f"ismcts(sims={args.sims})", game, states, args.seed)
+            print(f"{short:14} {net:12.3f} {search:22.1f} {search / net:8.0f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
