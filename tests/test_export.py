@@ -239,7 +239,7 @@ def test_mccfr_checkpoint_and_its_fallback_agent(tmp_path):
 
 def test_policy_agent_follows_an_mccfr_files_uniform_fallback(tmp_path):
     """An MCCFR policy file that covers few states and says fallback=uniform
-    is played uniformly on the states it lacks (it used to raise)."""
+    is played uniformly on the states it lacks (it does not raise)."""
     game_string = "underdog(players=3,cards=7,bank=2)"
     out = tmp_path / "es.json.gz"
     result = CliRunner().invoke(solve, [game_string, "-a", "mccfr-es", "--iterations", "3",
