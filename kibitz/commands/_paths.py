@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import click
@@ -26,13 +27,19 @@ def writable_file(ctx, param, value):
         raise click.BadParameter(f"{value} is a directory", ctx, param)
     if path.exists() and not path.is_file():
         raise click.BadParameter(f"{value} exists and is not a regular file", ctx, param)
+    try:  # the file is written as a temporary file renamed over it: one must be creatable there
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kibitz-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise click.BadParameter(f"{value}: cannot create files in {folder} ({e.strerror})", ctx, param) from None
     return value
 
 
-def refuse_same_file(out, *sources, option="--out"):
-    """A usage error if ``out`` is one of ``sources`` (writing would destroy them)."""
+def refuse_same_file(out, sources: dict, option="--out"):
+    """A usage error if ``out`` is one of ``sources`` ({what: path}): writing
+    it would destroy what the command reads or what a later --resume needs."""
     target = Path(out).resolve()
-    for source in sources:
-        if source is not None and Path(source).resolve() == target:
-            raise click.BadParameter(f"{out} is {source}, which this command reads; choose another file",
-                                     param_hint=option)
+    for what, source in sources.items():
+        if Path(source).resolve() == target:
+            raise click.BadParameter(f"{out} is {what}; choose another file", param_hint=option)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kibitz.commands._paths import refuse_same_file, writable_file
 from kibitz.agents.export import check_against_game, check_network_against_game, export_agent
 from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
                                                read_bytes)
@@ -11,8 +12,9 @@ from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, docum
 
 @click.command("export")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
-              help="The agent file to write (.json, or .json.gz for gzip).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=writable_file,
+              help="The agent file to write (.json, or .json.gz for gzip), in an existing folder; "
+                   "not the source or its checkpoint.")
 @click.option("--unseen", type=click.Choice(["uniform", "error"]), default=None,
               help="What the agent does on an information state that is not in the file "
                    "(default uniform; an MCCFR fallback agent is kept for kibitz as well).")
@@ -26,10 +28,15 @@ def export(source, out, unseen, name):
     one (from kibitz train, an ONNX model inside) a frontend runs with
     agents/kibitz_net_loader.py (onnxruntime), and kibitz plays it as net(FILE).
     """
+    from kibitz.solvers.driver import checkpoint_path
+
+    refuse_same_file(out, {"the source": source, "the source's checkpoint": checkpoint_path(source)})
     try:
         doc = export_agent(source, out, unseen=unseen, name=name)
     except ValueError as e:  # AgentFileError, PolicyFileError, CheckpointError
         raise click.ClickException(f"cannot export: {e}") from None
+    except OSError as e:
+        raise click.ClickException(f"cannot write {out}: {e.strerror or e}") from None
     if agent_kind(doc) == "network":
         net = doc["network"]
         click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, network {net['input_size']:,} -> "
