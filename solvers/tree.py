@@ -180,15 +180,24 @@ def _cache_path(game: pyspiel.Game) -> Path:
     return cache_dir() / f"{name}-{_game_fingerprint(game)}.npz"
 
 
+WALKERS = ("auto", "reference")
+
+
 def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = True,
-                 progress=None) -> Tree:
+                 progress=None, walker: str = "auto") -> Tree:
     """Returns the compiled tree of ``game`` (a pyspiel game or game string).
 
     Reads it from the on-disk cache when present; otherwise walks the game
     once and (with ``use_cache``) stores the result. ``progress``, if given,
     is called with the number of nodes walked so far, every 100,000 nodes.
     Raises :class:`TreeTooLarge` past ``max_nodes`` nodes.
+
+    ``walker`` chooses how the game is walked: ``"reference"`` through the
+    pyspiel API alone (a clone per child), ``"auto"`` the fastest walk the
+    game allows. Both give the identical tree.
     """
+    if walker not in WALKERS:
+        raise ValueError(f"walker {walker!r}: one of {', '.join(WALKERS)}")
     if isinstance(game, str):
         game = pyspiel.load_game(game)
     gtype = game.get_type()
