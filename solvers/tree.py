@@ -71,6 +71,7 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
+from kibitz.games import search
 from kibitz.solvers._io import atomic_write
 
 TREE_FORMAT_VERSION = 2
@@ -216,7 +217,7 @@ def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = 
                 raise
             # An unreadable cache entry (damaged, truncated, another
             # program's file) is rebuilt below and written anew.
-    tree = _walk(game, max_nodes, progress)
+    tree = _walk(game, max_nodes, progress, walker)
     if path is not None:
         save_tree(tree, path)
     return tree
@@ -231,10 +232,17 @@ def _refuse(game, count, max_nodes, complete=False):
         "or use a sampling method such as MCCFR that does not hold the tree.")
 
 
-def _walk(game: pyspiel.Game, max_nodes: int, progress) -> Tree:
+def _direct_walk(game: pyspiel.Game) -> bool:
+    """A kibitz game whose rules a walk may call on positions it copies
+    itself (capabilities ``DIRECT`` and ``SNAPSHOT``)."""
+    return {search.DIRECT, search.SNAPSHOT} <= search.capabilities(game)
+
+
+def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto") -> Tree:
     """Walks ``game`` depth first, then lays the nodes out breadth first."""
     t0 = time.perf_counter()
-    walk = _DepthFirst(game, max_nodes, progress)
+    direct = walker == "auto" and _direct_walk(game)
+    walk = (_DirectDepthFirst if direct else _DepthFirst)(game, max_nodes, progress)
     walk.run()
     tree = _breadth_first_tree(walk)
     tree.compile_seconds = time.perf_counter() - t0
@@ -273,19 +281,16 @@ class _DepthFirst:
         # own_last[p] is carried down the walk: the slot of p's last decision.
         stack = [(self.game.new_initial_state(), -1, -1, -1, 0, (-1,) * self.n)]
         # bound once: this loop runs once per node
-        max_nodes, progress = self.max_nodes, self.progress
         parent, depth, action, edge_local = (self.parent.append, self.depth.append,
                                              self.action.append, self.edge_local.append)
         terminal, chance, decision = self._terminal, self._push_chance_children, self._push_decision_children
-        count = 0
+        count, check_at = 0, self._checkpoint(0)
         while stack:
             state, par, act, edge_idx, dep, own_last = stack.pop()
             node = count
             count += 1
-            if count > max_nodes:
-                _refuse(self.game, count, max_nodes)
-            if progress is not None and count % 100_000 == 0:
-                progress(count)
+            if count >= check_at:
+                check_at = self._checkpoint(count)
             parent(par)
             depth(dep)
             action(act)
@@ -297,6 +302,16 @@ class _DepthFirst:
             else:
                 decision(stack, state, node, dep, own_last)
         self.count = count
+
+    def _checkpoint(self, count: int) -> int:
+        """Called when ``count`` nodes are numbered and at most once per
+        node: refuses the walk past the budget, reports progress every
+        100,000 nodes; returns the count at which to be called next."""
+        if count > self.max_nodes:
+            _refuse(self.game, count, self.max_nodes)
+        if self.progress is not None and count and count % 100_000 == 0:
+            self.progress(count)
+        return min(count - count % 100_000 + 100_000, self.max_nodes + 1)
 
     def _terminal(self, state, node: int) -> None:
         self.player.append(TERMINAL)
@@ -352,6 +367,88 @@ class _DepthFirst:
             raise ValueError(f"{self.game}: information state {key!r} is reached after different "
                              "own decisions (the game does not have perfect recall)")
         return k
+
+
+class _DirectDepthFirst(_DepthFirst):
+    """The same walk, on one state of a game with ``DIRECT`` and ``SNAPSHOT``
+    (``kibitz.games.search``): a child is a snapshot of its parent's
+    position and the action into it, played when the child is popped; the
+    first child, popped next, plays on the parent's position itself. No
+    pyspiel state is cloned and no call goes through C++: the rules
+    (``_apply_action``, ``_legal_actions``), ``chance_outcomes``,
+    ``returns`` and the information-state observer's ``string_from`` are
+    called directly. Nodes, edges and information states come out in the
+    reference walk's order."""
+
+    def run(self) -> None:
+        game, n = self.game, self.n
+        state = game.new_initial_state()
+        string_from = game.make_py_observer(
+            pyspiel.IIGObservationType(perfect_recall=True)).string_from
+        snapshot, restore, play = state.snapshot, state.restore, state._apply_action
+        is_terminal, current, outcomes_of = state.is_terminal, state.current_player, state.chance_outcomes
+        legal_of, returns_of = state._legal_actions, state.returns
+        parent, depth, action, edge_local = (self.parent.append, self.depth.append,
+                                             self.action.append, self.edge_local.append)
+        player, node_infoset = self.player.append, self.node_infoset.append
+        term_node, term_returns = self.term_nodes.append, self.term_returns.extend
+        chance_prob = self.chance_prob
+        slots = self.infoset_slots
+        infoset = self._infoset
+        # (parent's position or None: the one the state holds; action into
+        # the node; parent; slot or chance-edge number; depth; own_last)
+        stack = [(None, -1, -1, -1, 0, (-1,) * n)]
+        pop, push = stack.pop, stack.append
+        count, check_at = 0, self._checkpoint(0)
+        while stack:
+            position, act, par, edge_idx, dep, own_last = pop()
+            if position is not None:
+                restore(position)
+            if act >= 0:
+                play(act)
+            node = count
+            count += 1
+            if count >= check_at:
+                check_at = self._checkpoint(count)
+            parent(par)
+            depth(dep)
+            action(act)
+            edge_local(edge_idx)
+            dep += 1
+            if is_terminal():
+                player(TERMINAL)
+                node_infoset(-1)
+                term_node(node)
+                term_returns(returns_of())
+                continue
+            cur = current()
+            if cur == CHANCE:
+                player(CHANCE)
+                node_infoset(-1)
+                outcomes = outcomes_of()
+                e0 = len(chance_prob)
+                for a, p in outcomes:
+                    if not p > 0:
+                        raise ValueError(f"{game}: chance outcome {a} has probability {p}")
+                    chance_prob.append(p)
+                for j in range(len(outcomes) - 1, 0, -1):
+                    push((snapshot(), outcomes[j][0], node, e0 + j, dep, own_last))
+                push((None, outcomes[0][0], node, e0, dep, own_last))
+                continue
+            if cur < 0 or cur >= n:
+                raise ValueError(f"{game}: unsupported current player {cur}")
+            cur = int(cur)
+            player(cur)
+            legal = legal_of(cur)
+            key = string_from(state, cur)
+            k = infoset(key, cur, legal, own_last[cur])
+            node_infoset(k)
+            base = slots[k]
+            head, tail = own_last[:cur], own_last[cur + 1:]
+            for j in range(len(legal) - 1, 0, -1):
+                push((snapshot(), legal[j], node, base + j, dep, head + (base + j,) + tail))
+            push((None, legal[0], node, base, dep, head + (base,) + tail))
+        self.count = count
 
 
 def _breadth_first_tree(walk: _DepthFirst) -> Tree:
