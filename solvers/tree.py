@@ -46,6 +46,12 @@ passes the reverse. Information states are numbered in order of discovery
 in a depth-first walk, so a player's earlier information state always has a
 smaller number than a later one on the same path.
 
+Two walkers give the identical tree: the reference walker uses the
+pyspiel API alone (a clone per child); the default one walks a game that
+declares ``DIRECT`` and ``SNAPSHOT`` (``kibitz.games.search``) on a single
+state, copying only the game's core per child and calling its Python rules
+and information-state observer directly (:class:`_DirectDepthFirst`).
+
 Compiled trees are cached on disk, keyed by the game string (plus, for a
 Python game, a hash of the module that defines it, so an edited game is
 compiled afresh), under ``$KIBITZ_CACHE`` or ``~/.cache/kibitz/trees``.
