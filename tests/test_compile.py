@@ -2,8 +2,8 @@
 
 ``compile_tree(walker="auto")`` walks a kibitz game through its rules and
 core snapshots (capabilities ``DIRECT`` and ``SNAPSHOT``), any other game
-through the pyspiel API; ``walker="reference"`` always walks the pyspiel
-API. Every array (values and dtypes), the information-state strings and
+through the pyspiel API, in two processes with ``workers=2``;
+``walker="reference"`` always walks the pyspiel API. Every array (values and dtypes), the information-state strings and
 CFR+'s NashConv must be the same on both trees.
 """
 
@@ -15,7 +15,7 @@ from kibitz import games
 from kibitz.games import search
 from kibitz.solvers.cfr import ALGORITHMS, CFRSolver
 from kibitz.solvers.evaluate import nash_conv
-from kibitz.solvers.tree import _ARRAYS, _direct_walk, compile_tree
+from kibitz.solvers.tree import _ARRAYS, TreeTooLarge, _direct_walk, compile_tree
 
 SMALL = sorted(spec.small for spec in games.REGISTRY.values())
 #: kuhn_poker and leduc_poker are C++ games, python_kuhn_poker a Python game
@@ -23,15 +23,16 @@ SMALL = sorted(spec.small for spec in games.REGISTRY.values())
 OPENSPIEL = ["kuhn_poker", "leduc_poker", "python_kuhn_poker"]
 
 
-def _trees(game_string):
+def _trees(game_string, workers=1):
     game = pyspiel.load_game(game_string)
     return (compile_tree(game, use_cache=False, walker="reference"),
-            compile_tree(game, use_cache=False, walker="auto"))
+            compile_tree(game, use_cache=False, walker="auto", workers=workers))
 
 
-@pytest.mark.parametrize("game_string", SMALL + OPENSPIEL)
-def test_both_walkers_give_the_same_tree(game_string):
-    ref, fast = _trees(game_string)
+@pytest.mark.parametrize("game_string, workers", [(g, 1) for g in SMALL + OPENSPIEL] +
+                         [(g, 2) for g in SMALL + ["leduc_poker"]])
+def test_both_walkers_give_the_same_tree(game_string, workers):
+    ref, fast = _trees(game_string, workers)
     for name in _ARRAYS:
         a, b = getattr(ref, name), getattr(fast, name)
         assert a.dtype == b.dtype and a.shape == b.shape, name
@@ -81,13 +82,23 @@ def test_a_restored_snapshot_is_the_position_it_was_taken_from(name):
         state._apply_action(actions[int(rng.integers(len(actions)))])
 
 
-def test_an_unknown_walker_is_refused():
+def test_an_unknown_walker_or_worker_count_is_refused():
     with pytest.raises(ValueError, match="walker"):
         compile_tree("kuhn_poker", use_cache=False, walker="fast")
+    with pytest.raises(ValueError, match="workers"):
+        compile_tree("kuhn_poker", use_cache=False, workers=3)
 
 
 @pytest.mark.parametrize("walker", ["reference", "auto"])
 def test_both_walkers_refuse_past_the_budget_at_the_same_count(walker):
-    from kibitz.solvers import TreeTooLarge
     with pytest.raises(TreeTooLarge, match=r"\(1,001 reached\)"):
         compile_tree(games.REGISTRY["pub"].small, use_cache=False, walker=walker, max_nodes=1000)
+
+
+def test_two_processes_refuse_past_the_budget():
+    # each half is under the budget, the whole tree over it
+    with pytest.raises(TreeTooLarge, match="over the node budget of 4,000"):
+        compile_tree(games.REGISTRY["pub"].small, use_cache=False, workers=2, max_nodes=4000)
+    # the worker's refusal reaches the caller
+    with pytest.raises(TreeTooLarge, match="over the node budget of 1,000"):
+        compile_tree(games.REGISTRY["pub"].small, use_cache=False, workers=2, max_nodes=1000)
