@@ -236,6 +236,25 @@ class SlotsState:
             setattr(self, k, v)
 
 
+class CoreSnapshots:
+    """Capability ``SNAPSHOT`` (``kibitz.games.search``) for a state whose
+    rules change nothing but its ``_c`` (a :class:`SlotsState`): every other
+    attribute is fixed by the game's parameters.
+
+    A snapshot is a copy of the core (the generated ``__deepcopy__``: no new
+    pyspiel state, no ``__init__``); :meth:`restore` makes the state that
+    position again, taking the snapshot over. The C++ side (history, move
+    number) is left alone, so this is for a search's own states only, with
+    ``DIRECT``.
+    """
+
+    def snapshot(self):
+        return self._c.__deepcopy__(None)
+
+    def restore(self, snapshot) -> None:
+        self._c = snapshot
+
+
 def replay_applier(state, internal: bool, observer: int, check=None):
     """The apply function a game's ``resample_from_infostate`` replays with.
 

@@ -272,7 +272,7 @@ SPEC = _common.GameSpec(
     summary="Hidden coloured cards: claim how many of a colour exist, raise or doubt, bet chips and slots.",
     params=PARAMS,
     small="doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)",
-    search=frozenset({search.DIRECT, search.ROUNDS, search.VIEWS, search.RANDOM_ACTION,
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.RANDOM_ACTION,
                       search.RESAMPLE_MEMO}),
 )
 
@@ -390,7 +390,7 @@ class _Core(_common.SlotsState):
         return d
 
 
-class DoubtAndBetState(pyspiel.State):
+class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
     """A game of Doubt and Bet; rules only (encoding lives in the observer)."""
 
     def __init__(self, game):

@@ -233,7 +233,7 @@ SPEC = _common.GameSpec(
     summary="Predict over or under a stack's top card; wrong guesses take the stack.",
     params=PARAMS,
     small="over_under(players=2,copies=1,stacks=1,rounds=1)",
-    search=frozenset({search.DIRECT, search.ROUNDS, search.PUBLIC_CHANCE}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.PUBLIC_CHANCE}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Over/Under", PARAMS, min_players=1, max_players=8)
@@ -333,7 +333,7 @@ class _Core(_common.SlotsState):
     COPIED = ("tally", "counts", "top", "money", "owner", "legal", "log")
 
 
-class OverUnderState(pyspiel.State):
+class OverUnderState(_common.CoreSnapshots, pyspiel.State):
     """A game of Over/Under; rules only (encoding lives in the observer)."""
 
     def __init__(self, game):

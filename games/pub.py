@@ -230,7 +230,7 @@ SPEC = _common.GameSpec(
     summary="Take the face-up card or risk a draw; low cards and suit majorities win.",
     params=PARAMS,
     small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
-    search=frozenset({search.DIRECT, search.ROUNDS}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, LONG_NAME, PARAMS, min_players=3, max_players=8)
@@ -331,7 +331,7 @@ class _Core(_common.SlotsState):
     COPIED = ("deck", "hands", "coll", "log")
 
 
-class PubState(pyspiel.State):
+class PubState(_common.CoreSnapshots, pyspiel.State):
     """A game of pub; rules only (encoding lives in the observer)."""
 
     def __init__(self, game):

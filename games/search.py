@@ -30,10 +30,13 @@ capability         methods (protocol)                      what a search gains
                                                            legal moves
 ``RESAMPLE_MEMO``  ``resample_from_infostate(...,          earlier rounds drawn
                    internal=True, memo=dict)``             once per search
+``SNAPSHOT``       ``snapshot()``, ``restore(snapshot)``   a walk that copies
+                   (:class:`SnapshotState`)                positions, not states
+                                                           (the tree compiler)
 =================  ======================================  ==================
 
-``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION`` and ``RESAMPLE_MEMO`` are used only
-together with ``DIRECT``.
+``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION``, ``RESAMPLE_MEMO`` and ``SNAPSHOT``
+are used only together with ``DIRECT``.
 
 A game's heuristic may hand a search more than these (``SearchPolicies``:
 Doubt and Bet's heuristic-weighted belief draw); such code sits beside the
@@ -54,8 +57,10 @@ VIEWS = "views"
 PUBLIC_CHANCE = "public_chance"
 RANDOM_ACTION = "random_action"
 RESAMPLE_MEMO = "resample_memo"
+SNAPSHOT = "snapshot"
 #: every capability a game may declare
-CAPABILITIES = frozenset({DIRECT, ROUNDS, VIEWS, PUBLIC_CHANCE, RANDOM_ACTION, RESAMPLE_MEMO})
+CAPABILITIES = frozenset({DIRECT, ROUNDS, VIEWS, PUBLIC_CHANCE, RANDOM_ACTION, RESAMPLE_MEMO,
+                          SNAPSHOT})
 
 #: ``check(state, player, action)``: called before each move of a player other
 #: than the resampling one in the replay; raises to abandon the replay
@@ -109,6 +114,19 @@ class RandomActionState(Protocol):
     def random_action(self, player: int, u: float) -> int:
         """``legal[int(u * len(legal))]`` of ``_legal_actions(player)``, for
         ``u`` in [0, 1)."""
+
+
+class SnapshotState(Protocol):
+    """``SNAPSHOT``: positions copied without copying the pyspiel state."""
+
+    def snapshot(self) -> object:
+        """An independent copy of everything the rules change (the state
+        does not touch it afterwards)."""
+
+    def restore(self, snapshot: object) -> None:
+        """Makes the state the snapshotted position, taking ``snapshot``
+        over (the caller does not use it again). Only the Python rules'
+        view changes, not pyspiel's history: for a search's own states."""
 
 
 def capabilities(game) -> frozenset[str]:

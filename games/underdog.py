@@ -197,7 +197,7 @@ SPEC = _common.GameSpec(
     summary="13 cards: swap or flip the underdog card, then fight or pass.",
     params=PARAMS,
     small="underdog(players=3,cards=5,bank=2)",
-    search=frozenset({search.DIRECT, search.ROUNDS, search.VIEWS}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Underdog", PARAMS, min_players=3, max_players=6)
@@ -259,7 +259,7 @@ class _Core(_common.SlotsState):
     COPIED = ("chips", "hand", "laid", "fighters", "stakes", "log")
 
 
-class UnderdogState(pyspiel.State):
+class UnderdogState(_common.CoreSnapshots, pyspiel.State):
     """A game of Underdog; rules only (encoding lives in the observer)."""
 
     def __init__(self, game):

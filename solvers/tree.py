@@ -46,6 +46,12 @@ passes the reverse. Information states are numbered in order of discovery
 in a depth-first walk, so a player's earlier information state always has a
 smaller number than a later one on the same path.
 
+Two walkers give the identical tree: the reference walker uses the
+pyspiel API alone (a clone per child); the default one walks a game that
+declares ``DIRECT`` and ``SNAPSHOT`` (``kibitz.games.search``) on a single
+state, copying only the game's core per child and calling its Python rules
+and information-state observer directly (:class:`_DirectDepthFirst`).
+
 Compiled trees are cached on disk, keyed by the game string (plus, for a
 Python game, a hash of the module that defines it, so an edited game is
 compiled afresh), under ``$KIBITZ_CACHE`` or ``~/.cache/kibitz/trees``.
@@ -62,6 +68,7 @@ import dataclasses
 import hashlib
 import inspect
 import json
+import multiprocessing
 import os
 import re
 import time
@@ -71,6 +78,7 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
+from kibitz.games import search
 from kibitz.solvers._io import atomic_write
 
 TREE_FORMAT_VERSION = 2
@@ -180,15 +188,28 @@ def _cache_path(game: pyspiel.Game) -> Path:
     return cache_dir() / f"{name}-{_game_fingerprint(game)}.npz"
 
 
+WALKERS = ("auto", "reference")
+
+
 def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = True,
-                 progress=None) -> Tree:
+                 progress=None, walker: str = "auto", workers: int = 1) -> Tree:
     """Returns the compiled tree of ``game`` (a pyspiel game or game string).
 
     Reads it from the on-disk cache when present; otherwise walks the game
     once and (with ``use_cache``) stores the result. ``progress``, if given,
     is called with the number of nodes walked so far, every 100,000 nodes.
     Raises :class:`TreeTooLarge` past ``max_nodes`` nodes.
+
+    ``walker`` chooses how the game is walked: ``"reference"`` through the
+    pyspiel API alone (a clone per child), ``"auto"`` the fastest walk the
+    game allows. Both give the identical tree. ``workers=2`` splits the
+    fast walk of a game whose root is a chance node over two processes
+    (the same tree again); other games walk in one.
     """
+    if walker not in WALKERS:
+        raise ValueError(f"walker {walker!r}: one of {', '.join(WALKERS)}")
+    if workers not in (1, 2):
+        raise ValueError(f"workers={workers}: 1 or 2")
     if isinstance(game, str):
         game = pyspiel.load_game(game)
     gtype = game.get_type()
@@ -207,7 +228,7 @@ def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = 
                 raise
             # An unreadable cache entry (damaged, truncated, another
             # program's file) is rebuilt below and written anew.
-    tree = _walk(game, max_nodes, progress)
+    tree = _walk(game, max_nodes, progress, walker, workers)
     if path is not None:
         save_tree(tree, path)
     return tree
@@ -222,11 +243,22 @@ def _refuse(game, count, max_nodes, complete=False):
         "or use a sampling method such as MCCFR that does not hold the tree.")
 
 
-def _walk(game: pyspiel.Game, max_nodes: int, progress) -> Tree:
+def _direct_walk(game: pyspiel.Game) -> bool:
+    """A kibitz game whose rules a walk may call on positions it copies
+    itself (capabilities ``DIRECT`` and ``SNAPSHOT``)."""
+    return {search.DIRECT, search.SNAPSHOT} <= search.capabilities(game)
+
+
+def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto",
+          workers: int = 1) -> Tree:
     """Walks ``game`` depth first, then lays the nodes out breadth first."""
     t0 = time.perf_counter()
-    walk = _DepthFirst(game, max_nodes, progress)
-    walk.run()
+    direct = walker == "auto" and _direct_walk(game)
+    if direct and workers == 2:
+        walk = _walk_two(game, max_nodes, progress)
+    else:
+        walk = (_DirectDepthFirst if direct else _DepthFirst)(game, max_nodes, progress)
+        walk.run()
     tree = _breadth_first_tree(walk)
     tree.compile_seconds = time.perf_counter() - t0
     _check(tree)
@@ -264,19 +296,16 @@ class _DepthFirst:
         # own_last[p] is carried down the walk: the slot of p's last decision.
         stack = [(self.game.new_initial_state(), -1, -1, -1, 0, (-1,) * self.n)]
         # bound once: this loop runs once per node
-        max_nodes, progress = self.max_nodes, self.progress
         parent, depth, action, edge_local = (self.parent.append, self.depth.append,
                                              self.action.append, self.edge_local.append)
         terminal, chance, decision = self._terminal, self._push_chance_children, self._push_decision_children
-        count = 0
+        count, check_at = 0, self._checkpoint(0)
         while stack:
             state, par, act, edge_idx, dep, own_last = stack.pop()
             node = count
             count += 1
-            if count > max_nodes:
-                _refuse(self.game, count, max_nodes)
-            if progress is not None and count % 100_000 == 0:
-                progress(count)
+            if count >= check_at:
+                check_at = self._checkpoint(count)
             parent(par)
             depth(dep)
             action(act)
@@ -288,6 +317,16 @@ class _DepthFirst:
             else:
                 decision(stack, state, node, dep, own_last)
         self.count = count
+
+    def _checkpoint(self, count: int) -> int:
+        """Called when ``count`` nodes are numbered and at most once per
+        node: refuses the walk past the budget, reports progress every
+        100,000 nodes; returns the count at which to be called next."""
+        if count > self.max_nodes:
+            _refuse(self.game, count, self.max_nodes)
+        if self.progress is not None and count and count % 100_000 == 0:
+            self.progress(count)
+        return min(count - count % 100_000 + 100_000, self.max_nodes + 1)
 
     def _terminal(self, state, node: int) -> None:
         self.player.append(TERMINAL)
@@ -315,14 +354,14 @@ class _DepthFirst:
             raise ValueError(f"{self.game}: unsupported current player {cur}")
         self.player.append(cur)
         legal = state.legal_actions(cur)
-        k = self._infoset(state.information_state_string(cur), cur, legal, own_last[cur])
+        k = self.infoset(state.information_state_string(cur), cur, legal, own_last[cur])
         self.node_infoset.append(k)
         base = self.infoset_slots[k]
         for j, child in zip(range(len(legal) - 1, -1, -1), _children(state, legal)):
             last = own_last[:cur] + (base + j,) + own_last[cur + 1:]
             stack.append((child, node, legal[j], base + j, dep + 1, last))
 
-    def _infoset(self, key: str, cur: int, legal: list, own_last_slot: int) -> int:
+    def infoset(self, key: str, cur: int, legal: list, own_last_slot: int) -> int:
         """The number of information state ``key``: a new one gets its slots;
         a known one must have the same legal actions and the same previous
         own decision (perfect recall)."""
@@ -343,6 +382,194 @@ class _DepthFirst:
             raise ValueError(f"{self.game}: information state {key!r} is reached after different "
                              "own decisions (the game does not have perfect recall)")
         return k
+
+
+class _DirectDepthFirst(_DepthFirst):
+    """The same walk, on one state of a game with ``DIRECT`` and ``SNAPSHOT``
+    (``kibitz.games.search``): a child is a snapshot of its parent's
+    position and the action into it, played when the child is popped; the
+    first child, popped next, plays on the parent's position itself. No
+    pyspiel state is cloned and no call goes through C++: the rules
+    (``_apply_action``, ``_legal_actions``), ``chance_outcomes``,
+    ``returns`` and the information-state observer's ``string_from`` are
+    called directly. Nodes, edges and information states come out in the
+    reference walk's order."""
+
+    def run(self, state=None, stack=None, stop_at: int = -1) -> None:
+        """Walks from ``stack`` (the root's entry by default) on ``state`` (a
+        new initial state by default) until the stack is empty or
+        ``stop_at`` nodes are numbered; ``self.state`` and ``self.stack``
+        are left where the walk stopped."""
+        game, n = self.game, self.n
+        self.state = state = game.new_initial_state() if state is None else state
+        string_from = game.make_py_observer(
+            pyspiel.IIGObservationType(perfect_recall=True)).string_from
+        snapshot, restore, play = state.snapshot, state.restore, state._apply_action
+        is_terminal, current, outcomes_of = state.is_terminal, state.current_player, state.chance_outcomes
+        legal_of, returns_of = state._legal_actions, state.returns
+        parent, depth, action, edge_local = (self.parent.append, self.depth.append,
+                                             self.action.append, self.edge_local.append)
+        player, node_infoset = self.player.append, self.node_infoset.append
+        term_node, term_returns = self.term_nodes.append, self.term_returns.extend
+        chance_prob = self.chance_prob
+        slots = self.infoset_slots
+        infoset = self.infoset
+        # (parent's position or None: the one the state holds; action into
+        # the node; parent; slot or chance-edge number; depth; own_last)
+        if stack is None:
+            stack = [(None, -1, -1, -1, 0, (-1,) * n)]
+        self.stack = stack
+        pop, push = stack.pop, stack.append
+        count = self.count
+        check_at = self._checkpoint(count)
+        while stack and count != stop_at:
+            position, act, par, edge_idx, dep, own_last = pop()
+            if position is not None:
+                restore(position)
+            if act >= 0:
+                play(act)
+            node = count
+            count += 1
+            if count >= check_at:
+                check_at = self._checkpoint(count)
+            parent(par)
+            depth(dep)
+            action(act)
+            edge_local(edge_idx)
+            dep += 1
+            if is_terminal():
+                player(TERMINAL)
+                node_infoset(-1)
+                term_node(node)
+                term_returns(returns_of())
+                continue
+            cur = current()
+            if cur == CHANCE:
+                player(CHANCE)
+                node_infoset(-1)
+                outcomes = outcomes_of()
+                e0 = len(chance_prob)
+                for a, p in outcomes:
+                    if not p > 0:
+                        raise ValueError(f"{game}: chance outcome {a} has probability {p}")
+                    chance_prob.append(p)
+                for j in range(len(outcomes) - 1, 0, -1):
+                    push((snapshot(), outcomes[j][0], node, e0 + j, dep, own_last))
+                push((None, outcomes[0][0], node, e0, dep, own_last))
+                continue
+            if cur < 0 or cur >= n:
+                raise ValueError(f"{game}: unsupported current player {cur}")
+            cur = int(cur)
+            player(cur)
+            legal = legal_of(cur)
+            key = string_from(state, cur)
+            k = infoset(key, cur, legal, own_last[cur])
+            node_infoset(k)
+            base = slots[k]
+            head, tail = own_last[:cur], own_last[cur + 1:]
+            for j in range(len(legal) - 1, 0, -1):
+                push((snapshot(), legal[j], node, base + j, dep, head + (base + j,) + tail))
+            push((None, legal[0], node, base, dep, head + (base,) + tail))
+        self.count = count
+
+
+_PART_ARRAYS = ("parent", "depth", "action", "player", "node_infoset", "edge_local", "chance_prob",
+                "term_nodes", "term_returns", "infoset_player", "infoset_slots", "slot_action",
+                "infoset_parent_slot")
+_ROOT_CHILD = -2  # a second worker's parent entry for the root's children
+
+
+def _walk_two(game: pyspiel.Game, max_nodes: int, progress) -> _DirectDepthFirst:
+    """The direct walk in two processes: when the root is a chance node,
+    a forked worker walks the subtrees of the second half of its outcomes
+    while this process walks the first half; :func:`_merge` appends the
+    worker's nodes and its new information states as the one walk would
+    have. Otherwise (or with a single outcome) one process walks. Each
+    process holds to the node budget, the merged walk too; ``progress``
+    counts this process's nodes."""
+    walk = _DirectDepthFirst(game, max_nodes, progress)
+    walk.run(stop_at=1)
+    stack = walk.stack
+    if walk.player[0] != CHANCE or len(stack) < 2:
+        walk.run(walk.state, stack)
+        return walk
+    theirs = [(pos, act, _ROOT_CHILD, e, dep, own) for pos, act, _, e, dep, own in
+              stack[:len(stack) // 2]]
+    mine = stack[len(stack) // 2:]
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    worker = ctx.Process(target=_walk_part, args=(game, max_nodes, walk.state, theirs, send),
+                         daemon=True)
+    worker.start()
+    send.close()
+    try:
+        walk.run(walk.state, mine)
+        kind, part = receive.recv()
+    finally:
+        if worker.is_alive():
+            worker.terminate()
+        worker.join()
+    if kind == "error":
+        raise part
+    _merge(walk, part)
+    if walk.count > max_nodes:
+        _refuse(game, walk.count, max_nodes)
+    return walk
+
+
+def _walk_part(game, max_nodes, state, stack, send) -> None:
+    """A worker of :func:`_walk_two`: walks ``stack`` and sends back the arrays."""
+    try:
+        part = _DirectDepthFirst(game, max_nodes, None)
+        part.run(state, stack)
+        keys = [None] * len(part.infoset_of)
+        for key, k in part.infoset_of.items():
+            keys[k] = key
+        send.send(("ok", {"count": part.count, "keys": keys,
+                          **{name: getattr(part, name) for name in _PART_ARRAYS}}))
+    except BaseException as e:  # raised again in the parent
+        send.send(("error", e))
+    finally:
+        send.close()
+
+
+def _merge(walk: _DepthFirst, part: dict) -> None:
+    """Appends a worker's walk to ``walk``: its nodes after ``walk``'s (in
+    preorder, as the one walk numbers them), its chance edges after
+    ``walk``'s, and its information states in order of discovery, each one
+    ``walk`` already knows checked as :meth:`_DepthFirst.infoset` checks."""
+    offset, chance_offset = walk.count, len(walk.chance_prob)
+    slots, actions, parent_slot = part["infoset_slots"], part["slot_action"], part["infoset_parent_slot"]
+    slot_map = np.empty(len(actions), dtype=np.int64)
+    infoset_map = np.empty(len(part["keys"]), dtype=np.int64)
+    for i, key in enumerate(part["keys"]):
+        lo, hi = slots[i], slots[i + 1]
+        own_last = parent_slot[i]
+        k = walk.infoset(key, part["infoset_player"][i], list(actions[lo:hi]),
+                          int(slot_map[own_last]) if own_last >= 0 else -1)
+        infoset_map[i] = k
+        slot_map[lo:hi] = np.arange(walk.infoset_slots[k], walk.infoset_slots[k] + hi - lo)
+    par = np.frombuffer(part["parent"], dtype=np.int32).astype(np.int64)
+    player = np.frombuffer(part["player"], dtype=np.int8)
+    edge = np.frombuffer(part["edge_local"], dtype=np.int32).astype(np.int64)
+    root_child = par == _ROOT_CHILD
+    par_player = np.where(root_child, CHANCE, player[np.maximum(par, 0)])
+    below_decision = ~root_child & (par_player != CHANCE)
+    below_chance = ~root_child & (par_player == CHANCE)
+    edge[below_decision] = slot_map[edge[below_decision]]
+    edge[below_chance] += chance_offset
+    par = np.where(root_child, 0, par + offset)
+    node_infoset = np.frombuffer(part["node_infoset"], dtype=np.int32).astype(np.int64)
+    decision = node_infoset >= 0
+    node_infoset[decision] = infoset_map[node_infoset[decision]]
+    walk.parent.frombytes(par.astype(np.int32).tobytes())
+    walk.edge_local.frombytes(edge.astype(np.int32).tobytes())
+    walk.node_infoset.frombytes(node_infoset.astype(np.int32).tobytes())
+    walk.term_nodes.frombytes((np.frombuffer(part["term_nodes"], dtype=np.int32) + offset)
+                              .astype(np.int32).tobytes())
+    for name in ("depth", "action", "player", "chance_prob", "term_returns"):
+        getattr(walk, name).extend(part[name])
+    walk.count += part["count"]
 
 
 def _breadth_first_tree(walk: _DepthFirst) -> Tree:
