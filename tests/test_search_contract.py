@@ -9,7 +9,8 @@ from kibitz import games
 from kibitz.games import search
 
 PROTOCOLS = {search.DIRECT: search.ResampleState, search.ROUNDS: search.RoundsState,
-             search.VIEWS: search.ViewState, search.RANDOM_ACTION: search.RandomActionState}
+             search.VIEWS: search.ViewState, search.RANDOM_ACTION: search.RandomActionState,
+             search.SNAPSHOT: search.SnapshotState}
 
 
 def _methods(protocol):
