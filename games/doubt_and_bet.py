@@ -176,6 +176,15 @@ class Claim(NamedTuple):
     slot_chips: int
 
 
+class StandingClaim(NamedTuple):
+    """The claim a player may raise or doubt (state, not an event: ``DoubtAndBetState.claim``)."""
+    player: int
+    quantity: int
+    colour: int
+    chips: int
+    slot_chips: int
+
+
 class Doubt(NamedTuple):
     """``p{s} doubt``."""
     kind: str  # "doubt"
@@ -590,7 +599,7 @@ class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
             start = 0
         else:
             acts = [DOUBT]
-            start = c.claim[1] * k1
+            start = c.claim.quantity * k1
         end = len(c.deal_seats) * k1
         if start < end:
             qk = self._qk
@@ -613,7 +622,7 @@ class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
             return legal[int(u * len(legal))]
         k1 = self._k1
         lead = 0 if c.claim is None else 1  # DOUBT first after a claim
-        start = 0 if c.claim is None else c.claim[1] * k1
+        start = 0 if c.claim is None else c.claim.quantity * k1
         width = len(c.deal_seats) * k1 - start
         pairs = self._stake_pairs(c.chips[player], c.slots[player], 1, None) if width > 0 else ()
         i = int(u * (lead + len(pairs) * width))
@@ -708,8 +717,8 @@ class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
         k1 = self._k1
         if action == DOUBT and c.claim is not None:
             c.doubter = me
-            c.bettor = c.claim[0]
-            c.bstake = (c.claim[3], c.claim[4])
+            c.bettor = c.claim.player
+            c.bstake = (c.claim.chips, c.claim.slot_chips)
             c.dstake = None
             c.sd_turn = me
             c.sd_moves = 0
@@ -727,14 +736,14 @@ class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
             ch, s = self._decode_pair(p)
             if q > len(c.deal_seats):
                 why = f"the quantity is at most the {len(c.deal_seats)} cards dealt"
-            elif c.claim is not None and q <= c.claim[1]:
-                why = f"a raise needs a quantity above {c.claim[1]}"
+            elif c.claim is not None and q <= c.claim.quantity:
+                why = f"a raise needs a quantity above {c.claim.quantity}"
             elif ch + s < 1:
                 why = "a stake is at least 1"
             elif ch > c.chips[me] or s > c.slots[me] - 1:
                 why = f"the stake {ch}+{s} is not affordable ({c.chips[me]} chips, {c.slots[me] - 1} slot chips)"
             else:
-                c.claim = (me, q, k, ch, s)
+                c.claim = _new(StandingClaim, (me, q, k, ch, s))
                 c.log.append(_new(Claim, ("claim", me, q, k, ch, s)))
                 order = c.order
                 c.turn = order[(order.index(me) + 1) % len(order)]
@@ -938,7 +947,7 @@ class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
 
     @property
     def claim(self):
-        """(claimant, quantity, colour index, chips, slot chips) or None."""
+        """The standing claim (:class:`StandingClaim`) or None."""
         return self._c.claim
 
     @property

@@ -98,7 +98,7 @@ def _claim_or_doubt(state, me, legal):
     k1 = game.k1
     claim = state.claim
     dealt = state.cards_dealt
-    lowest = 1 if claim is None else claim[1] + 1
+    lowest = 1 if claim is None else claim.quantity + 1
     best = None  # (probability, quantity, colour)
     if claim is None:
         for k in range(k1):
@@ -114,7 +114,7 @@ def _claim_or_doubt(state, me, legal):
             if best is None or p > best[0]:
                 best = (p, lowest, k)
     if claim is not None:
-        p_prev = claim_probability(state, me, claim[1], claim[2])
+        p_prev = claim_probability(state, me, claim.quantity, claim.colour)
         if best is None or p_prev < DOUBT_BELOW or 1.0 - p_prev > best[0]:
             return db.DOUBT
     p, q, k = best
@@ -136,7 +136,7 @@ def _showdown(state, me, legal):
     game = state.get_game()
     bettor, _, bstake, dstake = state.showdown
     claim = state.claim
-    p_true = claim_probability(state, me, claim[1], claim[2])
+    p_true = claim_probability(state, me, claim.quantity, claim.colour)
     p = p_true if me == bettor else 1.0 - p_true
     mine = bstake if me == bettor else dstake
     opp = dstake if me == bettor else bstake
@@ -184,7 +184,7 @@ def shortlist(state, legal):
                     q += 1
                 quantities = (q - 1, q, q + 1)
             else:
-                quantities = (claim[1] + 1, claim[1] + 2)
+                quantities = (claim.quantity + 1, claim.quantity + 2)
             for q in quantities:
                 if 1 <= q <= dealt:
                     for value in (1, 2):
