@@ -15,8 +15,11 @@ One step (:meth:`MMDTrainer.iterate`):
    outcomes are drawn exactly from ``chance_outcomes()`` with the trainer's
    seeded ``np.random.Generator``.
 2. At every decision ``(s, a)`` of player ``p`` the target is ``G``, the
-   episode's final return of ``p``.
-3. One Adam step on the mean over the batch's decisions of
+   episode's final return of ``p`` divided by the game's payoff range
+   ``max_utility - min_utility`` (so that ``alpha`` weighs the same in every
+   game: the kibitz games pay in [0, 1], kuhn_poker in [-2, 2]).
+3. One Adam step (step size ``lr`` for the policy, ``critic_lr`` for the
+   critic: the critic moves faster, as in two-timescale actor-critic) on the mean over the batch's decisions of
 
    ``L = -sum_a pi(a|s) * sg(Q(s,a) - V(s)) + alpha * KL(pi(.|s) || rho(.|s))
    + 1/2 * (Q(s,a) - G)^2``, with ``V(s) = sum_a sg(pi(a|s)) sg(Q(s,a))``
@@ -62,13 +65,15 @@ class TrainConfig:
 
     hidden: tuple[int, ...] = (128, 128)
     batch: int = 32  # episodes per step
-    lr: float = 1e-3  # Adam's step size (MMD's eta)
-    alpha: float = 0.2  # weight of KL(pi || magnet)
+    lr: float = 1e-3  # Adam's step size of the policy (MMD's eta)
+    critic_lr: float = 1e-3  # Adam's step size of the critic
+    alpha: float = 0.05  # weight of KL(pi || magnet)
     magnet_every: int = 0  # steps between magnet updates (0: the magnet stays the initial policy)
 
     def __post_init__(self):
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         checks = [("batch", self.batch >= 1, ">= 1"), ("lr", 0 < self.lr <= 1, "in (0, 1]"),
+                  ("critic_lr", 0 < self.critic_lr <= 1, "in (0, 1]"),
                   ("alpha", 0 <= self.alpha <= 100, "in [0, 100]"),
                   ("magnet_every", self.magnet_every >= 0, ">= 0"),
                   ("hidden", bool(self.hidden) and min(self.hidden) >= 1, "one or more widths >= 1")]
@@ -88,6 +93,15 @@ def check_trainable(game) -> None:
                          "turn_based_simultaneous_game)")
     if not gt.provides_information_state_tensor:
         raise ValueError(f"{game}: the game has no information-state tensor to train on")
+
+
+def payoff_range(game) -> float:
+    """``max_utility - min_utility``, or 1 when the game does not give a finite, positive one."""
+    try:
+        span = float(game.max_utility()) - float(game.min_utility())
+    except Exception:  # noqa: BLE001 - some games leave the utilities unset
+        return 1.0
+    return span if np.isfinite(span) and span > 0 else 1.0
 
 
 def _sample(rng: np.random.Generator, probs) -> int:
@@ -185,13 +199,15 @@ class MMDTrainer:
         self.spec = network.NetworkSpec.for_game(game, hidden=config.hidden)
         self.rng = np.random.Generator(np.random.PCG64(self.seed))
         self.iteration = 0
+        self.scale = payoff_range(game)
         policy = network.init_params(self.spec, self.rng)
         critic = network.init_params(self.spec, self.rng)
         self._jnp = jnp
         self.trainable = {"policy": [jnp.asarray(p) for p in policy],
                           "critic": [jnp.asarray(p) for p in critic]}
         self.magnet = [jnp.asarray(p) for p in policy]
-        self._opt = optax.adam(config.lr)
+        self._opt = optax.multi_transform({"policy": optax.adam(config.lr), "critic": optax.adam(config.critic_lr)},
+                                          {"policy": "policy", "critic": "critic"})
         self.opt_state = self._opt.init(self.trainable)
         self.last = {"policy_loss": float("nan"), "critic_loss": float("nan"), "kl": float("nan"),
                      "decisions": 0}
@@ -228,7 +244,7 @@ class MMDTrainer:
         mask_p[n:, 0] = 1.0  # a padded row has one "legal" action so its softmax is defined
         self.trainable, self.opt_state, aux = self._update(
             self.trainable, self.opt_state, self.magnet, padded(x), mask_p, padded(action),
-            padded(target), weight)
+            padded(target / np.float32(self.scale)), weight)
         self.iteration += 1
         if self.config.magnet_every and self.iteration % self.config.magnet_every == 0:
             self.magnet = list(self.trainable["policy"])

@@ -168,6 +168,7 @@ CASES = [
     ("train kuhn_poker --out k.npz --batch 0", 2, ["--batch", "x>=1"]),
     ("train kuhn_poker --out k.npz --lr 0", 2, ["--lr", "0<x<=1"]),
     ("train kuhn_poker --out k.npz --lr nan", 2, ["--lr", "not a number"]),
+    ("train kuhn_poker --out k.npz --critic-lr 2", 2, ["--critic-lr", "0<x<=1"]),
     ("train kuhn_poker --out k.npz --alpha -1", 2, ["--alpha", "0<=x<=100"]),
     ("train kuhn_poker --out k.npz --magnet-every -1", 2, ["--magnet-every", "x>=0"]),
     ("train kuhn_poker --out k.npz --steps 0", 2, ["--steps", "x>=1"]),

@@ -51,18 +51,19 @@ def test_probe_tensors_match_the_game():
             s.apply_action(int(rng.choice(s.legal_actions())))
 
 
-@pytest.mark.parametrize("game_string, steps, lr", [
-    ("kuhn_poker", 400, 1e-3),
-    ("pub(players=3,suits=2,ranks=3,removed=0,hand=1)", 400, 3e-3),
+@pytest.mark.parametrize("game_string, steps, lr, bar", [
+    ("kuhn_poker", 1200, 3e-4, 0.25),
+    ("pub(players=3,suits=2,ranks=3,removed=0,hand=1)", 400, 3e-3, 0.5),
 ])
-def test_training_halves_the_uniform_nash_conv(game_string, steps, lr):
-    """The issue's bar is 1/4 of uniform (measured with the CLI, docs/solvers/training.md);
-    here a short run must reach 1/2."""
+def test_training_cuts_the_uniform_nash_conv(game_string, steps, lr, bar):
+    """The issue's bar is 1/4 of the uniform policy's NashConv. kuhn_poker reaches it in a few
+    seconds; pub's small configuration reaches 1/2 here (and 1/4 in the timed CLI runs of
+    docs/solvers/training.md)."""
     game = load_game(game_string)
     tree = compile_tree(game)
     probe = train.TreeProbe(game, tree)
-    trainer = _run(game, steps, batch=32, lr=lr)
-    assert probe.nash_conv(trainer.policy_params()) < 0.5 * probe.uniform_nash_conv()
+    trainer = _run(game, steps, batch=32, lr=lr, critic_lr=max(lr, 1e-3))
+    assert probe.nash_conv(trainer.policy_params()) < bar * probe.uniform_nash_conv()
 
 
 def test_same_seed_same_parameters_other_seed_other():
@@ -112,3 +113,30 @@ def test_probe_against_random_for_big_trees(tmp_path, monkeypatch):
                                   "--probe-nodes", "5", "--no-progress", "--out", "k.npz"])
     assert r.exit_code == 0, r.output
     assert "vs random:   mean return" in r.output
+
+
+def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
+    """A training run stopped by SIGTERM exits 143 with its checkpoint; --resume finishes it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    kibitz = str(Path(sys.executable).parent / "kibitz")
+    args = [kibitz, "train", "kuhn_poker", "--hidden", "8", "--batch", "4", "--no-progress",
+            "--checkpoint-every", "0", "--out", "k.npz"]
+    proc = subprocess.Popen([*args, "--time", "5m"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    ckpt = tmp_path / "k.npz.ckpt.npz"
+    deadline = time.monotonic() + 60
+    while not ckpt.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted at iteration" in err and "--resume" in err
+    done = int(driver.read_checkpoint(ckpt)[1]["iteration"])
+    r = subprocess.run([*args, "--steps", str(done + 3), "--resume"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"steps:       {done + 3:,}" in r.stdout

@@ -1,7 +1,7 @@
 """``kibitz train``: a network policy by self-play Magnetic Mirror Descent.
 
     kibitz train GAME --out FILE.npz [--steps N] [--time LIMIT] [--seed S]
-                 [--hidden 128,128] [--batch B] [--lr X] [--alpha A]
+                 [--hidden 128,128] [--batch B] [--lr X] [--critic-lr X] [--alpha A]
                  [--magnet-every M] [--probe-every K] [--resume]
 
 The trainer is :class:`solvers.train.MMDTrainer` (docs/solvers/training.md)
@@ -64,8 +64,10 @@ def _npz(ctx, param, value):
 @click.option("--batch", type=click.IntRange(min=1), default=32, show_default=True,
               help="Self-play episodes per step.")
 @click.option("--lr", type=NumberRange(0, 1, min_open=True), default=1e-3, show_default=True,
-              help="Adam step size.")
-@click.option("--alpha", type=NumberRange(0, 100), default=0.2, show_default=True,
+              help="Adam step size of the policy.")
+@click.option("--critic-lr", type=NumberRange(0, 1, min_open=True), default=1e-3, show_default=True,
+              help="Adam step size of the critic.")
+@click.option("--alpha", type=NumberRange(0, 100), default=0.05, show_default=True,
               help="Weight of KL(policy || magnet).")
 @click.option("--magnet-every", type=click.IntRange(min=0), default=0, show_default=True,
               help="Steps between moving the magnet to the current policy (0: never).")
@@ -78,7 +80,7 @@ def _npz(ctx, param, value):
               help="Seconds between checkpoints.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
-def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, alpha, magnet_every,
+def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
           probe_every, probe_nodes, resume, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
@@ -102,7 +104,7 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, alpha, m
     limit = parse_duration(time_limit)
     if steps is None:
         steps = math.inf if limit is not None else DEFAULT_STEPS
-    config = train_mod.TrainConfig(hidden=hidden, batch=batch, lr=lr, alpha=alpha,
+    config = train_mod.TrainConfig(hidden=hidden, batch=batch, lr=lr, critic_lr=critic_lr, alpha=alpha,
                                    magnet_every=magnet_every)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
@@ -135,7 +137,8 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, alpha, m
     rate = f" ({trainer.iteration / seconds:,.1f} steps/s)" if trainer.iteration and seconds > 0 else ""
     click.echo(f"game:        {game}")
     click.echo(f"method:      mmd (hidden {','.join(map(str, hidden))}, batch {batch}, lr {lr:g}, "
-               f"alpha {alpha:g}, magnet every {magnet_every or 'never'}, seed {seed})")
+               f"critic lr {critic_lr:g}, alpha {alpha:g}, magnet every {magnet_every or 'never'}, "
+               f"seed {seed})")
     click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
     click.echo(f"seconds:     {seconds:.2f}{rate}; this run {time.perf_counter() - t0:.2f}")
     click.echo(f"loss:        policy {trainer.last['policy_loss']:.4g}, critic {trainer.last['critic_loss']:.4g}")
