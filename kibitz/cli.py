@@ -11,6 +11,7 @@ from kibitz.commands import replay
 from kibitz.commands import serve
 from kibitz.commands import export
 from kibitz.commands import experiment
+from kibitz.commands import train
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,3 +34,4 @@ main.add_command(serve.serve)
 main.add_command(export.export)
 main.add_command(export.inspect)
 main.add_command(experiment.experiment)
+main.add_command(train.train)

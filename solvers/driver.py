@@ -144,13 +144,15 @@ def stop_on_signals():
 
 def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eval_every=0,
                checkpoint=None, checkpoint_every=60.0, meta=None, seconds_before=0.0,
-               stop_flag=None, progress=True, evaluate=None):
+               stop_flag=None, progress=True, evaluate=None, postfix=None, desc="solve", unit="it"):
     """The solve loop. Returns ``(reason, seconds, last_nash_conv)``; reason is
     ``"iterations"``, ``"time"``, ``"target"`` or ``"interrupted"``.
 
     ``stop_flag`` is a dict whose ``"signal"`` entry becomes truthy to stop
     (see :func:`stop_on_signals`); ``evaluate(solver)`` returns the NashConv
-    of the average policy.
+    of the average policy. ``postfix(solver)``, when given, returns a dict
+    that the progress bar shows after each iteration (e.g. a trainer's loss);
+    ``desc`` and ``unit`` label the bar.
     """
     from tqdm import tqdm
 
@@ -159,8 +161,8 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
     last_ckpt = t0
     last_nc = None
     reason = "iterations"
-    bar = tqdm(total=iterations, initial=solver.iteration, unit="it", dynamic_ncols=True,
-               disable=None if progress else True, desc="solve")
+    bar = tqdm(total=iterations, initial=solver.iteration, unit=unit, dynamic_ncols=True,
+               disable=None if progress else True, desc=desc)
     try:
         while solver.iteration < iterations:
             if stop_flag.get("signal"):
@@ -168,6 +170,8 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
                 break
             solver.iterate()
             bar.update(1)
+            if postfix is not None:
+                bar.set_postfix(postfix(solver), refresh=False)
             now = time.perf_counter()
             if eval_every and solver.iteration % eval_every == 0:
                 last_nc = evaluate(solver)

@@ -174,6 +174,21 @@ CASES = [
     # the group
     ("nosuchcommand", 2, ["No such command 'nosuchcommand'"]),
     ("--nosuchoption", 2, ["No such option"]),
+    # kibitz train
+    ("train kuhn_poker --out k.json", 2, ["--out", "must end in .npz"]),
+    ("train kuhn_poker --out nodir/k.npz", 2, ["--out", "not an existing folder"]),
+    ("train kuhn_poker --out k.npz --hidden 128,x", 2, ["--hidden", "widths >= 1", "128,128"]),
+    ("train kuhn_poker --out k.npz --hidden 0", 2, ["--hidden", "widths >= 1"]),
+    ("train kuhn_poker --out k.npz --batch 0", 2, ["--batch", "x>=1"]),
+    ("train kuhn_poker --out k.npz --lr 0", 2, ["--lr", "0<x<=1"]),
+    ("train kuhn_poker --out k.npz --lr nan", 2, ["--lr", "not a number"]),
+    ("train kuhn_poker --out k.npz --critic-lr 2", 2, ["--critic-lr", "0<x<=1"]),
+    ("train kuhn_poker --out k.npz --alpha -1", 2, ["--alpha", "0<=x<=100"]),
+    ("train kuhn_poker --out k.npz --magnet-every -1", 2, ["--magnet-every", "x>=0"]),
+    ("train kuhn_poker --out k.npz --steps 0", 2, ["--steps", "x>=1"]),
+    ("train kuhn_poker --out k.npz --time 0", 2, ["--time", "more than 0"]),
+    ("train kuhn_poker --out k.npz --resume", 2, ["--resume", "no checkpoint"]),
+    ("train goofspiel --out k.npz", 2, ["GAME", "sequential game"]),
 ]
 
 

@@ -1,0 +1,150 @@
+"""``kibitz train``: a network policy by self-play Magnetic Mirror Descent.
+
+    kibitz train GAME --out FILE.npz [--steps N] [--time LIMIT] [--seed S]
+                 [--hidden 128,128] [--batch B] [--lr X] [--critic-lr X] [--alpha A]
+                 [--magnet-every M] [--probe-every K] [--resume]
+
+The trainer is :class:`solvers.train.MMDTrainer` (docs/solvers/training.md)
+in the shared solve driver: a progress bar (steps/s, loss, the latest
+strength probe), a checkpoint ``FILE.npz.ckpt.npz`` every
+``--checkpoint-every`` seconds, at the end and on Ctrl-C/SIGTERM, and
+``--resume`` ending with exactly the parameters an uninterrupted run would
+have. The probe is the exact NashConv of the network's policy when the
+game's tree compiles within ``--probe-nodes`` nodes, else the network's
+mean return against random seats. The network is written to FILE with
+:func:`solvers.network.save`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import click
+
+from kibitz.commands.solve import NumberRange, _drive, _writable, parse_duration
+from kibitz.games import GameStringError, load_game
+
+#: steps when neither --steps nor --time bounds a run
+DEFAULT_STEPS = 1000
+#: the node budget under which the probe is the exact NashConv
+DEFAULT_PROBE_NODES = 200_000
+
+
+def _hidden(ctx, param, value):
+    try:
+        widths = tuple(int(w) for w in value.split(","))
+    except ValueError:
+        widths = ()
+    if not widths or min(widths) < 1:
+        raise click.BadParameter(f"{value!r}: allowed: layer widths >= 1 separated by commas, e.g. 128,128",
+                                 ctx, param)
+    return widths
+
+
+def _npz(ctx, param, value):
+    value = _writable(ctx, param, value)
+    if not value.endswith(".npz"):
+        raise click.BadParameter(f"{value}: the network file must end in .npz", ctx, param)
+    return value
+
+
+@click.command()
+@click.argument("game_string", metavar="GAME")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
+              help="Network file to write (.npz, solvers/network.py's format).")
+@click.option("--steps", "-n", type=click.IntRange(min=1), default=None,
+              help=f"Total training steps (a resumed run counts those done). Default: {DEFAULT_STEPS}, "
+                   "or no limit when --time is given.")
+@click.option("--time", "time_limit", metavar="LIMIT", default=None,
+              help="Stop after this long (this run's wall time): 90, 90s, 10m, 1h30m.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
+@click.option("--hidden", default="128,128", show_default=True, callback=_hidden,
+              help="Hidden layer widths of the policy (and critic) network.")
+@click.option("--batch", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Self-play episodes per step.")
+@click.option("--lr", type=NumberRange(0, 1, min_open=True), default=1e-3, show_default=True,
+              help="Adam step size of the policy.")
+@click.option("--critic-lr", type=NumberRange(0, 1, min_open=True), default=1e-3, show_default=True,
+              help="Adam step size of the critic.")
+@click.option("--alpha", type=NumberRange(0, 100), default=0.05, show_default=True,
+              help="Weight of KL(policy || magnet).")
+@click.option("--magnet-every", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Steps between moving the magnet to the current policy (0: never).")
+@click.option("--probe-every", type=click.IntRange(min=0), default=100, show_default=True,
+              help="Steps between strength probes (0: only at the end).")
+@click.option("--probe-nodes", type=click.IntRange(min=1), default=DEFAULT_PROBE_NODES, show_default=True,
+              help="Largest tree for the exact NashConv probe; larger games are probed against random.")
+@click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
+@click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
+              help="Seconds between checkpoints.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show the progress bar (only on a terminal).")
+def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
+          probe_every, probe_nodes, resume, checkpoint_every, progress):
+    """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
+
+    \b
+    Examples:
+      kibitz train kuhn_poker --steps 2000 --out kuhn-net.npz
+      kibitz train 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --time 5m --out pub-net.npz
+    """
+    from kibitz.solvers import driver, network
+    from kibitz.solvers import train as train_mod
+    from kibitz.solvers import tree as tree_mod
+
+    try:
+        game = load_game(game_string)
+    except GameStringError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    try:
+        train_mod.check_trainable(game)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    limit = parse_duration(time_limit)
+    if steps is None:
+        steps = math.inf if limit is not None else DEFAULT_STEPS
+    config = train_mod.TrainConfig(hidden=hidden, batch=batch, lr=lr, critic_lr=critic_lr, alpha=alpha,
+                                   magnet_every=magnet_every)
+    try:
+        tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
+        probe = train_mod.TreeProbe(game, tree)
+    except (tree_mod.TreeTooLarge, ValueError):
+        probe = None
+
+    def measure(params):
+        if probe is not None:
+            return "NashConv", probe.nash_conv(params)
+        return "vs random", train_mod.mean_return_against_random(game, params, games=10, seed=seed)
+
+    trainer = train_mod.MMDTrainer(game, config, seed=seed)
+    meta = driver.checkpoint_meta(str(game), "mmd", {**config.as_dict(), "seed": seed})
+    shown = {}
+
+    def postfix(t):
+        if probe_every and t.iteration % probe_every == 0:
+            name, value = measure(t.policy_params())
+            shown[name] = f"{value:.3g}"
+        return {"loss": f"{t.last['policy_loss'] + t.last['critic_loss']:.3g}", **shown}
+
+    t0 = time.perf_counter()
+    reason, seconds, _ = _drive(trainer, meta, out, resume, iterations=steps, time_limit=limit,
+                                eval_every=0, checkpoint_every=checkpoint_every, progress=progress,
+                                postfix=postfix, desc="train", unit="step")
+    params = trainer.policy_params()
+    network.save(out, trainer.spec, params)
+    name, value = measure(params)
+    rate = f" ({trainer.iteration / seconds:,.1f} steps/s)" if trainer.iteration and seconds > 0 else ""
+    click.echo(f"game:        {game}")
+    click.echo(f"method:      mmd (hidden {','.join(map(str, hidden))}, batch {batch}, lr {lr:g}, "
+               f"critic lr {critic_lr:g}, alpha {alpha:g}, magnet every {magnet_every or 'never'}, "
+               f"seed {seed})")
+    click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
+    click.echo(f"seconds:     {seconds:.2f}{rate}; this run {time.perf_counter() - t0:.2f}")
+    click.echo(f"loss:        policy {trainer.last['policy_loss']:.4g}, critic {trainer.last['critic_loss']:.4g}")
+    if probe is not None:
+        click.echo(f"NashConv:    {value:.6g} (uniform policy {probe.uniform_nash_conv():.6g})")
+    else:
+        click.echo(f"vs random:   mean return {value:+.4g} over {10 * game.num_players()} games "
+                   f"(tree over {probe_nodes:,} nodes: no exact NashConv)")
+    click.echo(f"network:     {out} ({trainer.spec.input_size:,} inputs, {trainer.spec.num_actions:,} actions)")

@@ -1,0 +1,142 @@
+"""The MMD trainer (solvers/train.py) and `kibitz train`: it learns, it is
+deterministic under a seed, a resumed run equals an uninterrupted one."""
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kibitz.cli import main
+from kibitz.games import load_game
+from kibitz.solvers import driver, network, train
+from kibitz.solvers.tree import compile_tree
+
+SMALL = dict(hidden=(32, 32), batch=16)
+
+
+def _run(game, steps, seed=0, **config):
+    trainer = train.MMDTrainer(game, train.TrainConfig(**{**SMALL, **config}), seed=seed)
+    for _ in range(steps):
+        trainer.iterate()
+    return trainer
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_probe_of_uniform_network_is_the_uniform_nash_conv():
+    """A network with zero last layer plays uniformly: Kuhn's uniform NashConv 11/12."""
+    game = load_game("kuhn_poker")
+    spec = network.NetworkSpec.for_game(game, hidden=(8,))
+    params = network.init_params(spec, np.random.default_rng(0))
+    params[-2][:] = 0.0
+    assert train.network_policy_nash_conv(game, params) == pytest.approx(11 / 12)
+
+
+def test_probe_tensors_match_the_game():
+    """The probe's tensor of each information state is the one the game gives on a sampled path."""
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    probe = train.TreeProbe(game, tree)
+    index = tree.infoset_index()
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            if not s.is_chance_node():
+                k = index[s.information_state_string()]
+                np.testing.assert_array_equal(probe.x[k], np.float32(s.information_state_tensor()))
+            s.apply_action(int(rng.choice(s.legal_actions())))
+
+
+@pytest.mark.parametrize("game_string, steps, lr, bar", [
+    ("kuhn_poker", 1200, 3e-4, 0.25),
+    ("pub(players=3,suits=2,ranks=3,removed=0,hand=1)", 400, 3e-3, 0.5),
+])
+def test_training_cuts_the_uniform_nash_conv(game_string, steps, lr, bar):
+    """The issue's bar is 1/4 of the uniform policy's NashConv. kuhn_poker reaches it in a few
+    seconds; pub's small configuration reaches 1/2 here (and 1/4 in the timed CLI runs of
+    docs/solvers/training.md)."""
+    game = load_game(game_string)
+    tree = compile_tree(game)
+    probe = train.TreeProbe(game, tree)
+    trainer = _run(game, steps, batch=32, lr=lr, critic_lr=max(lr, 1e-3))
+    assert probe.nash_conv(trainer.policy_params()) < bar * probe.uniform_nash_conv()
+
+
+def test_same_seed_same_parameters_other_seed_other():
+    game = load_game("kuhn_poker")
+    a, b, c = _run(game, 30), _run(game, 30), _run(game, 30, seed=1)
+    _same(a.policy_params(), b.policy_params())
+    assert not np.array_equal(a.policy_params()[0], c.policy_params()[0])
+
+
+def test_resume_equals_uninterrupted(tmp_path):
+    game = load_game("kuhn_poker")
+    straight = _run(game, 40)
+    half = _run(game, 20)
+    meta = driver.checkpoint_meta("kuhn_poker()", "mmd", {})
+    driver.save_checkpoint(tmp_path / "c.npz", half, meta, 1.0)
+    resumed = train.MMDTrainer(game, train.TrainConfig(**SMALL), seed=0)
+    assert driver.load_checkpoint(tmp_path / "c.npz", resumed, meta) == 1.0
+    assert resumed.iteration == 20
+    for _ in range(20):
+        resumed.iterate()
+    _same(straight.policy_params(), resumed.policy_params())
+    _same(straight.state_dict().values(), resumed.state_dict().values())
+
+
+def test_cli_train_resume_and_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    common = ["train", "kuhn_poker", "--hidden", "16", "--batch", "8", "--no-progress"]
+    r = runner.invoke(main, [*common, "--steps", "20", "--out", "a.npz"])
+    assert r.exit_code == 0, r.output
+    assert "NashConv:" in r.output and "uniform policy 0.916667" in r.output
+    r = runner.invoke(main, [*common, "--steps", "10", "--out", "b.npz"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(main, [*common, "--steps", "20", "--out", "b.npz", "--resume"])
+    assert r.exit_code == 0, r.output
+    spec_a, params_a = network.load("a.npz")
+    spec_b, params_b = network.load("b.npz")
+    assert spec_a == spec_b and spec_a.hidden == (16,)
+    _same(params_a, params_b)
+    r = runner.invoke(main, [*common, "--steps", "20", "--out", "b.npz", "--resume", "--batch", "9"])
+    assert r.exit_code == 2 and "batch" in r.output
+
+
+def test_probe_against_random_for_big_trees(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["train", "kuhn_poker", "--hidden", "8", "--batch", "4", "--steps", "3",
+                                  "--probe-nodes", "5", "--no-progress", "--out", "k.npz"])
+    assert r.exit_code == 0, r.output
+    assert "vs random:   mean return" in r.output
+
+
+def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
+    """A training run stopped by SIGTERM exits 143 with its checkpoint; --resume finishes it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    kibitz = str(Path(sys.executable).parent / "kibitz")
+    args = [kibitz, "train", "kuhn_poker", "--hidden", "8", "--batch", "4", "--no-progress",
+            "--checkpoint-every", "0", "--out", "k.npz"]
+    proc = subprocess.Popen([*args, "--time", "5m"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    ckpt = tmp_path / "k.npz.ckpt.npz"
+    deadline = time.monotonic() + 60
+    while not ckpt.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted at iteration" in err and "--resume" in err
+    done = int(driver.read_checkpoint(ckpt)[1]["iteration"])
+    r = subprocess.run([*args, "--steps", str(done + 3), "--resume"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"steps:       {done + 3:,}" in r.stdout
