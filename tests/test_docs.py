@@ -50,6 +50,8 @@ SMALL = {
     "kibitz experiment run experiments/ismcts_strength_campaign --out results --set only=over_under_m0": (
         "kibitz experiment run experiments/ismcts_strength_campaign --out results --set only=over_under_m0_vs_random "
         "--set games=1 --set sims=5 --set jobs=1", "two matches of 1,000 games: hours"),
+    "kibitz train underdog --time 2h --out NET.npz": (
+        "kibitz train underdog --steps 1 --hidden 8 --batch 1 --no-progress --out NET.npz", "two hours"),
     "kibitz replay DIR/games.jsonl --game K": ("kibitz replay t7/games.jsonl --game 3",
                                               "DIR and K stand for a folder and a game"),
     "kibitz tournament \"underdog(players=3)\" --agents random,heuristic --games 300 --seed 1 "
@@ -72,6 +74,10 @@ NOT_RUN = {
     "kibitz inspect FILE [--games N]": "a synopsis; docs/cli.md's inspect runs",
     "kibitz solve GAME --algorithm {cfr,cfr+,lcfr,dcfr} --iterations N": "a synopsis; docs/cli.md's solves run",
     "kibitz solve --out FILE": "an option named in prose; docs/cli.md's solves run it",
+    "kibitz train GAME --out NET.npz": "a synopsis; the block below it runs",
+    "kibitz export NET.npz -o AGENT.json.gz": "a synopsis; the block below it runs",
+    "kibitz train GAME --out FILE.npz": "a synopsis; docs/cli.md's train runs",
+    "kibitz train GAME --time 150s": "a synopsis of the measured runs (minutes each)",
     "kibitz solve --resume": "an option named in prose; docs/cli.md's solves run it",
 }
 

@@ -22,7 +22,8 @@ import time
 
 import click
 
-from kibitz.commands.solve import NumberRange, _drive, _writable, parse_duration
+from kibitz.commands._paths import writable_file
+from kibitz.commands.solve import NumberRange, _drive, _refuse_to_replace, parse_duration
 from kibitz.games import GameStringError, load_game
 
 #: steps when neither --steps nor --time bounds a run
@@ -43,7 +44,7 @@ def _hidden(ctx, param, value):
 
 
 def _npz(ctx, param, value):
-    value = _writable(ctx, param, value)
+    value = writable_file(ctx, param, value)
     if not value.endswith(".npz"):
         raise click.BadParameter(f"{value}: the network file must end in .npz", ctx, param)
     return value
@@ -76,12 +77,14 @@ def _npz(ctx, param, value):
 @click.option("--probe-nodes", type=click.IntRange(min=1), default=DEFAULT_PROBE_NODES, show_default=True,
               help="Largest tree for the exact NashConv probe; larger games are probed against random.")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
+@click.option("--overwrite", is_flag=True,
+              help="Start afresh over the network and checkpoint of an earlier run at --out.")
 @click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
               help="Seconds between checkpoints.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
-          probe_every, probe_nodes, resume, checkpoint_every, progress):
+          probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
     \b
@@ -97,6 +100,7 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
         game = load_game(game_string)
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
+    _refuse_to_replace(out, resume, overwrite)
     try:
         train_mod.check_trainable(game)
     except ValueError as e:
