@@ -402,11 +402,15 @@ def format_table(results: dict) -> str:
 # ---------------------------------------------------------------- the runner
 def _start_method() -> str:
     """fork where it is safe (no other threads; saves re-importing), else spawn.
+    JAX's runtime threads are not Python threads: a process that has
+    imported JAX (training, the network agents' tests) spawns too.
 
     Results do not depend on it: game ``g`` is a function of the plan and ``g``.
     """
+    import sys
     import threading
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    if ("fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+            and "jax" not in sys.modules):
         return "fork"
     return "spawn"
 

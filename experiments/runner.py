@@ -471,7 +471,13 @@ def run_ismcts_match(spec: dict, out: Path, log=print) -> list[str]:
         raise ValueError(f"no match name contains {only!r}")
     (out / "logs").mkdir(exist_ok=True)
     failed = []
-    with ProcessPoolExecutor(max_workers=int(spec.get("jobs", 1))) as pool:
+    import multiprocessing
+    import sys
+
+    # forked workers are cheapest, but not from a process that has imported JAX (its threads)
+    method = "spawn" if "jax" in sys.modules else None
+    with ProcessPoolExecutor(max_workers=int(spec.get("jobs", 1)),
+                             mp_context=multiprocessing.get_context(method)) as pool:
         running = {name: pool.submit(_play_logged, args, out / "logs" / f"{name}.log")
                    for name, args in selected.items()}
         for name, future in running.items():

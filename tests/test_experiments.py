@@ -309,18 +309,17 @@ def test_ismcts_strength_opponent_model_options_are_in_the_spec(tmp_path, capsys
     capsys.readouterr()
 
 
-def test_a_match_that_fails_makes_the_run_fail_and_names_it(tmp_path, monkeypatch):
-    from kibitz.experiments import ismcts_strength as st
-
-    def broken(args):
-        raise RuntimeError("the machine caught fire")
-
-    monkeypatch.setattr(st, "play_match", broken)  # the pool's workers are forked from here
+def test_a_match_that_fails_makes_the_run_fail_and_names_it(tmp_path):
     (tmp_path / "spec.toml").write_text('kind = "ismcts_match"\nsims = 2\ngames = 1\n'
                                         '[[matches]]\nname = "m"\ngame = "kuhn_poker"\nopponent = "random"\n')
+    # the match's CSV already holds another match (seed 9): playing into it fails at run time
+    (tmp_path / "o").mkdir()
+    _match(tmp_path / "o" / "m.csv", game="kuhn_poker", opponent="random", sims=2, games=1, seed=9)
+    before = (tmp_path / "o" / "m.csv").read_text()
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1 and "1 match(es) failed: m" in result.output
-    assert "the machine caught fire" in (tmp_path / "o" / "logs" / "m.log").read_text()
+    assert "another match" in (tmp_path / "o" / "logs" / "m.log").read_text()
+    assert (tmp_path / "o" / "m.csv").read_text() == before  # nothing lost
 
 
 def test_a_match_option_the_game_cannot_take_is_refused_before_the_run(tmp_path):
