@@ -1,7 +1,8 @@
-"""Checks of the output paths that commands are given."""
+"""Options shared by commands: output paths and their checks, resumable runs, numbers."""
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -34,6 +35,31 @@ def writable_file(ctx, param, value):
     except OSError as e:
         raise click.BadParameter(f"{value}: cannot create files in {folder} ({e.strerror})", ctx, param) from None
     return value
+
+
+class NumberRange(click.FloatRange):
+    """A float range that also refuses nan (which every comparison lets through)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number; allowed: {self._describe_range()}", param, ctx)
+        return number
+
+
+def run_options(what: str):
+    """The options of a resumable run writing ``what`` to --out (solve, train):
+    --resume, --overwrite and --checkpoint-every, as one decorator."""
+    def decorate(command):
+        for option in reversed([
+                click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz."),
+                click.option("--overwrite", is_flag=True,
+                             help=f"Start afresh over the {what} and checkpoint of an earlier run at --out."),
+                click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
+                             help="Seconds between checkpoints.")]):
+            command = option(command)
+        return command
+    return decorate
 
 
 def refuse_same_file(out, sources: dict, option="--out"):

@@ -30,7 +30,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kibitz.commands._paths import writable_file
+from kibitz.commands._paths import NumberRange, run_options, writable_file
 from kibitz.games import GameStringError, load_game
 
 
@@ -65,16 +65,6 @@ def parse_duration(text: str | None) -> float | None:
     return seconds
 
 
-class NumberRange(click.FloatRange):
-    """A float range that also refuses nan (which every comparison lets through)."""
-
-    def convert(self, value, param, ctx):
-        number = super().convert(value, param, ctx)
-        if math.isnan(number):
-            self.fail(f"{value!r} is not a number; allowed: {self._describe_range()}", param, ctx)
-        return number
-
-
 @click.command()
 @click.argument("game_string", metavar="GAME")
 @click.option("--algorithm", "-a", type=click.Choice(["cfr", "cfr+", "lcfr", "dcfr", "mccfr-es", "mccfr-os"]),
@@ -95,11 +85,7 @@ class NumberRange(click.FloatRange):
                    "iteration limit.")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=writable_file,
               help="Policy file to write (.json, or .json.gz for gzip), in an existing folder.")
-@click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
-@click.option("--overwrite", is_flag=True,
-              help="Start afresh over the policy and checkpoint of an earlier run at --out.")
-@click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
-              help="Seconds between checkpoints.")
+@run_options("policy")
 @click.option("--simultaneous", is_flag=True,
               help="Simultaneous instead of alternating updates.")
 @click.option("--alpha", type=float, default=None, help="DCFR alpha (default 1.5).")

@@ -22,8 +22,8 @@ import time
 
 import click
 
-from kibitz.commands._paths import writable_file
-from kibitz.commands.solve import NumberRange, _drive, _refuse_to_replace, parse_duration
+from kibitz.commands._paths import NumberRange, run_options, writable_file
+from kibitz.commands.solve import _drive, _refuse_to_replace, parse_duration
 from kibitz.games import GameStringError, load_game
 
 #: steps when neither --steps nor --time bounds a run
@@ -76,11 +76,7 @@ def _npz(ctx, param, value):
               help="Steps between strength probes (0: only at the end).")
 @click.option("--probe-nodes", type=click.IntRange(min=1), default=DEFAULT_PROBE_NODES, show_default=True,
               help="Largest tree for the exact NashConv probe; larger games are probed against random.")
-@click.option("--resume", is_flag=True, help="Continue from the checkpoint OUT.ckpt.npz.")
-@click.option("--overwrite", is_flag=True,
-              help="Start afresh over the network and checkpoint of an earlier run at --out.")
-@click.option("--checkpoint-every", type=NumberRange(min=0), default=60.0, show_default=True,
-              help="Seconds between checkpoints.")
+@run_options("network")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
