@@ -28,6 +28,14 @@ Kinds:
     ``iterations``, beside the uniform policy's. Keys: ``games``,
     ``iterations``, ``points``, ``seed``.
 
+``training``
+    The exact NashConv (on the compiled tree) of the network policy that
+    ``kibitz train`` trains (self-play MMD, ``solvers/train.py``) against
+    training steps and seconds, on each game, beside the uniform policy's;
+    only the training steps are timed. Keys: ``games``, ``seconds`` (the
+    training time per game), ``points`` (evaluations, spread evenly over
+    the time), ``seed``.
+
 ``ismcts_match``
     IS-MCTS strength matches (``experiments.ismcts_strength``): each table
     of ``matches`` names one match (``name``, its CSV ``NAME.csv`` in the
@@ -53,7 +61,7 @@ import numpy as np
 
 from kibitz.experiments.records import write_csv
 
-KINDS = ("convergence", "strength", "mccfr_convergence", "ismcts_match")
+KINDS = ("convergence", "strength", "mccfr_convergence", "training", "ismcts_match")
 
 
 class MatchesFailed(RuntimeError):
@@ -99,6 +107,13 @@ KEYS = {
         "points": (_count(1, 1000), "an integer in 1..1000"),
         "seed": (_count(0), "an integer >= 0"),
     },
+    "training": {
+        "games": (_games, "a non-empty list of game strings"),
+        "seconds": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 86400,
+                    "a number of seconds in (0, 86400]"),
+        "points": (_count(1, 1000), "an integer in 1..1000"),
+        "seed": (_count(0), "an integer >= 0"),
+    },
     "ismcts_match": {
         "matches": (lambda v: isinstance(v, list) and v and all(isinstance(m, dict) and isinstance(
             m.get("name"), str) for m in v), "a non-empty list of tables, each with a name"),
@@ -108,7 +123,7 @@ KEYS = {
 }
 #: the keys a kind must have
 REQUIRED = {"convergence": ("games",), "strength": ("games", "agents"), "mccfr_convergence": ("games",),
-            "ismcts_match": ("matches",)}
+            "training": ("games",), "ismcts_match": ("matches",)}
 
 
 def _match_keys() -> dict:
@@ -176,7 +191,7 @@ def check_spec(spec: dict, where: str) -> dict:
         _check_agents(spec, where)
     if kind == "ismcts_match":
         _check_matches(spec, where)
-    if kind in ("convergence", "strength", "mccfr_convergence"):
+    if kind in ("convergence", "strength", "mccfr_convergence", "training"):
         from kibitz.games import GameStringError, load_game
         for game_string in spec["games"]:
             try:
@@ -383,6 +398,73 @@ def _plot_mccfr_convergence(records, out: Path):
     plt.close(fig)
 
 
+# -------------------------------------------------------------------- training
+def run_training(spec: dict, out: Path, log=print) -> list[dict]:
+    from kibitz.games import load_game
+    from kibitz.solvers.train import MMDTrainer, TreeProbe
+    from kibitz.solvers.tree import compile_tree
+
+    seconds = float(spec.get("seconds", 120))
+    points = int(spec.get("points", 12))
+    seed = int(spec.get("seed", 0))
+    records = []
+    for game_string in spec["games"]:
+        game = load_game(game_string)
+        probe = TreeProbe(game, compile_tree(game))
+        uniform = probe.uniform_nash_conv()
+        trainer = MMDTrainer(game, seed=seed)
+        records.append({"game": game_string, "steps": 0, "seconds": 0.0, "nash_conv": uniform,
+                        "uniform": uniform})
+        spent = 0.0
+        for k in range(1, points + 1):
+            t0 = time.perf_counter()
+            while spent + (time.perf_counter() - t0) < seconds * k / points:
+                trainer.iterate()
+            spent += time.perf_counter() - t0
+            nc = probe.nash_conv(trainer.policy_params())
+            records.append({"game": game_string, "steps": trainer.iteration, "seconds": spent, "nash_conv": nc,
+                            "uniform": uniform})
+            log(f"    {game_string:<50} {trainer.iteration:>7} steps  {spent:7.1f} s  NashConv {nc:.4g} "
+                f"({nc / uniform:.3f} of uniform)")
+    write_csv(out / "training.csv", records)
+    _plot_training(records, out)
+    lines = ["| game | steps | seconds | NashConv | uniform | ratio |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for game_string in dict.fromkeys(r["game"] for r in records):
+        last = [r for r in records if r["game"] == game_string][-1]
+        lines.append(f"| `{game_string}` | {last['steps']:,} | {last['seconds']:.0f} | {last['nash_conv']:.4f} | "
+                     f"{last['uniform']:.4f} | {last['nash_conv'] / last['uniform']:.3f} |")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    return records
+
+
+#: where a NashConv of 0 is drawn on the training plot's log scale
+FLOOR = 1e-6
+
+
+def _plot_training(records, out: Path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["game"] for r in records))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = [r for r in records if r["game"] == name]
+        # an exact 0 (a pure equilibrium reached in float arithmetic) is drawn at the plot's floor
+        ax.plot([r["seconds"] for r in rows], [max(r["nash_conv"], FLOOR) for r in rows], marker="o",
+                label="MMD network")
+        ax.axhline(rows[0]["uniform"], color="grey", linestyle=":", label="uniform policy")
+        ax.axhline(rows[0]["uniform"] / 4, color="grey", linestyle="--", label="1/4 of uniform")
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel("training seconds")
+        ax.set_ylabel("NashConv")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "training.png", dpi=120)
+    plt.close(fig)
+
+
 # -------------------------------------------------------------------- strength
 def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
     from kibitz.agents.tournament import run_tournament
@@ -509,6 +591,8 @@ def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
         run_strength(spec, out, log)
     elif spec["kind"] == "mccfr_convergence":
         run_mccfr_convergence(spec, out, log)
+    elif spec["kind"] == "training":
+        run_training(spec, out, log)
     else:
         failed = run_ismcts_match(spec, out, log)
         if failed:

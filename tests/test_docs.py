@@ -41,6 +41,9 @@ SMALL = {
     "kibitz experiment run experiments/mccfr_convergence": (
         "kibitz experiment run experiments/mccfr_convergence --out mcc --set 'games=[\"kuhn_poker\"]' "
         "--set iterations=100 --set points=2", "20,000 iterations on three games: minutes"),
+    "kibitz experiment run experiments/training": (
+        "kibitz experiment run experiments/training --out trn --set 'games=[\"kuhn_poker\"]' --set seconds=1 "
+        "--set points=1", "150 s on each of four games"),
     "kibitz experiment run experiments/ismcts_strength_campaign": (
         "kibitz experiment run experiments/ismcts_strength_campaign --out ism --set only=pub_vs_random "
         "--set games=1 --set sims=5 --set jobs=1", "13 matches of 1,000 games: hours"),

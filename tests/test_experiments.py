@@ -15,7 +15,7 @@ from kibitz.cli import main
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("name", ["convergence", "strength", "mccfr_convergence"])
+@pytest.mark.parametrize("name", ["convergence", "strength", "mccfr_convergence", "training"])
 def test_shipped_specs_parse(name):
     spec = runner.load_spec(ROOT / "experiments" / name)
     assert spec["kind"] == name and spec["games"]
@@ -142,6 +142,16 @@ def test_mccfr_convergence_experiment_writes_results_and_nashconv_falls(tmp_path
     assert "| `kuhn_poker` | es | 300 |" in (out / "table.md").read_text()
 
 
+def test_training_experiment_writes_the_curve_and_nashconv_falls(tmp_path):
+    out = runner.run(ROOT / "experiments" / "training", out=tmp_path, log=lambda *_: None,
+                     overrides={"games": ["kuhn_poker"], "seconds": 3, "points": 2})
+    rows = list(csv.DictReader((out / "training.csv").open()))
+    assert [int(r["steps"]) for r in rows][0] == 0 and int(rows[-1]["steps"]) > int(rows[1]["steps"]) > 0
+    assert float(rows[0]["nash_conv"]) == pytest.approx(11 / 12)  # uniform Kuhn
+    assert float(rows[-1]["nash_conv"]) < 0.8 * 11 / 12  # learning (the curve in docs/results/training)
+    assert (out / "training.png").stat().st_size > 1000 and "| `kuhn_poker` |" in (out / "table.md").read_text()
+
+
 def test_strength_experiment_writes_results(tmp_path):
     runner.run(ROOT / "experiments" / "strength", out=tmp_path, log=lambda *_: None, overrides={
         "games": ["underdog(players=3,cards=5,bank=2)"], "agents": ["random", "heuristic"],
@@ -156,7 +166,7 @@ def test_strength_experiment_writes_results(tmp_path):
 def test_bad_spec_is_a_clear_error(tmp_path):
     (tmp_path / "spec.toml").write_text('kind = "magic"\n')
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
-    assert result.exit_code == 1 and "allowed kinds: convergence, strength, mccfr_convergence, ismcts_match" in result.output
+    assert result.exit_code == 1 and "allowed kinds: convergence, strength, mccfr_convergence, training, ismcts_match" in result.output
 
 
 SMALL_UD = "underdog(players=3,cards=5,bank=2)"
