@@ -375,7 +375,9 @@ def run_mccfr_convergence(spec: dict, out: Path, log=print) -> list[dict]:
     return records
 
 
-def _plot_mccfr_convergence(records, out: Path):
+def _per_game_plot(records, path: Path, xlabel: str, draw) -> None:
+    """One panel per game of ``records`` (NashConv on a log scale against
+    ``xlabel``), ``draw(ax, rows)`` drawing a game's rows, saved to ``path``."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -383,19 +385,26 @@ def _plot_mccfr_convergence(records, out: Path):
     names = list(dict.fromkeys(r["game"] for r in records))
     fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names):
-        for sampling, label in (("es", "external sampling"), ("os", "outcome sampling")):
-            pts = [(r["iterations"], r["nash_conv"]) for r in records
-                   if r["game"] == name and r["sampling"] == sampling and r["iterations"] > 0]
-            ax.loglog([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-        uniform = next(r["nash_conv"] for r in records if r["game"] == name)
-        ax.axhline(uniform, color="grey", linestyle=":", label="uniform policy")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("iterations")
+        draw(ax, [r for r in records if r["game"] == name])
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("NashConv")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "mccfr_convergence.png", dpi=120)
+    fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _plot_mccfr_convergence(records, out: Path):
+    def draw(ax, rows):
+        for sampling, label in (("es", "external sampling"), ("os", "outcome sampling")):
+            pts = [(r["iterations"], r["nash_conv"]) for r in rows if r["sampling"] == sampling and r["iterations"] > 0]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        ax.set_xscale("log")
+        ax.axhline(rows[0]["nash_conv"], color="grey", linestyle=":", label="uniform policy")
+
+    _per_game_plot(records, out / "mccfr_convergence.png", "iterations", draw)
 
 
 # -------------------------------------------------------------------- training
@@ -442,27 +451,14 @@ FLOOR = 1e-6
 
 
 def _plot_training(records, out: Path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(dict.fromkeys(r["game"] for r in records))
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        rows = [r for r in records if r["game"] == name]
+    def draw(ax, rows):
         # an exact 0 (a pure equilibrium reached in float arithmetic) is drawn at the plot's floor
         ax.plot([r["seconds"] for r in rows], [max(r["nash_conv"], FLOOR) for r in rows], marker="o",
                 label="MMD network")
         ax.axhline(rows[0]["uniform"], color="grey", linestyle=":", label="uniform policy")
         ax.axhline(rows[0]["uniform"] / 4, color="grey", linestyle="--", label="1/4 of uniform")
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=8)
-        ax.set_xlabel("training seconds")
-        ax.set_ylabel("NashConv")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "training.png", dpi=120)
-    plt.close(fig)
+
+    _per_game_plot(records, out / "training.png", "training seconds", draw)
 
 
 # -------------------------------------------------------------------- strength
