@@ -69,6 +69,9 @@ class TrainConfig:
     critic_lr: float = 1e-3  # Adam's step size of the critic
     alpha: float = 0.05  # weight of KL(pi || magnet)
     magnet_every: int = 0  # steps between magnet updates (0: the magnet stays the initial policy)
+    opponent: str = ""  # an agent spec that holds some seats of some episodes ("": self-play only)
+    opponent_share: float = 0.0  # the share of episodes with opponent seats (needs ``opponent``)
+    imitation_steps: int = 0  # first steps that imitate ``opponent`` in games it plays alone (then it is the magnet)
 
     def __post_init__(self):
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -76,6 +79,12 @@ class TrainConfig:
                   ("critic_lr", 0 < self.critic_lr <= 1, "in (0, 1]"),
                   ("alpha", 0 <= self.alpha <= 100, "in [0, 100]"),
                   ("magnet_every", self.magnet_every >= 0, ">= 0"),
+                  ("opponent_share", 0 <= self.opponent_share <= 1 and (self.opponent_share == 0 or
+                                                                       bool(self.opponent)),
+                   "in [0, 1], and above 0 only with an opponent"),
+                  ("imitation_steps", self.imitation_steps >= 0 and (self.imitation_steps == 0 or
+                                                                     bool(self.opponent)),
+                   ">= 0, and above 0 only with an opponent"),
                   ("hidden", bool(self.hidden) and min(self.hidden) >= 1, "one or more widths >= 1")]
         for name, ok, allowed in checks:
             if not ok or (isinstance(getattr(self, name), float) and not np.isfinite(getattr(self, name))):
@@ -115,14 +124,53 @@ def _policy_numpy(params, x, mask):
     return network.masked_softmax(network.forward(params, x).astype(np.float64), mask)
 
 
-def play_episodes(game, params, rng: np.random.Generator, count: int):
-    """``count`` self-play episodes, stepped in lockstep so that the network
-    runs once per round on every episode waiting for a decision.
+def opponent_seats(game, rng: np.random.Generator, count: int, opponent, share: float,
+                   every_seat: bool = False) -> list[dict]:
+    """For each of ``count`` episodes, the seats ``opponent`` holds: ``{seat: agent}``.
+
+    With probability ``share`` an episode has opponent seats: the network
+    keeps ``k`` seats, ``k`` uniform in ``1..n-1``, the seats themselves a
+    uniform draw; every other seat gets ``opponent(game, seat, seed)`` with a
+    seed from ``rng``. Otherwise (and always when ``opponent`` is None or
+    ``share`` is 0, which draws nothing from ``rng``) the network plays every
+    seat. ``every_seat``: the opponent holds every seat of every episode
+    (the imitation steps)."""
+    seats = [{} for _ in range(count)]
+    n = game.num_players()
+    if every_seat:
+        return [{p: opponent(game, p, int(rng.integers(2 ** 63))) for p in range(n)} for _ in seats]
+    if opponent is None or share <= 0:
+        return seats
+    for held in seats:
+        if rng.random() < share:
+            mine = set(rng.permutation(n)[:int(rng.integers(1, n))].tolist())
+            for seat in range(n):
+                if seat not in mine:
+                    held[seat] = opponent(game, seat, int(rng.integers(2 ** 63)))
+    return seats
+
+
+def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=None, share: float = 0.0,
+                  imitate: bool = False):
+    """``count`` episodes of the network, stepped in lockstep so that the
+    network runs once per round on every episode waiting for its decision.
+
+    The network plays every seat (self-play), except that with ``opponent``
+    (a callable ``(game, seat, seed) -> agent``, the agent's
+    ``action_probabilities(state)`` giving its policy) a share ``share`` of
+    the episodes have some seats played by that agent (:func:`opponent_seats`);
+    its moves are drawn with ``rng`` too and are not training data. With
+    ``imitate`` the opponent plays every seat of every episode and its
+    decisions are the data (``params`` is not used).
 
     Returns ``(x, mask, action, target)``: the information-state tensors,
     legal masks, chosen actions and acting players' final returns of every
-    decision, in order of play."""
+    decision of the network (with ``imitate``: of the opponent), in order of
+    play."""
     states = [game.new_initial_state() for _ in range(count)]
+    held = opponent_seats(game, rng, count, opponent, share, every_seat=imitate)
+    if imitate:
+        return _imitation_episodes(game, states, held, rng)
     num_actions = game.num_distinct_actions()
     rows = []  # (episode, player, x, mask, action)
     live = list(range(count))
@@ -130,8 +178,11 @@ def play_episodes(game, params, rng: np.random.Generator, count: int):
         waiting = []
         for e in live:
             s = states[e]
-            while s.is_chance_node():
-                actions, probs = zip(*s.chance_outcomes())
+            while s.is_chance_node() or (held[e] and not s.is_terminal() and s.current_player() in held[e]):
+                if s.is_chance_node():
+                    actions, probs = zip(*s.chance_outcomes())
+                else:
+                    actions, probs = zip(*sorted(held[e][s.current_player()].action_probabilities(s).items()))
                 s.apply_action(actions[_sample(rng, probs)])
             if not s.is_terminal():
                 waiting.append(e)
@@ -154,6 +205,34 @@ def play_episodes(game, params, rng: np.random.Generator, count: int):
     action = np.array([r[4] for r in rows], np.int32)
     target = np.array([returns[r[0]][r[1]] for r in rows], np.float32)
     return x, mask, action, target
+
+
+def _imitation_episodes(game, states, held, rng):
+    """The episodes of :func:`play_episodes` with ``imitate``: every seat is
+    the opponent's, every decision is recorded."""
+    num_actions = game.num_distinct_actions()
+    xs, masks, actions, who = [], [], [], []
+    for e, s in enumerate(states):
+        while not s.is_terminal():
+            if s.is_chance_node():
+                outcomes, probs = zip(*s.chance_outcomes())
+                s.apply_action(outcomes[_sample(rng, probs)])
+                continue
+            p = s.current_player()
+            legal, probs = zip(*sorted(held[e][p].action_probabilities(s).items()))
+            a = legal[_sample(rng, probs)]
+            m = np.zeros(num_actions, np.float32)
+            m[list(legal)] = 1.0
+            xs.append(s.information_state_tensor())
+            masks.append(m)
+            actions.append(a)
+            who.append((e, p))
+            s.apply_action(a)
+    returns = [s.returns() for s in states]
+    x = np.array(xs, np.float32).reshape(len(xs), -1)
+    mask = np.array(masks, np.float32).reshape(len(masks), num_actions)
+    target = np.array([returns[e][p] for e, p in who], np.float32)
+    return x, mask, np.array(actions, np.int32), target
 
 
 def _loss(jnp, jax, alpha):
@@ -183,16 +262,40 @@ def _loss(jnp, jax, alpha):
     return loss
 
 
+def _imitation_loss(jnp, jax):
+    """The loss of an imitation step: the policy's cross-entropy on the
+    opponent's actions, and the critic's loss of :func:`_loss`."""
+
+    def loss(trainable, magnet, x, mask, action, target, weight):
+        z = network.forward(trainable["policy"], x, xp=jnp) + (mask - 1.0) * network.MASK_PENALTY
+        logp = jax.nn.log_softmax(z, axis=-1)
+        q = network.forward(trainable["critic"], x, xp=jnp)
+        n = jnp.maximum(weight.sum(), 1.0)
+        ce = -jnp.sum(weight * jnp.take_along_axis(logp, action[:, None], axis=-1)[:, 0]) / n
+        q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
+        critic = jnp.sum(weight * 0.5 * (q_taken - target) ** 2) / n
+        return ce + critic, (ce, critic, jnp.zeros(()))
+
+    return loss
+
+
 class MMDTrainer:
     """Self-play MMD on ``game`` (see the module docstring); the solver
     protocol of :mod:`solvers.driver`."""
 
-    def __init__(self, game, config: TrainConfig = TrainConfig(), seed: int = 0):
+    def __init__(self, game, config: TrainConfig = TrainConfig(), seed: int = 0, opponent=None):
+        """``opponent``: the agent factory ``(game, seat, seed) -> agent`` for
+        ``config.opponent`` (the caller builds it: agents live above the
+        solvers), needed when ``config.opponent_share > 0``."""
         import jax
         import jax.numpy as jnp
         import optax
 
         check_trainable(game)
+        if config.opponent_share > 0 and opponent is None:
+            raise ValueError(f"opponent_share={config.opponent_share} needs the agent factory of "
+                             f"opponent={config.opponent!r}")
+        self.opponent = opponent
         self.game = game
         self.config = config
         self.seed = int(seed)
@@ -211,15 +314,20 @@ class MMDTrainer:
         self.opt_state = self._opt.init(self.trainable)
         self.last = {"policy_loss": float("nan"), "critic_loss": float("nan"), "kl": float("nan"),
                      "decisions": 0}
-        grad = jax.value_and_grad(_loss(jnp, jax, config.alpha), has_aux=True)
         opt = self._opt
 
-        def update(trainable, opt_state, magnet, x, mask, action, target, weight):
-            (_, aux), g = grad(trainable, magnet, x, mask, action, target, weight)
-            updates, opt_state = opt.update(g, opt_state, trainable)
-            return optax.apply_updates(trainable, updates), opt_state, aux
+        def make_update(loss):
+            grad = jax.value_and_grad(loss, has_aux=True)
 
-        self._update = jax.jit(update)
+            def update(trainable, opt_state, magnet, x, mask, action, target, weight):
+                (_, aux), g = grad(trainable, magnet, x, mask, action, target, weight)
+                updates, opt_state = opt.update(g, opt_state, trainable)
+                return optax.apply_updates(trainable, updates), opt_state, aux
+
+            return jax.jit(update)
+
+        self._update = make_update(_loss(jnp, jax, config.alpha))
+        self._imitation_update = make_update(_imitation_loss(jnp, jax))
 
     # -- the policy ---------------------------------------------------------
     def policy_params(self) -> list[np.ndarray]:
@@ -228,8 +336,15 @@ class MMDTrainer:
 
     # -- one step -----------------------------------------------------------
     def iterate(self) -> None:
-        x, mask, action, target = play_episodes(self.game, self.policy_params(), self.rng,
-                                                self.config.batch)
+        from threadpoolctl import threadpool_limits
+
+        # the episodes' forward passes are small matrix products, one per
+        # round: measured on underdog, BLAS threads beside JAX's made them
+        # 1.3x (self-play) to 4.7x (with heuristic seats) slower than one thread
+        imitating = self.iteration < self.config.imitation_steps
+        with threadpool_limits(limits=1, user_api="blas"):
+            x, mask, action, target = play_episodes(self.game, self.policy_params(), self.rng, self.config.batch,
+                                                    self.opponent, self.config.opponent_share, imitate=imitating)
         n = len(action)
         pad = max(MIN_PAD, 1 << max(n - 1, 0).bit_length())
         weight = np.zeros(pad, np.float32)
@@ -242,12 +357,15 @@ class MMDTrainer:
 
         mask_p = padded(mask)
         mask_p[n:, 0] = 1.0  # a padded row has one "legal" action so its softmax is defined
-        self.trainable, self.opt_state, aux = self._update(
+        update = self._imitation_update if imitating else self._update
+        self.trainable, self.opt_state, aux = update(
             self.trainable, self.opt_state, self.magnet, padded(x), mask_p, padded(action),
             padded(target / np.float32(self.scale)), weight)
         self.iteration += 1
         if self.config.magnet_every and self.iteration % self.config.magnet_every == 0:
             self.magnet = list(self.trainable["policy"])
+        if imitating and self.iteration == self.config.imitation_steps:
+            self.magnet = list(self.trainable["policy"])  # the imitated policy is the magnet from now on
         self.last = {"policy_loss": float(aux[0]), "critic_loss": float(aux[1]), "kl": float(aux[2]),
                      "decisions": n}
 

@@ -140,3 +140,89 @@ def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert f"steps:       {done + 3:,}" in r.stdout
+
+
+class _Recorder:
+    """An opponent that plays the first legal action and records where it was asked."""
+
+    asked: list = []
+
+    def __init__(self, game, seat, seed):
+        self.seat, self.seed = seat, seed
+
+    def action_probabilities(self, state):
+        assert state.current_player() == self.seat
+        _Recorder.asked.append(self.seat)
+        legal = state.legal_actions()
+        return {a: float(a == legal[0]) for a in legal}
+
+
+def test_opponent_seats_share_and_network_keeps_a_seat():
+    game = load_game("underdog(players=3,cards=5,bank=2)")
+    rng = np.random.Generator(np.random.PCG64(3))
+    seats = train.opponent_seats(game, rng, 400, _Recorder, 0.5)
+    held = [s for s in seats if s]
+    assert 150 < len(held) < 250  # about half the episodes
+    assert all(1 <= len(s) <= 2 for s in held)  # the network keeps 1..n-1 of the 3 seats
+    assert {len(s) for s in held} == {1, 2} and {p for s in held for p in s} == {0, 1, 2}
+    before = rng.bit_generator.state
+    assert train.opponent_seats(game, rng, 5, _Recorder, 0.0) == [{}] * 5
+    assert rng.bit_generator.state == before  # self-play only draws nothing
+
+
+def test_opponent_moves_are_played_but_not_trained_on():
+    """With share 1 every episode has opponent seats: the network's decisions are
+    only its own seats', and the opponent was asked at its seats."""
+    game = load_game("underdog(players=3,cards=5,bank=2)")
+    spec = network.NetworkSpec.for_game(game, hidden=(8,))
+    params = network.init_params(spec, np.random.default_rng(0))
+    _Recorder.asked = []
+    x, _, _, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(1)), 20, _Recorder, 1.0)
+    all_net, _, _, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(1)), 20)
+    assert _Recorder.asked and 0 < len(x) < len(all_net)
+
+
+def test_cli_train_with_heuristic_opponent_is_reproducible(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    common = ["train", "underdog(players=3,cards=5,bank=2)", "--hidden", "16", "--batch", "8", "--steps", "6",
+              "--opponent", "heuristic", "--no-progress"]
+    for out in ("a.npz", "b.npz"):
+        r = runner.invoke(main, [*common, "--out", out])
+        assert r.exit_code == 0, r.output
+        assert "opponent:    heuristic in 50% of the episodes" in r.output
+    _same(network.load("a.npz")[1], network.load("b.npz")[1])
+    for args, words in ([["--opponent", "nobody"], "unknown agent 'nobody'"],
+                        [["--opponent", "human"], "a human cannot hold seats"],
+                        [["--opponent-share", "0.2"], "needs --opponent"],
+                        [["--opponent", "random", "--opponent-share", "1.5"], "1.5"]):
+        r = runner.invoke(main, ["train", "underdog", "--out", "c.npz", *args])
+        assert r.exit_code == 2 and words in r.output, r.output
+
+
+def test_imitation_steps_learn_the_opponent_then_make_it_the_magnet():
+    """Imitation steps fit the policy to the heuristic's moves (held-out games
+    agree on most decisions); the policy then becomes the magnet."""
+    from kibitz.agents.registry import make_agent
+
+    game = load_game("underdog(players=3,cards=5,bank=2)")
+
+    def heuristic(g, seat, seed):
+        return make_agent("heuristic", g, seat, seed)
+
+    config = train.TrainConfig(hidden=(64,), batch=16, lr=3e-3, opponent="heuristic", opponent_share=0.5,
+                               imitation_steps=60)
+    trainer = train.MMDTrainer(game, config, seed=0, opponent=heuristic)
+    for _ in range(60):
+        trainer.iterate()
+    _same([np.asarray(p) for p in trainer.magnet], trainer.policy_params())
+    x, mask, action, _ = train.play_episodes(game, None, np.random.Generator(np.random.PCG64(99)), 30,
+                                             heuristic, imitate=True)
+    probs = train._policy_numpy(trainer.policy_params(), x, mask)
+    choices = mask.sum(axis=1) > 1  # decisions with more than one legal move
+    agree = np.mean((np.argmax(probs, axis=1) == action)[choices])
+    assert agree > 0.8, agree
+    magnet = [np.asarray(p) for p in trainer.magnet]
+    trainer.iterate()  # an MMD step after the imitation steps moves the policy, not the magnet
+    _same([np.asarray(p) for p in trainer.magnet], magnet)
+    assert not np.array_equal(trainer.policy_params()[0], magnet[0])

@@ -2,7 +2,8 @@
 
     kibitz train GAME --out FILE.npz [--steps N] [--time LIMIT] [--seed S]
                  [--hidden 128,128] [--batch B] [--lr X] [--critic-lr X] [--alpha A]
-                 [--magnet-every M] [--probe-every K] [--resume]
+                 [--magnet-every M] [--opponent SPEC [--opponent-share X]]
+                 [--probe-every K] [--resume]
 
 The trainer is :class:`solvers.train.MMDTrainer` (docs/solvers/training.md)
 in the shared solve driver: a progress bar (steps/s, loss, the latest
@@ -72,6 +73,15 @@ def _npz(ctx, param, value):
               help="Weight of KL(policy || magnet).")
 @click.option("--magnet-every", type=click.IntRange(min=0), default=0, show_default=True,
               help="Steps between moving the magnet to the current policy (0: never).")
+@click.option("--opponent", default="", metavar="SPEC",
+              help="An agent spec (e.g. heuristic) that holds some seats of a share of the episodes; "
+                   "its moves are not training data. Default: self-play only.")
+@click.option("--opponent-share", type=NumberRange(0, 1), default=None,
+              help="Share of the episodes with --opponent seats (the network keeps 1..n-1 seats, drawn "
+                   "uniformly). Default: 0.5 with --opponent, else 0.")
+@click.option("--imitation-steps", type=click.IntRange(min=0), default=0, show_default=True,
+              help="First steps that imitate --opponent playing every seat (its moves are the targets); "
+                   "the imitated policy is then the magnet.")
 @click.option("--probe-every", type=click.IntRange(min=0), default=100, show_default=True,
               help="Steps between strength probes (0: only at the end).")
 @click.option("--probe-nodes", type=click.IntRange(min=1), default=DEFAULT_PROBE_NODES, show_default=True,
@@ -80,7 +90,7 @@ def _npz(ctx, param, value):
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
-          probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
+          opponent, opponent_share, imitation_steps, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
     \b
@@ -101,11 +111,34 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
         train_mod.check_trainable(game)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
+    factory = None
+    if opponent_share is None:
+        opponent_share = 0.5 if opponent else 0.0
+    if opponent_share > 0 and not opponent:
+        raise click.BadParameter(f"{opponent_share:g} needs --opponent SPEC (e.g. heuristic)",
+                                 param_hint="--opponent-share")
+    if imitation_steps and not opponent:
+        raise click.BadParameter(f"{imitation_steps} needs --opponent SPEC to imitate (e.g. heuristic)",
+                                 param_hint="--imitation-steps")
+    if opponent:
+        from kibitz.agents.registry import make_agent, parse_spec
+
+        try:
+            if parse_spec(opponent)[0] == "human":
+                raise ValueError("a human cannot hold seats in training; allowed: an automatic agent "
+                                 "(kibitz agents lists them)")
+            make_agent(opponent, game, 0, 0)
+        except (ValueError, FileNotFoundError) as e:
+            raise click.BadParameter(f"{opponent!r}: {e}", param_hint="--opponent") from None
+
+        def factory(g, seat, agent_seed):
+            return make_agent(opponent, g, seat, agent_seed)
     limit = parse_duration(time_limit)
     if steps is None:
         steps = math.inf if limit is not None else DEFAULT_STEPS
     config = train_mod.TrainConfig(hidden=hidden, batch=batch, lr=lr, critic_lr=critic_lr, alpha=alpha,
-                                   magnet_every=magnet_every)
+                                   magnet_every=magnet_every, opponent=opponent,
+                                   opponent_share=opponent_share, imitation_steps=imitation_steps)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
         probe = train_mod.TreeProbe(game, tree)
@@ -117,7 +150,7 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
             return "NashConv", probe.nash_conv(params)
         return "vs random", train_mod.mean_return_against_random(game, params, games=10, seed=seed)
 
-    trainer = train_mod.MMDTrainer(game, config, seed=seed)
+    trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
     meta = driver.checkpoint_meta(str(game), "mmd", {**config.as_dict(), "seed": seed})
     shown = {}
 
@@ -139,6 +172,9 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
     click.echo(f"method:      mmd (hidden {','.join(map(str, hidden))}, batch {batch}, lr {lr:g}, "
                f"critic lr {critic_lr:g}, alpha {alpha:g}, magnet every {magnet_every or 'never'}, "
                f"seed {seed})")
+    if opponent:
+        click.echo(f"opponent:    {opponent} in {opponent_share:.0%} of the episodes"
+                   + (f", imitated in the first {imitation_steps:,} steps" if imitation_steps else ""))
     click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
     click.echo(f"seconds:     {seconds:.2f}{rate}; this run {time.perf_counter() - t0:.2f}")
     click.echo(f"loss:        policy {trainer.last['policy_loss']:.4g}, critic {trainer.last['critic_loss']:.4g}")
