@@ -14,9 +14,10 @@ runner: ``kibitz experiment run experiments/ismcts_strength_campaign`` (and
 some of them.
 
 Match options (:func:`parser` declares them; a spec writes them with
-``_``): ``game``, ``opponent`` (``random``, ``heuristic``, or ``openspiel``:
-OpenSpiel's Python ``ISMCTSBot`` with the same simulations, the same UCT
-constant and one random rollout per leaf), ``fill`` (with a kind, the
+``_``): ``game``, ``opponent`` (``random``, ``heuristic``, ``trained`` (the
+network that ships for the game), or ``openspiel``: OpenSpiel's Python
+``ISMCTSBot`` with the same simulations, the same UCT constant and one
+random rollout per leaf), ``fill`` (with a kind, the
 opponent holds one seat only, its offset from IS-MCTS rotating by deal, and
 the kind the others; IS-MCTS is then compared with that seat, which keeps a
 match against the slower ``ISMCTSBot`` affordable), ``games``, ``start``,
@@ -199,7 +200,7 @@ def parser() -> argparse.ArgumentParser:
     """The options of one match (a spec's match table uses the same names, with ``_``)."""
     ap = _Parser(description=__doc__.splitlines()[0], add_help=False)
     ap.add_argument("--game", required=True, help="game string, e.g. underdog or pub(players=5)")
-    ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel"])
+    ap.add_argument("--opponent", required=True, choices=["random", "heuristic", "openspiel", "trained"])
     ap.add_argument("--fill", default="none", choices=["none", "random", "heuristic"],
                     help="none: the opponent kind in every other seat; random/heuristic: the "
                          "opponent in one other seat (its offset from IS-MCTS rotating by deal) "

@@ -36,6 +36,29 @@ MASK_PENALTY = 1e9
 ENCODING = "information_state_tensor"
 
 
+#: the input encodings: the name and the State method that computes it
+ENCODINGS = ("information_state_tensor", "observation_tensor")
+
+
+def encoding_size(game, encoding: str) -> int:
+    """The number of floats of ``encoding`` in ``game``."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding {encoding!r}: allowed: {', '.join(ENCODINGS)}")
+    return getattr(game, f"{encoding}_size")()
+
+
+def encoder(encoding: str):
+    """``tensor(state, player=None)``: the input ``encoding`` of the player to move (or ``player``)."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding {encoding!r}: allowed: {', '.join(ENCODINGS)}")
+
+    def tensor(state, player=None):
+        method = getattr(state, encoding)
+        return method() if player is None else method(player)
+
+    return tensor
+
+
 @dataclasses.dataclass(frozen=True)
 class NetworkSpec:
     """The shape of a network policy and the game it plays."""
@@ -54,9 +77,9 @@ class NetworkSpec:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
 
     @classmethod
-    def for_game(cls, game, hidden=(128, 128)) -> "NetworkSpec":
-        return cls(game=str(game), input_size=game.information_state_tensor_size(),
-                   num_actions=game.num_distinct_actions(), hidden=tuple(hidden))
+    def for_game(cls, game, hidden=(128, 128), encoding=ENCODING) -> "NetworkSpec":
+        return cls(game=str(game), input_size=encoding_size(game, encoding),
+                   num_actions=game.num_distinct_actions(), hidden=tuple(hidden), encoding=encoding)
 
     @property
     def sizes(self) -> tuple[int, ...]:

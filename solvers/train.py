@@ -71,6 +71,7 @@ class TrainConfig:
     magnet_every: int = 0  # steps between magnet updates (0: the magnet stays the initial policy)
     opponent: str = ""  # an agent spec that holds some seats of some episodes ("": self-play only)
     opponent_share: float = 0.0  # the share of episodes with opponent seats (needs ``opponent``)
+    encoding: str = "information_state_tensor"  # the network's input: or observation_tensor
     imitation_steps: int = 0  # first steps that imitate ``opponent`` in games it plays alone (then it is the magnet)
 
     def __post_init__(self):
@@ -151,7 +152,7 @@ def opponent_seats(game, rng: np.random.Generator, count: int, opponent, share: 
 
 
 def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=None, share: float = 0.0,
-                  imitate: bool = False):
+                  imitate: bool = False, encoding: str = network.ENCODING):
     """``count`` episodes of the network, stepped in lockstep so that the
     network runs once per round on every episode waiting for its decision.
 
@@ -169,8 +170,9 @@ def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=N
     play."""
     states = [game.new_initial_state() for _ in range(count)]
     held = opponent_seats(game, rng, count, opponent, share, every_seat=imitate)
+    tensor = network.encoder(encoding)
     if imitate:
-        return _imitation_episodes(game, states, held, rng)
+        return _imitation_episodes(game, states, held, rng, tensor)
     num_actions = game.num_distinct_actions()
     rows = []  # (episode, player, x, mask, action)
     live = list(range(count))
@@ -188,7 +190,7 @@ def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=N
                 waiting.append(e)
         if not waiting:
             break
-        xs = np.array([states[e].information_state_tensor() for e in waiting], np.float32)
+        xs = np.array([tensor(states[e]) for e in waiting], np.float32)
         masks = np.zeros((len(waiting), num_actions), np.float32)
         legal = [states[e].legal_actions() for e in waiting]
         for i, la in enumerate(legal):
@@ -207,7 +209,7 @@ def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=N
     return x, mask, action, target
 
 
-def _imitation_episodes(game, states, held, rng):
+def _imitation_episodes(game, states, held, rng, tensor):
     """The episodes of :func:`play_episodes` with ``imitate``: every seat is
     the opponent's, every decision is recorded."""
     num_actions = game.num_distinct_actions()
@@ -223,7 +225,7 @@ def _imitation_episodes(game, states, held, rng):
             a = legal[_sample(rng, probs)]
             m = np.zeros(num_actions, np.float32)
             m[list(legal)] = 1.0
-            xs.append(s.information_state_tensor())
+            xs.append(tensor(s))
             masks.append(m)
             actions.append(a)
             who.append((e, p))
@@ -279,6 +281,30 @@ def _imitation_loss(jnp, jax):
     return loss
 
 
+def input_scale(game, encoding: str = network.ENCODING, seed: int = 0, episodes: int = 16) -> np.ndarray:
+    """Per input, ``max(1, max |x|)`` over the decisions of ``episodes`` games of
+    uniformly random play (their own generator, seeded by ``seed``).
+
+    The trainer's networks read ``x / scale``, so that counts and money
+    (Over/Under's tally runs into hundreds) enter on the scale of the
+    one-hot entries; the saved network folds the scale into its first layer
+    (``W0 / scale[:, None]``) and reads the raw tensor like any other."""
+    rng = np.random.Generator(np.random.PCG64([seed, 7]))
+    tensor = network.encoder(encoding)
+    scale = np.ones(network.encoding_size(game, encoding), np.float32)
+    for _ in range(episodes):
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                actions, probs = zip(*s.chance_outcomes())
+                s.apply_action(actions[_sample(rng, probs)])
+                continue
+            np.maximum(scale, np.abs(np.asarray(tensor(s), np.float32)), out=scale)
+            legal = s.legal_actions()
+            s.apply_action(legal[int(rng.integers(len(legal)))])
+    return scale
+
+
 class MMDTrainer:
     """Self-play MMD on ``game`` (see the module docstring); the solver
     protocol of :mod:`solvers.driver`."""
@@ -299,7 +325,8 @@ class MMDTrainer:
         self.game = game
         self.config = config
         self.seed = int(seed)
-        self.spec = network.NetworkSpec.for_game(game, hidden=config.hidden)
+        self.spec = network.NetworkSpec.for_game(game, hidden=config.hidden, encoding=config.encoding)
+        self.inv_scale = 1.0 / input_scale(game, config.encoding, self.seed)
         self.rng = np.random.Generator(np.random.PCG64(self.seed))
         self.iteration = 0
         self.scale = payoff_range(game)
@@ -331,8 +358,11 @@ class MMDTrainer:
 
     # -- the policy ---------------------------------------------------------
     def policy_params(self) -> list[np.ndarray]:
-        """The policy network's parameters (numpy float32), for :func:`network.save`."""
-        return [np.asarray(p, np.float32) for p in self.trainable["policy"]]
+        """The policy network's parameters (numpy float32), for :func:`network.save`:
+        a network on the game's raw tensor (the input scale folded into ``W0``)."""
+        params = [np.asarray(p, np.float32) for p in self.trainable["policy"]]
+        params[0] = (params[0] * self.inv_scale[:, None]).astype(np.float32)
+        return params
 
     # -- one step -----------------------------------------------------------
     def iterate(self) -> None:
@@ -344,7 +374,8 @@ class MMDTrainer:
         imitating = self.iteration < self.config.imitation_steps
         with threadpool_limits(limits=1, user_api="blas"):
             x, mask, action, target = play_episodes(self.game, self.policy_params(), self.rng, self.config.batch,
-                                                    self.opponent, self.config.opponent_share, imitate=imitating)
+                                                    self.opponent, self.config.opponent_share, imitate=imitating,
+                                                    encoding=self.config.encoding)
         n = len(action)
         pad = max(MIN_PAD, 1 << max(n - 1, 0).bit_length())
         weight = np.zeros(pad, np.float32)
@@ -359,7 +390,7 @@ class MMDTrainer:
         mask_p[n:, 0] = 1.0  # a padded row has one "legal" action so its softmax is defined
         update = self._imitation_update if imitating else self._update
         self.trainable, self.opt_state, aux = update(
-            self.trainable, self.opt_state, self.magnet, padded(x), mask_p, padded(action),
+            self.trainable, self.opt_state, self.magnet, padded(x * self.inv_scale), mask_p, padded(action),
             padded(target / np.float32(self.scale)), weight)
         self.iteration += 1
         if self.config.magnet_every and self.iteration % self.config.magnet_every == 0:
@@ -413,13 +444,14 @@ class TreeProbe:
     (from one history that reaches it, replayed in the game); each probe is
     then one batched forward pass and :func:`solvers.evaluate.nash_conv`."""
 
-    def __init__(self, game, tree):
+    def __init__(self, game, tree, encoding: str = network.ENCODING):
         self.tree = tree
         infoset = tree.node_infoset
         nodes = np.flatnonzero(infoset >= 0)
         _, first = np.unique(infoset[nodes], return_index=True)
         num_actions = game.num_distinct_actions()
-        self.x = np.zeros((tree.num_infosets, game.information_state_tensor_size()), np.float32)
+        tensor = network.encoder(encoding)
+        self.x = np.zeros((tree.num_infosets, network.encoding_size(game, encoding)), np.float32)
         self.mask = np.zeros((tree.num_infosets, num_actions), np.float32)
         for k, node in enumerate(nodes[first]):
             path = []
@@ -429,7 +461,7 @@ class TreeProbe:
             state = game.new_initial_state()
             for a in reversed(path):
                 state.apply_action(a)
-            self.x[k] = state.information_state_tensor()
+            self.x[k] = tensor(state)
             lo, hi = tree.infoset_slots[k], tree.infoset_slots[k + 1]
             self.mask[k, tree.slot_action[lo:hi]] = 1.0
 
@@ -462,11 +494,13 @@ def network_policy_nash_conv(game, params, tree=None) -> float:
     return TreeProbe(game, tree).nash_conv(params)
 
 
-def mean_return_against_random(game, params, *, games: int = 20, seed: int = 0) -> float:
+def mean_return_against_random(game, params, *, games: int = 20, seed: int = 0,
+                               encoding: str = network.ENCODING) -> float:
     """The network's mean return over ``games`` games in each seat, the other
     seats playing uniformly at random (its own seeded generator: the probe
     does not touch a trainer's)."""
     rng = np.random.Generator(np.random.PCG64(seed))
+    tensor = network.encoder(encoding)
     n = game.num_players()
     total = 0.0
     for seat in range(n):
@@ -479,7 +513,7 @@ def mean_return_against_random(game, params, *, games: int = 20, seed: int = 0) 
                     continue
                 legal = s.legal_actions()
                 if s.current_player() == seat:
-                    p = network.probabilities(params, s.information_state_tensor(), legal)
+                    p = network.probabilities(params, tensor(s), legal)
                     s.apply_action(legal[_sample(rng, [p[a] for a in legal])])
                 else:
                     s.apply_action(legal[int(rng.integers(len(legal)))])

@@ -79,6 +79,10 @@ def _npz(ctx, param, value):
 @click.option("--opponent-share", type=NumberRange(0, 1), default=None,
               help="Share of the episodes with --opponent seats (the network keeps 1..n-1 seats, drawn "
                    "uniformly). Default: 0.5 with --opponent, else 0.")
+@click.option("--encoding", type=click.Choice(["information_state_tensor", "observation_tensor"]),
+              default="information_state_tensor", show_default=True,
+              help="The network's input: the game observer's information-state tensor (perfect recall) or "
+                   "its observation tensor (the current view; far smaller).")
 @click.option("--imitation-steps", type=click.IntRange(min=0), default=0, show_default=True,
               help="First steps that imitate --opponent playing every seat (its moves are the targets); "
                    "the imitated policy is then the magnet.")
@@ -90,7 +94,7 @@ def _npz(ctx, param, value):
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
-          opponent, opponent_share, imitation_steps, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
+          opponent, opponent_share, encoding, imitation_steps, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
     \b
@@ -138,17 +142,19 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
         steps = math.inf if limit is not None else DEFAULT_STEPS
     config = train_mod.TrainConfig(hidden=hidden, batch=batch, lr=lr, critic_lr=critic_lr, alpha=alpha,
                                    magnet_every=magnet_every, opponent=opponent,
-                                   opponent_share=opponent_share, imitation_steps=imitation_steps)
+                                   opponent_share=opponent_share, imitation_steps=imitation_steps,
+                                   encoding=encoding)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
-        probe = train_mod.TreeProbe(game, tree)
+        probe = train_mod.TreeProbe(game, tree, encoding)
     except (tree_mod.TreeTooLarge, ValueError):
         probe = None
 
     def measure(params):
         if probe is not None:
             return "NashConv", probe.nash_conv(params)
-        return "vs random", train_mod.mean_return_against_random(game, params, games=10, seed=seed)
+        return "vs random", train_mod.mean_return_against_random(game, params, games=10, seed=seed,
+                                                                       encoding=encoding)
 
     trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
     meta = driver.checkpoint_meta(str(game), "mmd", {**config.as_dict(), "seed": seed})
