@@ -172,7 +172,10 @@ def test_a_compact_factored_file_records_its_encoding_and_output(tmp_path):
 
     game = load_game(DB_SMALL)
     spec, params = random_network(game, (8,), seed=4, encoding="compact", output="factored")
-    path = export(tmp_path, spec, params)
+    network.save(tmp_path / "db.npz", spec, params)
+    path = tmp_path / "db.json.gz"
+    r = CliRunner().invoke(main, ["export", str(tmp_path / "db.npz"), "--out", str(path)])
+    assert r.exit_code == 0 and "network (compact) 77 -> 8 -> 39 factors -> 48, ONNX opset 17" in r.output, r.output
     r = CliRunner().invoke(main, ["inspect", str(path), "--games", "3"])
     assert r.exit_code == 0, r.output
     assert "encoding compact, output factored (39 factor logits)" in r.output
