@@ -11,7 +11,8 @@ reader a frontend can copy is agents/kibitz_agent_loader.py.
 Format version 2 adds the network agent (``"agent": "network"``): a network
 file of solvers/network.py (``kibitz train``) becomes an ONNX model
 (agents/onnx_model.py) inside the agent file, base64 with its SHA-256, and
-the input and output documented in the file itself (:func:`tensor_layout`).
+the input (the information-state tensor, or another encoding the game
+offers) and the output documented in the file itself (:func:`tensor_layout`).
 Tabular files are still written as version 1, which every reader of version
 1 keeps reading. The reference loader for network files is
 agents/kibitz_net_loader.py (onnxruntime).
@@ -159,39 +160,37 @@ def is_network_file(path) -> bool:
     return isinstance(meta, dict) and {"input_size", "num_actions", "hidden"} <= set(meta)
 
 
-def tensor_layout(game) -> list[dict]:
-    """The pieces of ``game``'s information-state tensor, ``[{"name",
-    "offset", "size", "shape"}]`` in order, from the views its observer
-    exposes (``observer.dict``); one piece ``information_state`` for an
-    observer that exposes none."""
-    import pyspiel
+def tensor_layout(game, encoding: str = "information_state_tensor") -> list[dict]:
+    """The pieces of ``game``'s ``encoding``, ``[{"name", "offset", "size",
+    "shape"}]`` in order (``kibitz.games.encoding_layout``: for the
+    information-state tensor, the views its observer exposes)."""
+    from kibitz.games import encoding_layout
 
-    observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True), None) \
-        if hasattr(game, "make_py_observer") else None
-    views = getattr(observer, "dict", None)
-    tensor = getattr(observer, "tensor", None)
-    size = game.information_state_tensor_size()
-    if not views or tensor is None or tensor.size != size:
-        return [{"name": "information_state", "offset": 0, "size": size, "shape": [size]}]
-    base = tensor.__array_interface__["data"][0]
-    pieces = []
-    for name, view in views.items():
-        offset = (view.__array_interface__["data"][0] - base) // tensor.itemsize
-        pieces.append({"name": name, "offset": int(offset), "size": int(view.size), "shape": list(view.shape)})
-    return sorted(pieces, key=lambda p: p["offset"])
+    return encoding_layout(game, encoding)
 
 
-def _tensor_documentation(game) -> str:
+def _tensor_documentation(game, encoding: str = "information_state_tensor") -> str:
     import pyspiel
 
     from kibitz import games
 
     short = game.get_type().short_name
-    if short in games.REGISTRY:
-        observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True), None)
-        return (f"the index table in the docstring of games/{short}.py {type(observer).__name__}; "
+    if short not in games.REGISTRY:
+        return f"OpenSpiel's {short} game: its InformationStateTensor"
+    if encoding != games.INFORMATION_STATE_TENSOR:
+        return (f"docs/rules/{short}.md#{encoding}-encoding (index by index); "
                 f"docs/rules/{short}.md#moves-and-encoding (actions); docs/formats/agent-file.md#input")
-    return f"OpenSpiel's {short} game: its InformationStateTensor"
+    observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True), None)
+    return (f"the index table in the docstring of games/{short}.py {type(observer).__name__}; "
+            f"docs/rules/{short}.md#moves-and-encoding (actions); docs/formats/agent-file.md#input")
+
+
+def _input_description(encoding: str) -> str:
+    if encoding == "information_state_tensor":
+        return ("float32 [N, input_size]: pyspiel State.information_state_tensor(player) of the player to move "
+                "(the game observer's perfect-recall layout)")
+    return (f"float32 [N, input_size]: the game's {encoding} encoding of the player to move (in kibitz "
+            f"kibitz.games.encoding_tensor(state, player, {encoding!r}); index by index in the documentation)")
 
 
 def network_document(spec, params, *, name: str | None = None, source: dict | None = None,
@@ -207,9 +206,15 @@ def network_document(spec, params, *, name: str | None = None, source: dict | No
         game = load_game(spec.game)
     except ValueError as e:
         raise AgentFileError(f"the network's game {spec.game!r} does not load ({e})") from None
-    check_sizes(game, spec.input_size, spec.num_actions)
-    data = onnx_model.model_bytes(spec, params)
+    check_sizes(game, spec.input_size, spec.num_actions, spec.encoding, spec.output, spec.factors)
+    from kibitz.solvers.network import action_index
+
+    data = onnx_model.model_bytes(spec, params, action_index(spec, game))
     short = game.get_type().short_name
+    logits = "float32 [N, num_actions]: one logit per distinct action id"
+    if spec.output == "factored":
+        logits += (f", each the sum of its factors among {spec.factors} factor logits (the game's action "
+                   f"factors: docs/rules/{short}.md#action-factors)")
     return {
         "format": FORMAT,
         "format_version": 2,
@@ -221,19 +226,19 @@ def network_document(spec, params, *, name: str | None = None, source: dict | No
         "game": str(game),
         "num_players": game.num_players(),
         "network": {"input_size": spec.input_size, "num_actions": spec.num_actions,
-                    "hidden": list(spec.hidden), "encoding": spec.encoding},
+                    "hidden": list(spec.hidden), "encoding": spec.encoding, "output": spec.output,
+                    "factors": spec.factors},
         "input": {
-            "tensor": "information_state_tensor",
+            "tensor": spec.encoding,
             "name": onnx_model.INPUTS[0],
-            "description": "float32 [N, input_size]: pyspiel State.information_state_tensor(player) of the "
-                           "player to move (the game observer's perfect-recall layout)",
-            "documentation": _tensor_documentation(game),
-            "layout": tensor_layout(game),
+            "description": _input_description(spec.encoding),
+            "documentation": _tensor_documentation(game, spec.encoding),
+            "layout": tensor_layout(game, spec.encoding),
             "mask": {"name": onnx_model.INPUTS[1],
                      "description": "float32 [N, num_actions]: 1 at the legal action ids, 0 elsewhere"},
         },
         "output": {
-            "logits": "float32 [N, num_actions]: one logit per distinct action id",
+            "logits": logits,
             "probs": "float32 [N, num_actions]: softmax(logits + (legal_mask - 1) * 1e9), 0 on illegal actions",
         },
         "model": {"format": "onnx", "opset": onnx_model.OPSET, "ir_version": onnx_model.IR_VERSION,
@@ -242,13 +247,28 @@ def network_document(spec, params, *, name: str | None = None, source: dict | No
     }
 
 
-def check_sizes(game, input_size: int, num_actions: int) -> None:
-    """:class:`AgentFileError` unless ``game`` has these tensor and action sizes."""
-    want = (game.information_state_tensor_size(), game.num_distinct_actions())
+def check_sizes(game, input_size: int, num_actions: int, encoding: str = "information_state_tensor",
+                output: str = "dense", factors: int = 0) -> None:
+    """:class:`AgentFileError` unless ``game`` offers ``encoding`` (and, for a
+    factored ``output``, action factors) with these sizes."""
+    from kibitz import games
+
+    try:
+        games.check_encoding(game, encoding)
+    except ValueError as e:
+        raise AgentFileError(f"the network reads the encoding {encoding!r}: {e}") from None
+    want = (games.encoding_size(game, encoding), game.num_distinct_actions())
     if (input_size, num_actions) != want:
+        tensors = "information-state tensors" if encoding == games.INFORMATION_STATE_TENSOR else \
+            f"{encoding} tensors"
         raise AgentFileError(f"the network takes {input_size:,} inputs and gives {num_actions:,} actions; "
-                             f"{game} has information-state tensors of {want[0]:,} floats and "
-                             f"{want[1]:,} distinct actions")
+                             f"{game} has {tensors} of {want[0]:,} floats and {want[1]:,} distinct actions")
+    if output == "factored":
+        if "factored" not in games.output_kinds(game):
+            raise AgentFileError(f"the network has a factored output; {game} offers no action factors")
+        count = games.action_factors(game)[1]
+        if factors != count:
+            raise AgentFileError(f"the network has {factors:,} factor logits; {game} has {count:,}")
 
 
 def export_network(source, out, *, name: str | None = None) -> dict:
@@ -346,12 +366,16 @@ def check_network_against_game(doc: dict, games: int = 5, seed: int = 0) -> dict
     from kibitz.agents.kibitz_net_loader import KibitzNetAgent
     from kibitz.solvers.network import NetworkSpec
 
+    from kibitz.games import encoding_tensor
+
     game = check_game(doc)
     net = doc["network"]
-    check_sizes(game, net["input_size"], net["num_actions"])
+    output, factors = net.get("output", "dense"), net.get("factors", 0)
+    check_sizes(game, net["input_size"], net["num_actions"], net["encoding"], output, factors)
     try:
-        onnx_model.check_model_bytes(model_bytes(doc), NetworkSpec(doc["game"], net["input_size"],
-                                                                   net["num_actions"], tuple(net["hidden"])))
+        onnx_model.check_model_bytes(model_bytes(doc), NetworkSpec(
+            doc["game"], net["input_size"], net["num_actions"], tuple(net["hidden"]), net["encoding"], output,
+            factors))
     except ValueError as e:
         raise AgentFileError(str(e)) from None
     agent = KibitzNetAgent(doc)
@@ -361,7 +385,7 @@ def check_network_against_game(doc: dict, games: int = 5, seed: int = 0) -> dict
         player, legal = state.current_player(), state.legal_actions()
         mask = np.zeros(net["num_actions"], np.float32)
         mask[legal] = 1.0
-        probs = agent.run(state.information_state_tensor(player), mask)[1][0]
+        probs = agent.run(encoding_tensor(state, player, net["encoding"]), mask)[1][0]
         illegal = float(probs.sum() - probs[legal].sum())
         if not np.isfinite(probs).all() or abs(float(probs[legal].sum()) - 1.0) > 1e-4 or illegal > 1e-6:
             raise AgentFileError(f"the model's probabilities at a decision of player {player} are not a "

@@ -17,7 +17,8 @@ actions, which the caller must then pass) or ``"error"`` (raise
 :class:`UnseenInformationState`).
 
 Format version 2 adds network agents (``"agent": "network"``: an ONNX
-model of a policy over the information-state tensor). This module checks a
+model of a policy over the information-state tensor or another encoding
+the game offers, :data:`NETWORK_ENCODINGS`). This module checks a
 network file completely (its fields, the base64 of the model and its
 SHA-256) but cannot run it: :class:`KibitzAgent` refuses it and names the
 network loader, kibitz_net_loader.py (onnxruntime), which reads the file
@@ -50,8 +51,11 @@ FORMAT = "kibitz-agent"
 FORMAT_VERSION = 2
 #: the values of field ``agent`` (format version 2; version 1 files are tabular)
 AGENT_KINDS = ("tabular", "network")
-#: the input a network agent reads
-NETWORK_ENCODING = "information_state_tensor"
+#: the inputs a network agent may read: the information-state tensor, and
+#: Doubt and Bet's compact encoding (docs/rules/doubt_and_bet.md)
+NETWORK_ENCODINGS = ("information_state_tensor", "compact")
+#: a network's output kinds: a logit per action, or sums of the game's factor logits
+NETWORK_OUTPUTS = ("dense", "factored")
 MODEL_FORMAT = "onnx"
 POLICY_FORMAT = "kibitz-policy"
 UNSEEN_BEHAVIOURS = ("uniform", "error")
@@ -266,8 +270,8 @@ _NETWORK_FIELDS = {
     "kibitz_version": (True, "a string"),
     "created": (True, "a string (UTC time)"),
     "name": (False, "a string"),
-    "network": (True, '{"input_size", "num_actions", "hidden", "encoding": "information_state_tensor"}'),
-    "input": (True, '{"tensor": "information_state_tensor", ...}'),
+    "network": (True, '{"input_size", "num_actions", "hidden", "encoding", "output", "factors"}'),
+    "input": (True, '{"tensor": the network\'s encoding, ...}'),
     "output": (True, '{"logits": "one per distinct action", ...}'),
     "model": (True, '{"format": "onnx", "opset", "sha256", "bytes", "base64"}'),
 }
@@ -298,9 +302,21 @@ def network_problems(doc: dict) -> list[str]:
     if not isinstance(hidden, list) or not hidden or not all(_positive(h) for h in hidden):
         problems.append(f"field 'network.hidden' is {_got(net, 'hidden')}; it must be a non-empty list of "
                         "layer widths (whole numbers >= 1)")
-    if net.get("encoding") != NETWORK_ENCODING:
+    if net.get("encoding") not in NETWORK_ENCODINGS:
         problems.append(f"field 'network.encoding' is {_got(net, 'encoding')}; this loader reads "
-                        f"{NETWORK_ENCODING!r}")
+                        f"{', '.join(map(repr, NETWORK_ENCODINGS))}")
+    elif doc["input"].get("tensor") != net["encoding"]:
+        problems.append(f"field 'input.tensor' is {_got(doc['input'], 'tensor')}; it must be the network's "
+                        f"encoding {net['encoding']!r}")
+    output = net.get("output", "dense")  # files from before the output kinds are dense
+    if output not in NETWORK_OUTPUTS:
+        problems.append(f"field 'network.output' is {_got(net, 'output')}; it must be one of "
+                        f"{', '.join(map(repr, NETWORK_OUTPUTS))}")
+    elif output == "factored" and not _positive(net.get("factors")):
+        problems.append(f"field 'network.factors' is {_got(net, 'factors')}; a factored output has a whole "
+                        "number >= 1 of factor logits")
+    elif output == "dense" and net.get("factors", 0) != 0:
+        problems.append(f"field 'network.factors' is {_got(net, 'factors')}; a dense output has 0")
     if model.get("format") != MODEL_FORMAT:
         problems.append(f"field 'model.format' is {_got(model, 'format')}; it must be {MODEL_FORMAT!r}")
     if not _positive(model.get("opset")):
@@ -331,7 +347,7 @@ def _network_field_ok(key: str, value) -> bool:
     if key in ("network", "model"):
         return isinstance(value, dict)
     if key == "input":
-        return isinstance(value, dict) and value.get("tensor") == NETWORK_ENCODING
+        return isinstance(value, dict) and value.get("tensor") in NETWORK_ENCODINGS
     if key == "output":
         return isinstance(value, dict)
     return _field_ok(key, value)

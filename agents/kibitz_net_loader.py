@@ -5,10 +5,12 @@ and checks this one uses: the size limit, gzip, JSON, every field, the
 model's base64 and SHA-256) into a frontend, side by side. It imports
 nothing else of kibitz and no pyspiel. A network agent file (format
 ``kibitz-agent`` version 2, ``"agent": "network"``, docs/formats/agent-file.md
-in kibitz) holds an ONNX model that maps the information-state tensor of the
-player to move (the game observer's layout, listed in the file's ``input``
-and the game's rules page) and a mask of the legal actions to one
-probability per distinct action::
+in kibitz) holds an ONNX model that maps the input vector of the player to
+move (its encoding is the file's ``network.encoding``: the information-state
+tensor, in the game observer's layout, or another encoding of the game such
+as Doubt and Bet's ``compact``; the file's ``input`` lists the pieces and
+names the documentation, the game's rules page) and a mask of the legal
+actions to one probability per distinct action::
 
     agent = KibitzNetAgent.load("underdog.json.gz")
     probs = agent.probabilities(info_state, legal_actions)   # {action id: probability}
@@ -47,6 +49,10 @@ class KibitzNetAgent:
         self.game = document["game"]
         net = document["network"]
         self.input_size, self.num_actions = net["input_size"], net["num_actions"]
+        #: the input the model reads (``info_state``), e.g. ``information_state_tensor`` or ``compact``
+        self.encoding = net["encoding"]
+        #: ``dense`` or ``factored`` (the model computes the logits either way)
+        self.output = net.get("output", "dense")
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -96,15 +102,15 @@ class KibitzNetAgent:
 
     def probabilities(self, info_state, legal_actions) -> dict[int, float]:
         """``{action id: probability}`` over ``legal_actions`` (renormalised
-        over them) for one information-state tensor."""
+        over them) for one input vector (the file's encoding)."""
         legal = sorted(int(a) for a in legal_actions)
         if not legal or legal[0] < 0 or legal[-1] >= self.num_actions:
             raise ValueError(f"legal actions must be a non-empty list of ids in 0..{self.num_actions - 1}; "
                              f"got {legal_actions!r}")
         x = np.asarray(info_state, np.float32)
         if x.size != self.input_size:
-            raise ValueError(f"the information-state tensor has {x.size} floats; this network reads "
-                             f"{self.input_size}")
+            raise ValueError(f"the input has {x.size} floats; this network reads {self.input_size} "
+                             f"({self.encoding})")
         mask = np.zeros(self.num_actions, np.float32)
         mask[legal] = 1.0
         p = self.run(x, mask)[1][0, legal].astype(np.float64)

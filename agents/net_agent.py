@@ -3,9 +3,10 @@
 ``net(path/to/agent.json.gz)`` plays a network agent file (format version 2,
 ``"agent": "network"``, made by ``kibitz export`` from ``kibitz train``'s
 network file) through onnxruntime, with the reference loader
-agents/kibitz_net_loader.py: it feeds the acting player's
-``information_state_tensor`` and the legal-action mask to the model and
-plays its probabilities. The file's game must be the game being played, and
+agents/kibitz_net_loader.py: it feeds the acting player's encoding (the
+file's ``network.encoding``, through ``kibitz.games.encoding_tensor``: the
+information-state tensor, or e.g. Doubt and Bet's ``compact``) and the
+legal-action mask to the model and plays its probabilities. The file's game must be the game being played, and
 its model must pass ``onnx.checker``; both are checked once per file.
 
 ``trained`` plays the network that ships with kibitz for the game being
@@ -50,7 +51,9 @@ def load_network(path) -> "KibitzNetAgent":  # noqa: F821 (imported below, with 
                 raise AgentFileError(f"{path}: a tabular agent file; play it with policy({path})")
             try:
                 game = check_game(doc)
-                check_sizes(game, doc["network"]["input_size"], doc["network"]["num_actions"])
+                net = doc["network"]
+                check_sizes(game, net["input_size"], net["num_actions"], net["encoding"],
+                            net.get("output", "dense"), net.get("factors", 0))
                 onnx_model.check_model_bytes(model_bytes(doc))
                 _CACHE[key] = KibitzNetAgent(doc)
             except ValueError as e:  # AgentFileError among them
@@ -73,7 +76,9 @@ class NetAgent(Agent):
         self.path = str(path)
 
     def action_probabilities(self, state):
-        return self.network.probabilities(state.information_state_tensor(self._player_id),
+        from kibitz.games import encoding_tensor
+
+        return self.network.probabilities(encoding_tensor(state, self._player_id, self.network.encoding),
                                           state.legal_actions())
 
 

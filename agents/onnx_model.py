@@ -2,17 +2,26 @@
 
 Graph (opset :data:`OPSET`, IR version :data:`IR_VERSION`):
 
-* inputs ``info_state`` float32 ``[N, input_size]`` (the information-state
-  tensor of the player to move) and ``legal_mask`` float32
-  ``[N, num_actions]`` (1 at the legal actions, 0 elsewhere);
+* inputs ``info_state`` float32 ``[N, input_size]`` (the network's
+  encoding of the player to move: the information-state tensor, or another
+  encoding the game offers, e.g. Doubt and Bet's ``compact``) and
+  ``legal_mask`` float32 ``[N, num_actions]`` (1 at the legal actions, 0
+  elsewhere);
 * ``h_0 = info_state``; ``h_{k+1} = Relu(Gemm(h_k, W_k, b_k))`` for the
-  hidden layers, ``logits = Gemm(h_K, W_K, b_K)``;
+  hidden layers, ``logits = Gemm(h_K, W_K, b_K)`` for a dense output;
+* for a factored output (``spec.factors`` = F factor logits and the game's
+  action factors ``index``, ``(num_actions, R)``) the last ``Gemm`` has one
+  more column with zero weights and bias, ``factors = Gemm(h_K, [W_K 0],
+  [b_K 0])`` (``[N, F + 1]``, its last column exactly 0), and ``logits =
+  Gather(factors, index_0, axis=1) + ... + Gather(factors, index_{R-1},
+  axis=1)``, the columns of ``index`` as int64 initializers: the same sums,
+  in the same order, as :func:`solvers.network.forward`;
 * ``probs = Softmax(logits + (legal_mask - 1) * MASK_PENALTY, axis=-1)``,
   the masked softmax of :func:`solvers.network.masked_softmax`;
 * outputs ``logits`` and ``probs``, both float32 ``[N, num_actions]``.
 
-Opset 17 is the one chosen: every operator here (Gemm, Relu, Sub, Mul, Add,
-Softmax with ``axis=-1``) has had its present meaning since opset 13, and
+Opset 17 is the one chosen: every operator here (Gemm, Relu, Gather, Sub,
+Mul, Add, Softmax with ``axis=-1``) has had its present meaning since opset 13, and
 opset 17 with IR version 8 is read by onnxruntime 1.14 and later and by
 onnxruntime-web, so a frontend with a runtime a few years old runs it too.
 """
@@ -31,10 +40,19 @@ INPUTS = ("info_state", "legal_mask")
 OUTPUTS = ("logits", "probs")
 
 
-def build_model(spec: NetworkSpec, params) -> onnx.ModelProto:
+def build_model(spec: NetworkSpec, params, index=None) -> onnx.ModelProto:
     """The checked ONNX model of the network ``spec`` with ``params``
-    (``[W0, b0, W1, b1, ...]``)."""
+    (``[W0, b0, W1, b1, ...]``); ``index``: the game's action factors, for
+    (and only for) a factored network."""
     sizes = spec.sizes
+    factored = spec.output == "factored"
+    if factored != (index is not None):
+        raise ValueError("a factored network needs the game's action factors, a dense one none")
+    if factored:
+        index = np.asarray(index)
+        if index.ndim != 2 or index.shape[0] != spec.num_actions or index.min() < 0 \
+                or index.max() > spec.factors:
+            raise ValueError(f"the action factors must be ({spec.num_actions}, R) ids in 0..{spec.factors}")
     if len(params) != 2 * (len(sizes) - 1):
         raise ValueError(f"{len(params)} parameter arrays for {len(sizes) - 1} layers; expected "
                          f"{2 * (len(sizes) - 1)}")
@@ -46,12 +64,26 @@ def build_model(spec: NetworkSpec, params) -> onnx.ModelProto:
         if w.shape != (sizes[k], sizes[k + 1]) or b.shape != (sizes[k + 1],):
             raise ValueError(f"layer {k}: shapes {w.shape}, {b.shape}; the spec says "
                              f"{(sizes[k], sizes[k + 1])}, {(sizes[k + 1],)}")
+        if factored and k == last:  # the "nothing" column: weights and bias 0
+            w = np.concatenate([w, np.zeros((w.shape[0], 1), np.float32)], axis=1)
+            b = np.concatenate([b, np.zeros(1, np.float32)])
         inits += [numpy_helper.from_array(w, f"W{k}"), numpy_helper.from_array(b, f"b{k}")]
-        out = OUTPUTS[0] if k == last else f"z{k}"
+        out = ("factors" if factored else OUTPUTS[0]) if k == last else f"z{k}"
         nodes.append(helper.make_node("Gemm", [h, f"W{k}", f"b{k}"], [out], name=f"dense{k}"))
         if k < last:
             nodes.append(helper.make_node("Relu", [out], [f"h{k + 1}"], name=f"relu{k}"))
             h = f"h{k + 1}"
+    if factored:
+        total = None
+        for r in range(index.shape[1]):
+            inits.append(numpy_helper.from_array(index[:, r].astype(np.int64), f"index{r}"))
+            part = OUTPUTS[0] if index.shape[1] == 1 else f"part{r}"
+            nodes.append(helper.make_node("Gather", ["factors", f"index{r}"], [part], axis=1, name=f"gather{r}"))
+            if total is not None:
+                out = OUTPUTS[0] if r == index.shape[1] - 1 else f"sum{r}"
+                nodes.append(helper.make_node("Add", [total, part], [out], name=f"add{r}"))
+                part = out
+            total = part
     inits += [numpy_helper.from_array(np.array(1.0, np.float32), "one"),
               numpy_helper.from_array(np.array(MASK_PENALTY, np.float32), "penalty")]
     nodes += [
@@ -68,14 +100,16 @@ def build_model(spec: NetworkSpec, params) -> onnx.ModelProto:
         initializer=inits)
     model = helper.make_model(graph, producer_name="kibitz", opset_imports=[helper.make_opsetid("", OPSET)],
                               ir_version=IR_VERSION)
-    model.doc_string = f"kibitz network policy for {spec.game}: hidden {list(spec.hidden)}"
+    model.doc_string = (f"kibitz network policy for {spec.game}: {spec.encoding} input, hidden "
+                        f"{list(spec.hidden)}, {spec.output} output"
+                        + (f" ({spec.factors} factor logits)" if factored else ""))
     onnx.checker.check_model(model)
     return model
 
 
-def model_bytes(spec: NetworkSpec, params) -> bytes:
+def model_bytes(spec: NetworkSpec, params, index=None) -> bytes:
     """:func:`build_model` serialised."""
-    return build_model(spec, params).SerializeToString()
+    return build_model(spec, params, index).SerializeToString()
 
 
 def check_model_bytes(data: bytes, spec: NetworkSpec | None = None) -> None:

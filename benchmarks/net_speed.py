@@ -7,9 +7,12 @@ per distinct action out) is exported to an agent file and played as
 both agents choose a move on the same positions (decision points of seeded
 random games, as benchmarks/ismcts_speed.py draws them), in one run. The
 time per move includes reading the information-state tensor and building
-the legal mask. Random weights cost exactly what trained ones do.
+the legal mask. Random weights cost exactly what trained ones do. With
+``--encoding compact`` a game that offers that encoding (doubt_and_bet) gets
+a network on it with a factored output instead (the others keep theirs).
 
     python benchmarks/net_speed.py [--games g1,g2] [--positions P] [--sims N] [--hidden 128,128]
+                                   [--encoding information_state_tensor|compact]
 """
 
 from __future__ import annotations
@@ -48,13 +51,18 @@ def main():
     parser.add_argument("--sims", type=int, default=1000)
     parser.add_argument("--hidden", default="128,128")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--encoding", default="information_state_tensor",
+                        help="the input of the games that offer it (compact: doubt_and_bet, factored output)")
     args = parser.parse_args()
     hidden = tuple(int(h) for h in args.hidden.split(","))
     print(f"{'game':14} {'net ms/move':>12} {f'ismcts({args.sims}) ms/move':>22} {'ratio':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for short in args.games.split(","):
             game = games.load_game(short)
-            spec = network.NetworkSpec.for_game(game, hidden)
+            if args.encoding in games.encodings(game) and args.encoding != games.INFORMATION_STATE_TENSOR:
+                spec = network.NetworkSpec.for_game(game, hidden, args.encoding, "factored")
+            else:
+                spec = network.NetworkSpec.for_game(game, hidden)
             npz, path = Path(tmp) / f"{short}.npz", Path(tmp) / f"{short}.json.gz"
             network.save(npz, spec, network.init_params(spec, np.random.default_rng(args.seed)))
             export_agent(npz, path)

@@ -55,6 +55,12 @@ class GameSpec:
     small: str  # a small configuration that exact solvers can handle
     #: the search capabilities its states implement (``kibitz.games.search``)
     search: frozenset[str] = frozenset()
+    #: the input encodings it offers besides ``information_state_tensor``
+    #: (``kibitz.games.encoding``: game ``NAME_tensor_size()`` and
+    #: ``NAME_tensor_layout()``, state ``NAME_tensor(player)``)
+    encodings: tuple[str, ...] = ()
+    #: whether the game offers ``action_factors()`` for a factored network output
+    action_factors: bool = False
 
 
 REGISTRY: dict[str, GameSpec] = {}

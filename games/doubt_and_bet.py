@@ -61,6 +61,13 @@ a stake pair is ``p = c * S + s`` for c chips in 0..Cmax and s slot chips in
 Claims are stake-major so that the legal claims for one stake are one
 contiguous run of codes (they are built as ranges).
 
+For learning the game also offers the ``compact`` encoding
+(:class:`CompactEncoder`, ``DoubtAndBetState.compact_tensor(player)``: a
+few hundred floats of the current round as one player sees it) and action
+factors (:func:`action_factor_table`: each action's logit as a sum of at
+most four of a few hundred factor logits); both are tabulated index by
+index in the rules page.
+
 ``num_distinct_actions = 6 + 2P + Q * K1 * P``. Chance outcomes: in a deal,
 ``k`` is a card of colour ``k`` (``card red``); in a seating shuffle,
 outcome ``i`` is the i-th order (lexicographic) of the remaining players
@@ -87,6 +94,7 @@ import itertools
 import math
 from typing import NamedTuple
 
+import numpy as np
 import pyspiel
 
 from kibitz.games import _common, search
@@ -283,6 +291,8 @@ SPEC = _common.GameSpec(
     small="doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)",
     search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.RANDOM_ACTION,
                       search.RESAMPLE_MEMO}),
+    encodings=("compact",),
+    action_factors=True,
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Doubt and Bet", PARAMS, min_players=2, max_players=5)
@@ -372,6 +382,31 @@ class DoubtAndBetGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         return DoubtAndBetObserver(iig_obs_type, self, params)
+
+    # encodings for learning (kibitz.games.encoding)
+    def _compact(self) -> "CompactEncoder":
+        enc = self.__dict__.get("_compact_encoder")
+        if enc is None:
+            enc = self.__dict__["_compact_encoder"] = CompactEncoder(self)
+        return enc
+
+    def compact_tensor_size(self) -> int:
+        """Floats in the ``compact`` encoding (:class:`CompactEncoder`)."""
+        return self._compact().size
+
+    def compact_tensor_layout(self) -> list:
+        """``[(piece, size, shape)]`` of the ``compact`` encoding, in order."""
+        return list(self._compact().pieces)
+
+    def action_factors(self) -> tuple:
+        """``(index, F)``: the factors of each action (:func:`action_factor_table`),
+        made once per game; the array is read-only."""
+        table = self.__dict__.get("_action_factors")
+        if table is None:
+            index, count = action_factor_table(self)
+            index.setflags(write=False)
+            table = self.__dict__["_action_factors"] = (index, count)
+        return table
 
 
 class _Core(_common.SlotsState):
@@ -971,6 +1006,13 @@ class DoubtAndBetState(_common.CoreSnapshots, pyspiel.State):
         """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
 
+    def compact_tensor(self, player):
+        """``player``'s ``compact`` encoding (:class:`CompactEncoder`): a
+        float32 array of ``compact_tensor_size()`` floats."""
+        if not 0 <= player < self._n:
+            raise ValueError(f"player {player} is not a seat of this game (0..{self._n - 1})")
+        return self.get_game()._compact().encode(self, player)
+
     def _action_to_string(self, player, action):
         k1 = self._k1
         if player == pyspiel.PlayerId.CHANCE:
@@ -1520,6 +1562,255 @@ class DoubtAndBetObserver(_common.Observer):
             cur = state.current_player()
             bits.append(f"to move p{cur}" if cur >= 0 else "to move chance")
         return " | ".join(bits)
+
+
+# ------------------------------------------------- encodings for learning
+#: the smallest stake value of each bucket of the (quantity, stake value)
+#: claim factor; the last bucket is open (9 and more)
+VALUE_BUCKETS = (1, 2, 3, 4, 6, 9)
+_TAILS: dict = {}  # (population, successes, draws) -> P(X >= t) for t = 0..draws+1
+
+
+def _tails(population: int, good: int, draws: int) -> tuple:
+    """``P(X >= t)`` for ``t = 0 .. draws + 1`` of the hypergeometric ``X``:
+    successes among ``draws`` cards taken without replacement from
+    ``population`` cards of which ``good`` are successes."""
+    key = (population, good, draws)
+    out = _TAILS.get(key)
+    if out is None:
+        total = math.comb(population, draws)
+        pmf = [math.comb(good, x) * math.comb(population - good, draws - x) / total for x in range(draws + 1)]
+        tails = [0.0] * (draws + 2)
+        acc = 0.0
+        for x in range(draws, -1, -1):
+            acc += pmf[x]
+            tails[x] = acc
+        if len(_TAILS) > 100_000:
+            _TAILS.clear()
+        out = _TAILS[key] = tuple(tails)
+    return out
+
+
+def value_bucket(value: int) -> int:
+    """The bucket of a stake value in :data:`VALUE_BUCKETS`."""
+    b = 0
+    while b + 1 < len(VALUE_BUCKETS) and value >= VALUE_BUCKETS[b + 1]:
+        b += 1
+    return b
+
+
+class CompactEncoder:
+    """The ``compact`` encoding: a few hundred floats for learning, the
+    current round as one player sees it (not perfect recall). The index
+    table, with what each number is, is the section "Compact encoding" of
+    docs/rules/doubt_and_bet.md; in short (n players, K1 colours, S slots,
+    Q = n*S, T = chips + slots at the start)::
+
+        phase       4        one-hot: exchange | claim (cards being dealt, or claims) | showdown | over
+        schedule    5        round/R, rounds to the next upkeep/upkeep_every (<= 1), no more upkeep,
+                             rounds to the next shuffle/shuffle_every (<= 1), no more shuffle
+        own_hand    K1       own cards per colour / S
+        own_support K1       own cards that count for a claim of each colour / S
+        dealt       1        cards dealt this round / Q
+        expected    K1       own support + expected support in the others' cards, / Q
+        chance      Q x K1   P(at least q cards count for colour k), given the own cards
+        seats       n x (13+K1)  per player, the viewer first, then the others in seating
+                             order after it, then those out: out, chips/T, slots/S,
+                             wager/T, first, exchange (3), claims/S, last claim
+                             (present, q/Q, colour K1, chips/T, slot chips/S)
+        claim       6+n+Q+K1 present, claimant (position), quantity one-hot, colour,
+                             chips/T, slot chips/S, value/T, chance of being true, claims/Q
+        showdown    11+2n    active, viewer is bettor, viewer is doubter, bettor and doubter
+                             (positions), bettor's stake (chips/T, slot chips/S, value/T),
+                             doubter's stake (staked, chips/T, slot chips/S, value/T), bettor to act
+
+    Everything is a function of the viewer's information state (its
+    string): public chips, slots, seating, claims and showdown moves, the
+    parameters, and its own cards.
+    """
+
+    def __init__(self, game):
+        n, k1, S, Q = game.num_seats, game.k1, game.max_slots, game.qmax
+        self.n, self.k1, self.S, self.Q = n, k1, S, Q
+        self.T = game.start_chips + S
+        self.seat_size = 13 + k1
+        self.pieces = [("phase", 4, (4,)), ("schedule", 5, (5,)), ("own_hand", k1, (k1,)),
+                       ("own_support", k1, (k1,)), ("dealt", 1, (1,)), ("expected", k1, (k1,)),
+                       ("chance", Q * k1, (Q, k1)), ("seats", n * self.seat_size, (n, self.seat_size)),
+                       ("claim", 6 + n + Q + k1, (6 + n + Q + k1,)), ("showdown", 11 + 2 * n, (11 + 2 * n,))]
+        self.size = sum(size for _, size, _ in self.pieces)
+        self.rounds = 1 if game.single_bet else game.max_rounds
+        self.copies = game.copies
+        self.upkeep = (game.upkeep_start, game.upkeep_every)
+        self.shuffle_every = game.shuffle_every
+
+    def _next_upkeep(self, r: int):
+        start, every = self.upkeep
+        if not start:
+            return None
+        u = start if r < start else start + ((r - start) // every + 1) * every
+        return u if u <= self.rounds else None
+
+    def _next_shuffle(self, r: int):
+        every = self.shuffle_every
+        if not every:
+            return None
+        u = 1 + ((r - 1) // every + 1) * every
+        return u if u <= self.rounds else None
+
+    def positions(self, c, me: int) -> list:
+        """The seats in the viewer's order: ``me``, the remaining players
+        in seating order after ``me`` (from the seating's start if ``me``
+        is out), then the players out by seat number after ``me``."""
+        n, seating = self.n, c.seating
+        if me in seating:
+            i = seating.index(me)
+            others = list(seating[i + 1:] + seating[:i])
+        else:
+            others = list(seating)
+        return [me, *others, *((me + d) % n for d in range(1, n) if c.out[(me + d) % n] >= 0)]
+
+    def encode(self, state, me: int) -> np.ndarray:
+        c = state._c
+        n, k1, S, Q, T = self.n, self.k1, self.S, self.Q, self.T
+        tensor, v = _common.tensor_views(self.pieces)
+        ph = c.phase
+        if ph in (EXCHANGE, DEAL, CLAIM, SHOWDOWN, OVER):
+            v["phase"][{EXCHANGE: 0, DEAL: 1, CLAIM: 1, SHOWDOWN: 2, OVER: 3}[ph]] = 1
+        r = c.rnd
+        up, sh = self._next_upkeep(r), self._next_shuffle(r)
+        v["schedule"][:] = (r / self.rounds,
+                            min(up - r, self.upkeep[1]) / self.upkeep[1] if up else 1.0, 0.0 if up else 1.0,
+                            min(sh - r, self.shuffle_every) / self.shuffle_every if sh else 1.0,
+                            0.0 if sh else 1.0)
+        pos = self.positions(c, me)
+        where = {s: j for j, s in enumerate(pos)}
+        chance = v["chance"]
+        if ph in (DEAL, CLAIM, SHOWDOWN):
+            hand = c.hand[me * k1:(me + 1) * k1]
+            rb = k1 - 1
+            support = [hand[k] + hand[rb] for k in range(rb)] + [hand[rb]]
+            v["own_hand"][:] = hand
+            v["own_hand"] /= S
+            v["own_support"][:] = support
+            v["own_support"] /= S
+            dealt = len(c.deal_seats)
+            v["dealt"][0] = dealt / Q
+            mine = sum(hand)
+            if mine == c.deal_seats.count(me):  # all own cards are dealt
+                population, draws = self.copies * k1 - mine, dealt - mine
+                for k in range(k1):
+                    good = 2 * self.copies - hand[k] - hand[rb] if k < rb else self.copies - hand[rb]
+                    tails = _tails(population, good, draws)
+                    a = support[k]
+                    chance[:, k] = [1.0 if q <= a else tails[q - a] if q - a <= draws else 0.0
+                                    for q in range(1, Q + 1)]
+                    v["expected"][k] = (a + (draws * good / population if population else 0.0)) / Q
+        seats = v["seats"]
+        for j, s in enumerate(pos):
+            row = seats[j]
+            if c.out[s] >= 0:
+                row[0] = 1
+            else:
+                row[3] = (c.chips[s] + c.slots[s] - 1) / T
+            row[1] = c.chips[s] / T
+            row[2] = c.slots[s] / S
+            row[4] = s == c.first
+        claims = 0
+        counted = [0] * n
+        for e in reversed(c.log):
+            kind = e.kind
+            if kind == "round":
+                break
+            if kind == "exchange":
+                seats[where[e.player], 5 + e.choice] = 1
+            elif kind == "claim":
+                claims += 1
+                row = seats[where[e.player]]
+                if not counted[e.player]:  # the newest claim of that player
+                    row[9] = 1
+                    row[10] = e.quantity / Q
+                    row[11 + e.colour] = 1
+                    row[11 + k1] = e.chips / T
+                    row[12 + k1] = e.slot_chips / S
+                counted[e.player] += 1
+        for s in range(n):
+            seats[where[s], 8] = counted[s] / S
+        if c.claim is not None:
+            w, q, k, ch, sc = c.claim
+            cl = v["claim"]
+            cl[0] = 1
+            cl[1 + where[w]] = 1
+            cl[n + q] = 1
+            cl[1 + n + Q + k] = 1
+            b = 1 + n + Q + k1
+            cl[b:b + 5] = (ch / T, sc / S, (ch + sc) / T, chance[q - 1, k], claims / Q)
+        if ph == SHOWDOWN:
+            sd = v["showdown"]
+            sd[0] = 1
+            sd[1] = me == c.bettor
+            sd[2] = me == c.doubter
+            sd[3 + where[c.bettor]] = 1
+            sd[3 + n + where[c.doubter]] = 1
+            ch, sc = c.bstake
+            sd[3 + 2 * n:6 + 2 * n] = (ch / T, sc / S, (ch + sc) / T)
+            if c.dstake is not None:
+                ch, sc = c.dstake
+                sd[6 + 2 * n:10 + 2 * n] = (1, ch / T, sc / S, (ch + sc) / T)
+            sd[10 + 2 * n] = c.sd_turn == c.bettor
+        return tensor
+
+
+def action_factor_table(game) -> tuple[np.ndarray, int]:
+    """``(index, F)``: the factors of every action (``kibitz.games.encoding``;
+    the table is the section "Action factors" of docs/rules/doubt_and_bet.md).
+
+    With ``V = Cmax + S`` stake values (0..Cmax+S-1) and B =
+    ``len(VALUE_BUCKETS)``, the factor logits are, in order::
+
+        simple      6        keep, buy slot, sell slot, doubt, all in, fold
+        call_slot   S        a call's slot chips s (its value is the opponent's)
+        raise_value V        a raise's value c+s
+        raise_slot  S        a raise's slot chips s
+        claim_qk    Q*K1     a claim's quantity and colour, (q-1)*K1 + k
+        claim_value V        a claim's stake value c+s
+        claim_slot  S        a claim's slot chips s
+        claim_qv    Q*B      a claim's quantity and stake bucket, (q-1)*B + bucket(c+s)
+
+    and each action sums (R = 4 columns, F = nothing): a simple move its
+    own factor; ``call c+s`` call_slot[s]; ``raise c+s`` raise_value[c+s] +
+    raise_slot[s]; ``claim q k stake c+s`` claim_qk + claim_value +
+    claim_slot + claim_qv.
+    """
+    S, k1, Q = game.max_slots, game.k1, game.qmax
+    V, B = game.cmax + S, len(VALUE_BUCKETS)
+    offsets, at = {}, 0
+    for name, size in (("simple", 6), ("call_slot", S), ("raise_value", V), ("raise_slot", S),
+                       ("claim_qk", Q * k1), ("claim_value", V), ("claim_slot", S), ("claim_qv", Q * B)):
+        offsets[name] = at
+        at += size
+    F = at
+    A = game.num_distinct_actions()
+    index = np.full((A, 4), F, np.int32)
+    index[:CALL_BASE, 0] = np.arange(CALL_BASE)
+    pair = np.arange(game.pairs)
+    ch, sl = pair // S, pair % S
+    value = ch + sl
+    bucket = np.array([value_bucket(int(x)) for x in value])
+    calls = CALL_BASE + pair
+    index[calls, 0] = offsets["call_slot"] + sl
+    raises = game.raise_base + pair
+    index[raises, 0] = offsets["raise_value"] + value
+    index[raises, 1] = offsets["raise_slot"] + sl
+    qk = Q * k1
+    i = np.arange(qk)
+    q0 = i // k1  # quantity - 1
+    claims = (game.claim_base + pair[:, None] * qk + i[None, :]).ravel()
+    index[claims, 0] = np.broadcast_to(offsets["claim_qk"] + i[None, :], (game.pairs, qk)).ravel()
+    index[claims, 1] = np.broadcast_to(offsets["claim_value"] + value[:, None], (game.pairs, qk)).ravel()
+    index[claims, 2] = np.broadcast_to(offsets["claim_slot"] + sl[:, None], (game.pairs, qk)).ravel()
+    index[claims, 3] = (offsets["claim_qv"] + q0[None, :] * B + bucket[:, None]).ravel()
+    return index, F
 
 
 def _revealed(c):

@@ -5,9 +5,14 @@ Loizou, Lanctot, Mitliagkas, Brown, Kroer: "A Unified Approach to
 Reinforcement and Game-Theoretic Learning with Magnetic Mirror Descent",
 ICLR 2023) run as a self-play actor-critic with function approximation. One
 policy network (:mod:`solvers.network`, the exported one) plays every seat:
-the information-state tensor says whose view it is. A second MLP of the
-same shape, the critic, estimates ``Q(s, a)``, the acting player's expected
-return after action ``a`` at information state ``s``.
+its input, the acting player's encoding (``TrainConfig.encoding``: the
+information-state tensor, or another encoding the game offers such as Doubt
+and Bet's ``compact``), says whose view it is. A second MLP of the same
+shape, the critic, estimates ``Q(s, a)``, the acting player's expected
+return after action ``a`` at information state ``s``. With
+``TrainConfig.output = "factored"`` both networks output the game's factor
+logits and every action's value is the sum of its factors
+(:func:`solvers.network.forward`).
 
 One step (:meth:`MMDTrainer.iterate`):
 
@@ -19,7 +24,10 @@ One step (:meth:`MMDTrainer.iterate`):
    ``max_utility - min_utility`` (so that ``alpha`` weighs the same in every
    game: the kibitz games pay in [0, 1], kuhn_poker in [-2, 2]).
 3. One Adam step (step size ``lr`` for the policy, ``critic_lr`` for the
-   critic: the critic moves faster, as in two-timescale actor-critic) on the mean over the batch's decisions of
+   critic: the critic moves faster, as in two-timescale actor-critic) on the mean over the batch's decisions
+   (its gradient summed over chunks of decisions with similar numbers of legal
+   actions, :func:`chunks`, each over its legal actions only: a game with
+   thousands of actions never holds a batch's logits of every action) of
 
    ``L = -sum_a pi(a|s) * sg(Q(s,a) - V(s)) + alpha * KL(pi(.|s) || rho(.|s))
    + 1/2 * (Q(s,a) - G)^2``, with ``V(s) = sum_a sg(pi(a|s)) sg(Q(s,a))``
@@ -57,6 +65,44 @@ from kibitz.solvers import network
 
 #: the smallest padded batch of decisions (shapes are powers of two from here)
 MIN_PAD = 64
+#: the fewest legal-action columns of a chunk (a chunk's width is a power of two from here)
+MIN_WIDTH = 64
+#: the most logits (decisions x columns) one gradient chunk holds per array
+CHUNK_LOGITS = 1 << 21
+
+
+def _pow2(k: int) -> int:
+    """The smallest power of two >= ``k`` (1 for k <= 1)."""
+    return 1 << max(int(k) - 1, 0).bit_length()
+
+
+def chunks(counts, num_actions: int, dense: bool) -> list[tuple[int, int, np.ndarray]]:
+    """How a batch of decisions is cut for the gradient: ``(rows, width,
+    decisions)`` per chunk, ``decisions`` the indices (into ``counts``, each
+    decision's number of legal actions) of at most ``rows`` decisions, and
+    ``width`` the legal-action columns of the chunk.
+
+    Decisions are grouped by their legal actions' count: ``width`` is that
+    count rounded up to a power of two (at least :data:`MIN_WIDTH`, at most
+    ``num_actions``), so that a claim with thousands of legal actions and an
+    exchange with three do not share a shape. A group is cut into chunks of
+    ``rows`` decisions, a power of two (at least :data:`MIN_PAD`), as many
+    as the group has but no more than :data:`CHUNK_LOGITS` logits hold
+    (counting every action of a ``dense`` network, whose forward pass
+    computes them all). The shapes are powers of two, so the compiled
+    gradients are few; a game with few actions has one chunk.
+    """
+    counts = np.asarray(counts, np.int64)
+    if not len(counts):  # no decision: one empty chunk (a zero gradient)
+        return [(MIN_PAD, min(MIN_WIDTH, num_actions), counts)]
+    width = np.minimum(np.maximum([_pow2(c) for c in counts], MIN_WIDTH), num_actions).astype(np.int64)
+    out = []
+    for w in np.unique(width):
+        rows_of = np.flatnonzero(width == w)
+        cap = max(MIN_PAD, 1 << (CHUNK_LOGITS // (num_actions if dense else int(w))).bit_length() - 1)
+        rows = min(max(MIN_PAD, _pow2(len(rows_of))), cap)
+        out += [(rows, int(w), rows_of[lo:lo + rows]) for lo in range(0, len(rows_of), rows)]
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +110,8 @@ class TrainConfig:
     """The settings of an MMD run (all of them go into the checkpoint's meta)."""
 
     hidden: tuple[int, ...] = (128, 128)
+    encoding: str = network.ENCODING  # the input encoding (kibitz.games.encodings)
+    output: str = "dense"  # or "factored" (the game's action factors)
     batch: int = 32  # episodes per step
     lr: float = 1e-3  # Adam's step size of the policy (MMD's eta)
     critic_lr: float = 1e-3  # Adam's step size of the critic
@@ -71,7 +119,6 @@ class TrainConfig:
     magnet_every: int = 0  # steps between magnet updates (0: the magnet stays the initial policy)
     opponent: str = ""  # an agent spec that holds some seats of some episodes ("": self-play only)
     opponent_share: float = 0.0  # the share of episodes with opponent seats (needs ``opponent``)
-    encoding: str = "information_state_tensor"  # the network's input: or observation_tensor
     imitation_steps: int = 0  # first steps that imitate ``opponent`` in games it plays alone (then it is the magnet)
 
     def __post_init__(self):
@@ -80,6 +127,7 @@ class TrainConfig:
                   ("critic_lr", 0 < self.critic_lr <= 1, "in (0, 1]"),
                   ("alpha", 0 <= self.alpha <= 100, "in [0, 100]"),
                   ("magnet_every", self.magnet_every >= 0, ">= 0"),
+                  ("output", self.output in network.OUTPUTS, " or ".join(network.OUTPUTS)),
                   ("opponent_share", 0 <= self.opponent_share <= 1 and (self.opponent_share == 0 or
                                                                        bool(self.opponent)),
                    "in [0, 1], and above 0 only with an opponent"),
@@ -92,7 +140,15 @@ class TrainConfig:
                 raise ValueError(f"{name}={getattr(self, name)!r} is out of range; allowed: {allowed}")
 
     def as_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "hidden": list(self.hidden)}
+        """The settings for a checkpoint's meta; ``encoding``, ``output`` and
+        the opponent's settings only when they are not the defaults, so that
+        a checkpoint written before they existed still resumes."""
+        d = {**dataclasses.asdict(self), "hidden": list(self.hidden)}
+        for key, default in (("encoding", network.ENCODING), ("output", "dense"), ("opponent", ""),
+                             ("opponent_share", 0.0), ("imitation_steps", 0)):
+            if d[key] == default:
+                del d[key]
+        return d
 
 
 def check_trainable(game) -> None:
@@ -120,9 +176,26 @@ def _sample(rng: np.random.Generator, probs) -> int:
     return min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(cum) - 1)
 
 
-def _policy_numpy(params, x, mask):
-    """Probabilities of a batch (numpy; the behaviour policy of the episodes)."""
-    return network.masked_softmax(network.forward(params, x).astype(np.float64), mask)
+def _policy_numpy(params, x, mask, index=None):
+    """Probabilities of a batch over all actions (numpy; the probes)."""
+    return network.masked_softmax(network.forward(params, x, index=index).astype(np.float64), mask)
+
+
+def _legal_probabilities(params, x, legal, index=None) -> list[np.ndarray]:
+    """The policy's probabilities of each row's ``legal`` actions (numpy,
+    float64; the behaviour policy of the episodes): the masked softmax over
+    the legal actions' logits only."""
+    width = max(len(la) for la in legal)
+    acts = np.zeros((len(legal), width), np.int64)
+    valid = np.zeros((len(legal), width), bool)
+    for i, la in enumerate(legal):
+        acts[i, :len(la)] = la
+        valid[i, :len(la)] = True
+    z = network.forward_at(params, x, acts, index=index).astype(np.float64)
+    z = np.where(valid, z, -np.inf)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    return [p[i, :len(la)] for i, la in enumerate(legal)]
 
 
 def opponent_seats(game, rng: np.random.Generator, count: int, opponent, share: float,
@@ -151,10 +224,20 @@ def opponent_seats(game, rng: np.random.Generator, count: int, opponent, share: 
     return seats
 
 
-def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=None, share: float = 0.0,
-                  imitate: bool = False, encoding: str = network.ENCODING):
+def _opponent_move(rng, agent, state) -> tuple[list[int], int]:
+    """``(legal actions, position of the one drawn)`` for ``agent``'s move, drawn with ``rng``."""
+    probs = agent.action_probabilities(state)
+    legal = sorted(probs)
+    return legal, _sample(rng, [probs[a] for a in legal])
+
+
+def play_episodes(game, params, rng: np.random.Generator, count: int,
+                  encoding: str = network.ENCODING, index=None, opponent=None, share: float = 0.0,
+                  imitate: bool = False):
     """``count`` episodes of the network, stepped in lockstep so that the
-    network runs once per round on every episode waiting for its decision.
+    network runs once per round on every episode waiting for its decision;
+    ``index``: the action factors of a factored network
+    (:func:`network.forward`).
 
     The network plays every seat (self-play), except that with ``opponent``
     (a callable ``(game, seat, seed) -> agent``, the agent's
@@ -164,18 +247,28 @@ def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=N
     ``imitate`` the opponent plays every seat of every episode and its
     decisions are the data (``params`` is not used).
 
-    Returns ``(x, mask, action, target)``: the information-state tensors,
-    legal masks, chosen actions and acting players' final returns of every
-    decision of the network (with ``imitate``: of the opponent), in order of
-    play."""
+    Returns ``(x, legal, taken, target)``: the acting players' encodings
+    (float32), the legal actions (ascending lists), the position of the
+    chosen action in its list, and the acting players' final returns of
+    every decision of the network (with ``imitate``: of the opponent), in
+    order of play."""
+    from kibitz.games import encoding_tensor
+
     states = [game.new_initial_state() for _ in range(count)]
     held = opponent_seats(game, rng, count, opponent, share, every_seat=imitate)
-    tensor = network.encoder(encoding)
+    rows = []  # (episode, player, x, legal actions, position of the action taken)
     if imitate:
-        return _imitation_episodes(game, states, held, rng, tensor)
-    num_actions = game.num_distinct_actions()
-    rows = []  # (episode, player, x, mask, action)
-    live = list(range(count))
+        for e, s in enumerate(states):
+            while not s.is_terminal():
+                if s.is_chance_node():
+                    actions, probs = zip(*s.chance_outcomes())
+                    s.apply_action(actions[_sample(rng, probs)])
+                    continue
+                p = s.current_player()
+                legal, j = _opponent_move(rng, held[e][p], s)
+                rows.append((e, p, encoding_tensor(s, p, encoding), legal, j))
+                s.apply_action(legal[j])
+    live = [] if imitate else list(range(count))
     while live:
         waiting = []
         for e in live:
@@ -183,80 +276,57 @@ def play_episodes(game, params, rng: np.random.Generator, count: int, opponent=N
             while s.is_chance_node() or (held[e] and not s.is_terminal() and s.current_player() in held[e]):
                 if s.is_chance_node():
                     actions, probs = zip(*s.chance_outcomes())
+                    s.apply_action(actions[_sample(rng, probs)])
                 else:
-                    actions, probs = zip(*sorted(held[e][s.current_player()].action_probabilities(s).items()))
-                s.apply_action(actions[_sample(rng, probs)])
+                    legal, j = _opponent_move(rng, held[e][s.current_player()], s)
+                    s.apply_action(legal[j])
             if not s.is_terminal():
                 waiting.append(e)
         if not waiting:
             break
-        xs = np.array([tensor(states[e]) for e in waiting], np.float32)
-        masks = np.zeros((len(waiting), num_actions), np.float32)
+        players = [states[e].current_player() for e in waiting]
+        xs = np.array([encoding_tensor(states[e], p, encoding) for e, p in zip(waiting, players)], np.float32)
         legal = [states[e].legal_actions() for e in waiting]
-        for i, la in enumerate(legal):
-            masks[i, la] = 1.0
-        probs = _policy_numpy(params, xs, masks)
+        probs = _legal_probabilities(params, xs, legal, index)
         for i, e in enumerate(waiting):
-            a = legal[i][_sample(rng, probs[i, legal[i]])]
-            rows.append((e, states[e].current_player(), xs[i], masks[i], a))
-            states[e].apply_action(a)
+            j = _sample(rng, probs[i])
+            rows.append((e, players[i], xs[i], legal[i], j))
+            states[e].apply_action(legal[i][j])
         live = waiting
     returns = [s.returns() for s in states]
     x = np.array([r[2] for r in rows], np.float32).reshape(len(rows), -1)
-    mask = np.array([r[3] for r in rows], np.float32).reshape(len(rows), num_actions)
-    action = np.array([r[4] for r in rows], np.int32)
+    legal = [r[3] for r in rows]
+    taken = np.array([r[4] for r in rows], np.int32)
     target = np.array([returns[r[0]][r[1]] for r in rows], np.float32)
-    return x, mask, action, target
+    return x, legal, taken, target
 
 
-def _imitation_episodes(game, states, held, rng, tensor):
-    """The episodes of :func:`play_episodes` with ``imitate``: every seat is
-    the opponent's, every decision is recorded."""
-    num_actions = game.num_distinct_actions()
-    xs, masks, actions, who = [], [], [], []
-    for e, s in enumerate(states):
-        while not s.is_terminal():
-            if s.is_chance_node():
-                outcomes, probs = zip(*s.chance_outcomes())
-                s.apply_action(outcomes[_sample(rng, probs)])
-                continue
-            p = s.current_player()
-            legal, probs = zip(*sorted(held[e][p].action_probabilities(s).items()))
-            a = legal[_sample(rng, probs)]
-            m = np.zeros(num_actions, np.float32)
-            m[list(legal)] = 1.0
-            xs.append(tensor(s))
-            masks.append(m)
-            actions.append(a)
-            who.append((e, p))
-            s.apply_action(a)
-    returns = [s.returns() for s in states]
-    x = np.array(xs, np.float32).reshape(len(xs), -1)
-    mask = np.array(masks, np.float32).reshape(len(masks), num_actions)
-    target = np.array([returns[e][p] for e, p in who], np.float32)
-    return x, mask, np.array(actions, np.int32), target
-
-
-def _loss(jnp, jax, alpha):
+def _loss(jnp, jax, alpha, index=None):
     """The MMD actor-critic loss of the module docstring, as a function of
-    ``(params, magnet, x, mask, action, target, weight)``."""
+    ``(params, magnet, x, acts, valid, taken, target, weight, n)`` over a
+    chunk of decisions: row ``i`` has the legal actions ``acts[i]`` where
+    ``valid[i]`` (the rest is padding), took ``acts[i, taken[i]]``, and
+    ``weight`` 1 (0 for a padding row). It is the sum over the rows divided
+    by ``n``, the batch's decisions, so that the chunks' losses and
+    gradients add up to the batch's. ``index``: the action factors of a
+    factored policy and critic."""
 
-    def log_policy(p, x, mask):
-        z = network.forward(p, x, xp=jnp) + (mask - 1.0) * network.MASK_PENALTY
+    def log_policy(p, x, acts, mask):
+        z = network.forward_at(p, x, acts, xp=jnp, index=index) + (mask - 1.0) * network.MASK_PENALTY
         return jax.nn.log_softmax(z, axis=-1)
 
-    def loss(trainable, magnet, x, mask, action, target, weight):
-        logp = log_policy(trainable["policy"], x, mask)
+    def loss(trainable, magnet, x, acts, valid, taken, target, weight, n):
+        mask = valid.astype(jnp.float32)
+        logp = log_policy(trainable["policy"], x, acts, mask)
         pi = jnp.exp(logp)
-        q = network.forward(trainable["critic"], x, xp=jnp)
+        q = network.forward_at(trainable["critic"], x, acts, xp=jnp, index=index)
         q_sg = jax.lax.stop_gradient(q) * mask
         v = jnp.sum(jax.lax.stop_gradient(pi) * q_sg, axis=-1, keepdims=True)
         gain = jnp.sum(pi * (q_sg - v) * mask, axis=-1)
-        logm = jax.lax.stop_gradient(log_policy(magnet, x, mask))
+        logm = jax.lax.stop_gradient(log_policy(magnet, x, acts, mask))
         kl = jnp.sum(pi * (logp - logm) * mask, axis=-1)
-        q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
+        q_taken = jnp.take_along_axis(q, taken[:, None], axis=-1)[:, 0]
         critic = 0.5 * (q_taken - target) ** 2
-        n = jnp.maximum(weight.sum(), 1.0)
         policy_loss = jnp.sum(weight * (-gain + alpha * kl)) / n
         critic_loss = jnp.sum(weight * critic) / n
         return policy_loss + critic_loss, (policy_loss, critic_loss, jnp.sum(weight * kl) / n)
@@ -264,17 +334,18 @@ def _loss(jnp, jax, alpha):
     return loss
 
 
-def _imitation_loss(jnp, jax):
-    """The loss of an imitation step: the policy's cross-entropy on the
-    opponent's actions, and the critic's loss of :func:`_loss`."""
+def _imitation_loss(jnp, jax, index=None):
+    """The loss of an imitation step over a chunk (the arguments of
+    :func:`_loss`): the policy's cross-entropy on the opponent's moves, and
+    the critic's loss of :func:`_loss`."""
 
-    def loss(trainable, magnet, x, mask, action, target, weight):
-        z = network.forward(trainable["policy"], x, xp=jnp) + (mask - 1.0) * network.MASK_PENALTY
+    def loss(trainable, magnet, x, acts, valid, taken, target, weight, n):
+        mask = valid.astype(jnp.float32)
+        z = network.forward_at(trainable["policy"], x, acts, xp=jnp, index=index) + (mask - 1.0) * network.MASK_PENALTY
         logp = jax.nn.log_softmax(z, axis=-1)
-        q = network.forward(trainable["critic"], x, xp=jnp)
-        n = jnp.maximum(weight.sum(), 1.0)
-        ce = -jnp.sum(weight * jnp.take_along_axis(logp, action[:, None], axis=-1)[:, 0]) / n
-        q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
+        q = network.forward_at(trainable["critic"], x, acts, xp=jnp, index=index)
+        ce = -jnp.sum(weight * jnp.take_along_axis(logp, taken[:, None], axis=-1)[:, 0]) / n
+        q_taken = jnp.take_along_axis(q, taken[:, None], axis=-1)[:, 0]
         critic = jnp.sum(weight * 0.5 * (q_taken - target) ** 2) / n
         return ce + critic, (ce, critic, jnp.zeros(()))
 
@@ -289,9 +360,10 @@ def input_scale(game, encoding: str = network.ENCODING, seed: int = 0, episodes:
     (Over/Under's tally runs into hundreds) enter on the scale of the
     one-hot entries; the saved network folds the scale into its first layer
     (``W0 / scale[:, None]``) and reads the raw tensor like any other."""
+    from kibitz.games import encoding_size, encoding_tensor
+
     rng = np.random.Generator(np.random.PCG64([seed, 7]))
-    tensor = network.encoder(encoding)
-    scale = np.ones(network.encoding_size(game, encoding), np.float32)
+    scale = np.ones(encoding_size(game, encoding), np.float32)
     for _ in range(episodes):
         s = game.new_initial_state()
         while not s.is_terminal():
@@ -299,7 +371,7 @@ def input_scale(game, encoding: str = network.ENCODING, seed: int = 0, episodes:
                 actions, probs = zip(*s.chance_outcomes())
                 s.apply_action(actions[_sample(rng, probs)])
                 continue
-            np.maximum(scale, np.abs(np.asarray(tensor(s), np.float32)), out=scale)
+            np.maximum(scale, np.abs(encoding_tensor(s, s.current_player(), encoding)), out=scale)
             legal = s.legal_actions()
             s.apply_action(legal[int(rng.integers(len(legal)))])
     return scale
@@ -312,21 +384,24 @@ class MMDTrainer:
     def __init__(self, game, config: TrainConfig = TrainConfig(), seed: int = 0, opponent=None):
         """``opponent``: the agent factory ``(game, seat, seed) -> agent`` for
         ``config.opponent`` (the caller builds it: agents live above the
-        solvers), needed when ``config.opponent_share > 0``."""
+        solvers), needed when ``config.opponent_share > 0`` or
+        ``config.imitation_steps > 0``."""
         import jax
         import jax.numpy as jnp
         import optax
 
         check_trainable(game)
-        if config.opponent_share > 0 and opponent is None:
-            raise ValueError(f"opponent_share={config.opponent_share} needs the agent factory of "
-                             f"opponent={config.opponent!r}")
+        if (config.opponent_share > 0 or config.imitation_steps > 0) and opponent is None:
+            raise ValueError(f"opponent_share={config.opponent_share} and imitation_steps="
+                             f"{config.imitation_steps} need the agent factory of opponent={config.opponent!r}")
         self.opponent = opponent
         self.game = game
         self.config = config
         self.seed = int(seed)
-        self.spec = network.NetworkSpec.for_game(game, hidden=config.hidden, encoding=config.encoding)
-        self.inv_scale = 1.0 / input_scale(game, config.encoding, self.seed)
+        self.spec = network.NetworkSpec.for_game(game, hidden=config.hidden, encoding=config.encoding,
+                                                 output=config.output)
+        self.index = network.action_index(self.spec, game)
+        self.inv_scale = (1.0 / input_scale(game, config.encoding, self.seed)).astype(np.float32)
         self.rng = np.random.Generator(np.random.PCG64(self.seed))
         self.iteration = 0
         self.scale = payoff_range(game)
@@ -341,25 +416,31 @@ class MMDTrainer:
         self.opt_state = self._opt.init(self.trainable)
         self.last = {"policy_loss": float("nan"), "critic_loss": float("nan"), "kl": float("nan"),
                      "decisions": 0}
+        index = None if self.index is None else jnp.asarray(self.index)
         opt = self._opt
 
-        def make_update(loss):
+        def make_gradient(loss):
             grad = jax.value_and_grad(loss, has_aux=True)
 
-            def update(trainable, opt_state, magnet, x, mask, action, target, weight):
-                (_, aux), g = grad(trainable, magnet, x, mask, action, target, weight)
-                updates, opt_state = opt.update(g, opt_state, trainable)
-                return optax.apply_updates(trainable, updates), opt_state, aux
+            def gradient(trainable, magnet, x, acts, valid, taken, target, weight, n):
+                (_, aux), g = grad(trainable, magnet, x, acts, valid, taken, target, weight, n)
+                return g, aux
 
-            return jax.jit(update)
+            return jax.jit(gradient)
 
-        self._update = make_update(_loss(jnp, jax, config.alpha))
-        self._imitation_update = make_update(_imitation_loss(jnp, jax))
+        def apply(trainable, opt_state, g):
+            updates, opt_state = opt.update(g, opt_state, trainable)
+            return optax.apply_updates(trainable, updates), opt_state
+
+        self._gradient = make_gradient(_loss(jnp, jax, config.alpha, index))
+        self._imitation_gradient = make_gradient(_imitation_loss(jnp, jax, index))
+        self._apply = jax.jit(apply)
+        self._add = jax.jit(lambda a, b: jax.tree_util.tree_map(jnp.add, a, b))
 
     # -- the policy ---------------------------------------------------------
     def policy_params(self) -> list[np.ndarray]:
         """The policy network's parameters (numpy float32), for :func:`network.save`:
-        a network on the game's raw tensor (the input scale folded into ``W0``)."""
+        a network on the game's raw encoding (the input scale folded into ``W0``)."""
         params = [np.asarray(p, np.float32) for p in self.trainable["policy"]]
         params[0] = (params[0] * self.inv_scale[:, None]).astype(np.float32)
         return params
@@ -368,30 +449,40 @@ class MMDTrainer:
     def iterate(self) -> None:
         from threadpoolctl import threadpool_limits
 
+        imitating = self.iteration < self.config.imitation_steps
         # the episodes' forward passes are small matrix products, one per
         # round: measured on underdog, BLAS threads beside JAX's made them
         # 1.3x (self-play) to 4.7x (with heuristic seats) slower than one thread
-        imitating = self.iteration < self.config.imitation_steps
         with threadpool_limits(limits=1, user_api="blas"):
-            x, mask, action, target = play_episodes(self.game, self.policy_params(), self.rng, self.config.batch,
-                                                    self.opponent, self.config.opponent_share, imitate=imitating,
-                                                    encoding=self.config.encoding)
-        n = len(action)
-        pad = max(MIN_PAD, 1 << max(n - 1, 0).bit_length())
-        weight = np.zeros(pad, np.float32)
-        weight[:n] = 1.0
+            x, legal, taken, target = play_episodes(self.game, self.policy_params(), self.rng, self.config.batch,
+                                                    self.config.encoding, self.index, self.opponent,
+                                                    self.config.opponent_share, imitate=imitating)
+        x = x * self.inv_scale
+        gradient = self._imitation_gradient if imitating else self._gradient
+        n = len(taken)
+        target = target / np.float32(self.scale)
+        total = np.float32(max(n, 1))
+        grads = aux = None
+        for rows, width, which in chunks([len(la) for la in legal], self.game.num_distinct_actions(),
+                                         self.spec.output == "dense"):
+            acts = np.zeros((rows, width), np.int32)
+            valid = np.zeros((rows, width), bool)
+            valid[len(which):, 0] = True  # a padding row has one "legal" action so its softmax is defined
+            for i, k in enumerate(which):
+                acts[i, :len(legal[k])] = legal[k]
+                valid[i, :len(legal[k])] = True
+            weight = np.zeros(rows, np.float32)
+            weight[:len(which)] = 1.0
 
-        def padded(a, fill=0):
-            out = np.full((pad, *a.shape[1:]), fill, a.dtype)
-            out[:n] = a
-            return out
+            def padded(a):
+                out = np.zeros((rows, *a.shape[1:]), a.dtype)
+                out[:len(which)] = a[which]
+                return out
 
-        mask_p = padded(mask)
-        mask_p[n:, 0] = 1.0  # a padded row has one "legal" action so its softmax is defined
-        update = self._imitation_update if imitating else self._update
-        self.trainable, self.opt_state, aux = update(
-            self.trainable, self.opt_state, self.magnet, padded(x * self.inv_scale), mask_p, padded(action),
-            padded(target / np.float32(self.scale)), weight)
+            g, a = gradient(self.trainable, self.magnet, padded(x), acts, valid, padded(taken),
+                                  padded(target), weight, total)
+            grads, aux = (g, a) if grads is None else (self._add(grads, g), self._add(aux, a))
+        self.trainable, self.opt_state = self._apply(self.trainable, self.opt_state, grads)
         self.iteration += 1
         if self.config.magnet_every and self.iteration % self.config.magnet_every == 0:
             self.magnet = list(self.trainable["policy"])
@@ -440,18 +531,23 @@ class MMDTrainer:
 class TreeProbe:
     """Exact NashConv of network policies on ``game``'s compiled tree.
 
-    The information-state tensor of every information state is read once
-    (from one history that reaches it, replayed in the game); each probe is
-    then one batched forward pass and :func:`solvers.evaluate.nash_conv`."""
+    The network's input (``spec.encoding``; without a spec, a dense network
+    on the information-state tensor) of every information state is read
+    once (from one history that reaches it, replayed in the game); each
+    probe is then one batched forward pass and
+    :func:`solvers.evaluate.nash_conv`."""
 
-    def __init__(self, game, tree, encoding: str = network.ENCODING):
+    def __init__(self, game, tree, spec: network.NetworkSpec | None = None):
+        from kibitz.games import encoding_size, encoding_tensor
+
         self.tree = tree
+        encoding = spec.encoding if spec is not None else network.ENCODING
+        self.index = network.action_index(spec, game) if spec is not None else None
         infoset = tree.node_infoset
         nodes = np.flatnonzero(infoset >= 0)
         _, first = np.unique(infoset[nodes], return_index=True)
         num_actions = game.num_distinct_actions()
-        tensor = network.encoder(encoding)
-        self.x = np.zeros((tree.num_infosets, network.encoding_size(game, encoding)), np.float32)
+        self.x = np.zeros((tree.num_infosets, encoding_size(game, encoding)), np.float32)
         self.mask = np.zeros((tree.num_infosets, num_actions), np.float32)
         for k, node in enumerate(nodes[first]):
             path = []
@@ -461,13 +557,13 @@ class TreeProbe:
             state = game.new_initial_state()
             for a in reversed(path):
                 state.apply_action(a)
-            self.x[k] = tensor(state)
+            self.x[k] = encoding_tensor(state, state.current_player(), encoding)
             lo, hi = tree.infoset_slots[k], tree.infoset_slots[k + 1]
             self.mask[k, tree.slot_action[lo:hi]] = 1.0
 
     def slots(self, params) -> np.ndarray:
         """The network policy as a slot vector of the tree."""
-        probs = _policy_numpy(params, self.x, self.mask)
+        probs = _policy_numpy(params, self.x, self.mask, self.index)
         tree = self.tree
         out = probs[tree.slot_infoset, tree.slot_action]
         sums = np.add.reduceat(out, tree.infoset_slots[:-1])
@@ -484,23 +580,28 @@ class TreeProbe:
         return evaluate.nash_conv(self.tree, self.tree.uniform_policy())
 
 
-def network_policy_nash_conv(game, params, tree=None) -> float:
-    """The exact NashConv of the network policy ``params`` on ``game``'s
-    compiled tree (compiled here unless given)."""
+def network_policy_nash_conv(game, params, tree=None, spec: network.NetworkSpec | None = None) -> float:
+    """The exact NashConv of the network policy ``params`` (of ``spec``; a
+    dense information-state network without one) on ``game``'s compiled
+    tree (compiled here unless given)."""
     if tree is None:
         from kibitz.solvers.tree import compile_tree
 
         tree = compile_tree(game)
-    return TreeProbe(game, tree).nash_conv(params)
+    return TreeProbe(game, tree, spec).nash_conv(params)
 
 
 def mean_return_against_random(game, params, *, games: int = 20, seed: int = 0,
-                               encoding: str = network.ENCODING) -> float:
-    """The network's mean return over ``games`` games in each seat, the other
+                               spec: network.NetworkSpec | None = None) -> float:
+    """The network's (of ``spec``; a dense information-state network
+    without one) mean return over ``games`` games in each seat, the other
     seats playing uniformly at random (its own seeded generator: the probe
     does not touch a trainer's)."""
+    from kibitz.games import encoding_tensor
+
+    encoding = spec.encoding if spec is not None else network.ENCODING
+    index = network.action_index(spec, game) if spec is not None else None
     rng = np.random.Generator(np.random.PCG64(seed))
-    tensor = network.encoder(encoding)
     n = game.num_players()
     total = 0.0
     for seat in range(n):
@@ -513,7 +614,7 @@ def mean_return_against_random(game, params, *, games: int = 20, seed: int = 0,
                     continue
                 legal = s.legal_actions()
                 if s.current_player() == seat:
-                    p = network.probabilities(params, tensor(s), legal)
+                    p = network.probabilities(params, encoding_tensor(s, seat, encoding), legal, index)
                     s.apply_action(legal[_sample(rng, [p[a] for a in legal])])
                 else:
                     s.apply_action(legal[int(rng.integers(len(legal)))])

@@ -53,6 +53,9 @@ SMALL = {
     "kibitz experiment run experiments/ismcts_strength_campaign --out results --set only=over_under_m0": (
         "kibitz experiment run experiments/ismcts_strength_campaign --out results --set only=over_under_m0_vs_random "
         "--set games=1 --set sims=5 --set jobs=1", "two matches of 1,000 games: hours"),
+    "kibitz train doubt_and_bet --encoding compact --batch 32 --time 150s --probe-every 0 --out db.npz": (
+        "kibitz train doubt_and_bet --encoding compact --batch 1 --steps 1 --hidden 8 --probe-nodes 1 "
+        "--probe-every 0 --no-progress --out db.npz", "150 s at the default size"),
     "kibitz train underdog --time 2h --out NET.npz": (
         "kibitz train underdog --steps 1 --hidden 8 --batch 1 --no-progress --out NET.npz", "two hours"),
     "kibitz replay DIR/games.jsonl --game K": ("kibitz replay t7/games.jsonl --game 3",

@@ -2,7 +2,9 @@
 
 Fidelity: on 1,000 random information states of each kibitz game at its
 default size, onnxruntime's probabilities equal numpy's and JAX's (the
-training framework's) to 1e-5, with random weights of the right sizes.
+training framework's) to 1e-5, with random weights of the right sizes: dense
+networks on the information-state tensor, and for doubt_and_bet also a
+factored network on its compact encoding.
 """
 
 import gzip
@@ -24,7 +26,7 @@ from kibitz.agents.kibitz_agent_loader import AgentFileError, KibitzAgent, docum
 from kibitz.agents.kibitz_net_loader import KibitzNetAgent
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main
-from kibitz.games import load_game
+from kibitz.games import encoding_layout, encoding_size, encoding_tensor, load_game
 from kibitz.solvers import network
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,9 +36,9 @@ HIDDEN = {"underdog": (32, 32), "pub": (32, 32), "over_under": (32, 32), "doubt_
 STATES = 1000
 
 
-def random_network(game, hidden, seed):
+def random_network(game, hidden, seed, encoding="information_state_tensor", output="dense"):
     """Random weights with spread-out logits (the initial last layer is near zero) and nonzero biases."""
-    spec = network.NetworkSpec.for_game(game, hidden)
+    spec = network.NetworkSpec.for_game(game, hidden, encoding, output)
     rng = np.random.default_rng(seed)
     params = network.init_params(spec, rng)
     params[-2] = params[-2] * np.float32(300.0)
@@ -44,10 +46,10 @@ def random_network(game, hidden, seed):
     return spec, params
 
 
-def random_states(game, count, seed):
-    """``count`` information-state tensors and legal masks of decision states of random play."""
+def random_states(game, count, seed, encoding="information_state_tensor"):
+    """``count`` inputs (``encoding``) and legal masks of decision states of random play."""
     rng = np.random.default_rng(seed)
-    xs = np.zeros((count, game.information_state_tensor_size()), np.float32)
+    xs = np.zeros((count, encoding_size(game, encoding)), np.float32)
     masks = np.zeros((count, game.num_distinct_actions()), np.float32)
     n = 0
     while n < count:
@@ -59,7 +61,7 @@ def random_states(game, count, seed):
                 continue
             legal = state.legal_actions()
             if rng.random() < 0.5:  # every other decision, to spread the states over more games
-                xs[n] = state.information_state_tensor(state.current_player())
+                xs[n] = encoding_tensor(state, state.current_player(), encoding)
                 masks[n, legal] = 1.0
                 n += 1
             state.apply_action(legal[int(rng.integers(len(legal)))])
@@ -74,18 +76,28 @@ def export(tmp_path, spec, params, name="net"):
     return out
 
 
-@pytest.mark.parametrize("short", DOCUMENTED_GAMES)
-def test_onnxruntime_equals_numpy_and_jax_on_1000_random_states(short, tmp_path):
+#: (game, encoding, output) of the fidelity test: every game's dense network on its
+#: information-state tensor, and doubt_and_bet's compact encoding with a factored output
+FIDELITY = [(short, "information_state_tensor", "dense") for short in DOCUMENTED_GAMES] + [
+    ("doubt_and_bet", "compact", "factored")]
+
+
+@pytest.mark.parametrize("short, encoding, output", FIDELITY)
+def test_onnxruntime_equals_numpy_and_jax_on_1000_random_states(short, encoding, output, tmp_path):
     game = load_game(short)
-    spec, params = random_network(game, HIDDEN[short], seed=len(short))
+    hidden = HIDDEN[short] if encoding == "information_state_tensor" else (64, 64)
+    spec, params = random_network(game, hidden, seed=len(short), encoding=encoding, output=output)
+    index = network.action_index(spec, game)
     agent = KibitzNetAgent.load(export(tmp_path, spec, params), threads=2)
-    xs, masks = random_states(game, STATES, seed=1)
+    assert (agent.encoding, agent.output) == (encoding, output)
+    xs, masks = random_states(game, STATES, seed=1, encoding=encoding)
     logits, probs = agent.run(xs, masks)
-    want = network.masked_softmax(network.forward(params, xs), masks)
+    want = network.masked_softmax(network.forward(params, xs, index=index), masks)
     jparams = [jnp.asarray(p) for p in params]
-    jax_probs = np.asarray(network.masked_softmax(network.forward(jparams, jnp.asarray(xs), xp=jnp),
+    jindex = None if index is None else jnp.asarray(index)
+    jax_probs = np.asarray(network.masked_softmax(network.forward(jparams, jnp.asarray(xs), xp=jnp, index=jindex),
                                                   jnp.asarray(masks), xp=jnp))
-    np.testing.assert_allclose(logits, network.forward(params, xs), atol=1e-4, rtol=1e-5)
+    np.testing.assert_allclose(logits, network.forward(params, xs, index=index), atol=1e-4, rtol=1e-5)
     np.testing.assert_allclose(probs, want, atol=1e-5, rtol=0)
     np.testing.assert_allclose(probs, jax_probs, atol=1e-5, rtol=0)
     assert probs[masks == 0].max() == 0.0
@@ -94,14 +106,14 @@ def test_onnxruntime_equals_numpy_and_jax_on_1000_random_states(short, tmp_path)
     # the one-state call renormalises over the legal actions, as solvers.network.probabilities does
     legal = np.flatnonzero(masks[0]).tolist()
     one = agent.probabilities(xs[0], legal)
-    ref = network.probabilities(params, xs[0], legal)
+    ref = network.probabilities(params, xs[0], legal, index)
     assert sorted(one) == legal and max(abs(one[a] - ref[a]) for a in legal) < 1e-5
 
 
-@pytest.mark.parametrize("short", DOCUMENTED_GAMES)
-def test_a_net_agent_plays_complete_games(short, tmp_path):
+@pytest.mark.parametrize("short, encoding, output", FIDELITY)
+def test_a_net_agent_plays_complete_games(short, encoding, output, tmp_path):
     game = load_game(short)
-    path = export(tmp_path, *random_network(game, (8,), seed=3))
+    path = export(tmp_path, *random_network(game, (8,), seed=3, encoding=encoding, output=output))
     agents = [make_agent(f"net({path})", game, p, seed=p) for p in range(game.num_players())]
     state = game.new_initial_state()
     rng = np.random.default_rng(0)
@@ -128,7 +140,7 @@ def test_export_inspect_round_trip_and_the_schema(tmp_path):
     doc = json.loads(gzip.decompress(path.read_bytes()))
     assert doc["format_version"] == 2 and doc["agent"] == "network" and doc["game"] == str(game)
     assert doc["network"] == {"input_size": 2493, "num_actions": 9, "hidden": [16, 8],
-                              "encoding": "information_state_tensor"}
+                              "encoding": "information_state_tensor", "output": "dense", "factors": 0}
     assert doc["input"]["layout"] == tensor_layout(game) and doc["num_players"] == 3
     assert document_problems(doc) == []
     with open(os.path.join(ROOT, "docs", "formats", "agent-file.schema.json")) as f:
@@ -148,6 +160,58 @@ def test_export_inspect_round_trip_and_the_schema(tmp_path):
     # the same network exported twice gives the same model
     again = export(tmp_path, spec, params, name="again")
     assert json.loads(gzip.decompress(again.read_bytes()))["model"] == doc["model"]
+
+
+DB_SMALL = "doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)"
+
+
+def test_a_compact_factored_file_records_its_encoding_and_output(tmp_path):
+    import base64
+
+    import onnx
+
+    game = load_game(DB_SMALL)
+    spec, params = random_network(game, (8,), seed=4, encoding="compact", output="factored")
+    network.save(tmp_path / "db.npz", spec, params)
+    path = tmp_path / "db.json.gz"
+    r = CliRunner().invoke(main, ["export", str(tmp_path / "db.npz"), "--out", str(path)])
+    assert r.exit_code == 0 and "network (compact) 77 -> 8 -> 39 factors -> 48, ONNX opset 17" in r.output, r.output
+    r = CliRunner().invoke(main, ["inspect", str(path), "--games", "3"])
+    assert r.exit_code == 0, r.output
+    assert "encoding compact, output factored (39 factor logits)" in r.output
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    assert doc["network"] == {"input_size": 77, "num_actions": 48, "hidden": [8], "encoding": "compact",
+                              "output": "factored", "factors": 39}
+    assert doc["input"]["tensor"] == "compact" and doc["input"]["layout"] == encoding_layout(game, "compact")
+    assert "docs/rules/doubt_and_bet.md#compact-encoding" in doc["input"]["documentation"]
+    assert "docs/rules/doubt_and_bet.md#action-factors" in doc["output"]["logits"]
+    with open(os.path.join(ROOT, "docs", "formats", "agent-file.schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.validate(doc, schema)
+    no_factors = json.loads(json.dumps(doc))
+    del no_factors["network"]["factors"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(no_factors, schema)
+    model = onnx.load_model_from_string(base64.b64decode(doc["model"]["base64"]))
+    assert [n.op_type for n in model.graph.node].count("Gather") == 4
+    assert model.opset_import[0].version == 17 and model.ir_version == 8
+    # what the loaders refuse
+    for change, words in [(lambda d: d["network"].update(output="sparse"), "'network.output' is 'sparse'"),
+                          (lambda d: d["network"].update(factors=0), "a factored output has a whole number"),
+                          (lambda d: d["input"].update(tensor="information_state_tensor"),
+                           "it must be the network's encoding 'compact'"),
+                          (lambda d: d["network"].update(encoding="fancy"), "this loader reads")]:
+        bad = json.loads(json.dumps(doc))
+        change(bad)
+        assert any(words in p for p in document_problems(bad)), (words, document_problems(bad))
+    bad = json.loads(json.dumps(doc))
+    bad["network"]["factors"] = 40
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(AgentFileError, match="the network has 40 factor logits; doubt_and_bet.* has 39"):
+        make_agent(f"net({tmp_path / 'bad.json'})", game, 0)
+    r = CliRunner().invoke(main, ["play", "underdog(players=3,cards=5,bank=2)", "--seats",
+                                  f"net({path}),random,random"])
+    assert r.exit_code == 2 and "is a network for doubt_and_bet" in r.output and "Traceback" not in r.output
 
 
 def test_the_net_loader_runs_without_kibitz_or_pyspiel(tmp_path):

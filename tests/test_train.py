@@ -142,6 +142,58 @@ def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
     assert f"steps:       {done + 3:,}" in r.stdout
 
 
+DB_SMALL = "doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)"
+
+
+def test_compact_factored_training_cuts_doubt_and_bets_uniform_nash_conv():
+    game = load_game(DB_SMALL)
+    trainer = _run(game, 150, encoding="compact", output="factored")
+    assert trainer.spec.input_size == game.compact_tensor_size() and trainer.spec.factors == 39
+    probe = train.TreeProbe(game, compile_tree(game), trainer.spec)
+    assert probe.x.shape[1] == game.compact_tensor_size()
+    assert probe.nash_conv(trainer.policy_params()) < 0.25 * probe.uniform_nash_conv()
+
+
+def test_chunks_group_decisions_by_their_legal_actions():
+    # a factored network: the width is the count rounded up to a power of two (64 at least)
+    got = train.chunks([3, 1, 5000, 70, 2, 4100], 29_896, dense=False)
+    assert [(rows, width, list(which)) for rows, width, which in got] == [
+        (64, 64, [0, 1, 4]), (64, 128, [3]), (64, 8192, [2, 5])]
+    # a dense network computes every logit: at most CHUNK_LOGITS / num_actions rows per chunk
+    got = train.chunks([3] * 200, 29_896, dense=True)
+    assert [(rows, width, len(which)) for rows, width, which in got] == [(64, 64, 64)] * 3 + [(64, 64, 8)]
+    # a game with few actions: one chunk, as wide as the game
+    assert [(r, w, len(x)) for r, w, x in train.chunks([2, 1, 2] * 30, 2, dense=True)] == [(128, 2, 90)]
+
+
+def test_cli_encoding_and_output_options(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    r = runner.invoke(main, ["train", "doubt_and_bet", "--encoding", "tiny", "--out", "a.npz"])
+    assert r.exit_code == 2 and "doubt_and_bet has no encoding 'tiny'; allowed: information_state_tensor, " \
+                                "observation_tensor, compact" in r.output and "Traceback" not in r.output
+    r = runner.invoke(main, ["train", "kuhn_poker", "--output", "factored", "--out", "a.npz"])
+    assert r.exit_code == 2 and "kuhn_poker has no action factors; allowed: dense" in r.output
+    common = ["train", DB_SMALL, "--hidden", "8", "--batch", "4", "--steps", "3", "--no-progress"]
+    r = runner.invoke(main, [*common, "--encoding", "compact", "--out", "c.npz"])
+    assert r.exit_code == 0, r.output
+    assert "encoding:    compact input, factored output (39 factor logits)" in r.output
+    spec, _ = network.load("c.npz")
+    assert (spec.encoding, spec.output, spec.factors) == ("compact", "factored", 39)
+    assert driver.read_checkpoint("c.npz.ckpt.npz")[0]["settings"]["encoding"] == "compact"
+    r = runner.invoke(main, [*common, "--encoding", "compact", "--output", "dense", "--out", "d.npz"])
+    assert r.exit_code == 0, r.output
+    assert network.load("d.npz")[0].output == "dense"
+    # the defaults: the information-state tensor, dense, and a meta without them (older checkpoints resume)
+    r = runner.invoke(main, [*common, "--out", "i.npz"])
+    assert r.exit_code == 0, r.output
+    assert "encoding:    information_state_tensor input, dense output" in r.output
+    settings = driver.read_checkpoint("i.npz.ckpt.npz")[0]["settings"]
+    assert "encoding" not in settings and "output" not in settings
+    r = runner.invoke(main, [*common, "--encoding", "compact", "--out", "i.npz", "--resume"])
+    assert r.exit_code == 2 and "encoding" in r.output
+
+
 class _Recorder:
     """An opponent that plays the first legal action and records where it was asked."""
 
@@ -177,7 +229,8 @@ def test_opponent_moves_are_played_but_not_trained_on():
     spec = network.NetworkSpec.for_game(game, hidden=(8,))
     params = network.init_params(spec, np.random.default_rng(0))
     _Recorder.asked = []
-    x, _, _, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(1)), 20, _Recorder, 1.0)
+    x, _, _, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(1)), 20,
+                                     opponent=_Recorder, share=1.0)
     all_net, _, _, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(1)), 20)
     assert _Recorder.asked and 0 < len(x) < len(all_net)
 
@@ -216,11 +269,11 @@ def test_imitation_steps_learn_the_opponent_then_make_it_the_magnet():
     for _ in range(60):
         trainer.iterate()
     _same([np.asarray(p) for p in trainer.magnet], trainer.policy_params())
-    x, mask, action, _ = train.play_episodes(game, None, np.random.Generator(np.random.PCG64(99)), 30,
-                                             heuristic, imitate=True)
-    probs = train._policy_numpy(trainer.policy_params(), x, mask)
-    choices = mask.sum(axis=1) > 1  # decisions with more than one legal move
-    agree = np.mean((np.argmax(probs, axis=1) == action)[choices])
+    x, legal, taken, _ = train.play_episodes(game, None, np.random.Generator(np.random.PCG64(99)), 30,
+                                             opponent=heuristic, imitate=True)
+    probs = train._legal_probabilities(trainer.policy_params(), x, legal)
+    choices = [len(la) > 1 for la in legal]  # decisions with more than one legal move
+    agree = np.mean([np.argmax(p) == j for p, j, c in zip(probs, taken, choices) if c])
     assert agree > 0.8, agree
     magnet = [np.asarray(p) for p in trainer.magnet]
     trainer.iterate()  # an MMD step after the imitation steps moves the policy, not the magnet

@@ -39,9 +39,10 @@ def export(source, out, unseen, name):
         raise click.ClickException(f"cannot write {out}: {e.strerror or e}") from None
     if agent_kind(doc) == "network":
         net = doc["network"]
-        click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, network {net['input_size']:,} -> "
-                   f"{' -> '.join(str(h) for h in net['hidden'])} -> {net['num_actions']:,}, ONNX opset "
-                   f"{doc['model']['opset']}, {doc['model']['bytes']:,} bytes")
+        factors = f"{net['factors']:,} factors -> " if net["output"] == "factored" else ""
+        click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, network ({net['encoding']}) {net['input_size']:,} "
+                   f"-> {' -> '.join(str(h) for h in net['hidden'])} -> {factors}{net['num_actions']:,}, ONNX "
+                   f"opset {doc['model']['opset']}, {doc['model']['bytes']:,} bytes")
         return
     click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, {len(doc['policy']):,} information states, "
                f"unseen={doc['unseen']['behaviour']}"
@@ -98,8 +99,10 @@ def _inspect_network(doc, problems, games, seed):
     _fields(doc, ("format", "format_version", "agent", "name", "kibitz_version", "created", "game", "num_players"))
     net, model = doc.get("network"), doc.get("model")
     if isinstance(net, dict):
+        output = net.get("output", "dense")
         click.echo(f"{'network:':18}{net.get('input_size')} inputs, hidden {net.get('hidden')}, "
-                   f"{net.get('num_actions')} actions, encoding {net.get('encoding')}")
+                   f"{net.get('num_actions')} actions, encoding {net.get('encoding')}, output {output}"
+                   + (f" ({net.get('factors')} factor logits)" if output == "factored" else ""))
     if isinstance(model, dict):
         click.echo(f"{'model:':18}{model.get('format')} opset {model.get('opset')}, {model.get('bytes')} bytes, "
                    f"sha256 {model.get('sha256')}")

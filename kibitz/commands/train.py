@@ -1,8 +1,9 @@
 """``kibitz train``: a network policy by self-play Magnetic Mirror Descent.
 
     kibitz train GAME --out FILE.npz [--steps N] [--time LIMIT] [--seed S]
-                 [--hidden 128,128] [--batch B] [--lr X] [--critic-lr X] [--alpha A]
-                 [--magnet-every M] [--opponent SPEC [--opponent-share X]]
+                 [--encoding NAME] [--output dense|factored] [--hidden 128,128]
+                 [--batch B] [--lr X] [--critic-lr X] [--alpha A]
+                 [--magnet-every M] [--opponent SPEC [--opponent-share X] [--imitation-steps N]]
                  [--probe-every K] [--resume]
 
 The trainer is :class:`solvers.train.MMDTrainer` (docs/solvers/training.md)
@@ -14,6 +15,14 @@ have. The probe is the exact NashConv of the network's policy when the
 game's tree compiles within ``--probe-nodes`` nodes, else the network's
 mean return against random seats. The network is written to FILE with
 :func:`solvers.network.save`.
+
+``--encoding`` picks the network's input among the game's encodings
+(``kibitz.games.encodings``; ``information_state_tensor`` by default);
+``--output`` its output, ``dense`` (a logit per action) or ``factored``
+(sums of the game's factor logits). The output's default is ``factored``
+when the encoding is not ``information_state_tensor`` and the game offers
+action factors (Doubt and Bet with ``--encoding compact``), else ``dense``,
+so that a run without these options is the run it was before they existed.
 """
 
 from __future__ import annotations
@@ -61,6 +70,12 @@ def _npz(ctx, param, value):
 @click.option("--time", "time_limit", metavar="LIMIT", default=None,
               help="Stop after this long (this run's wall time): 90, 90s, 10m, 1h30m.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
+@click.option("--encoding", default="information_state_tensor", show_default=True,
+              help="The network's input: one of the game's encodings (doubt_and_bet also offers compact).")
+@click.option("--output", "output_kind", type=click.Choice(["dense", "factored"]), default=None,
+              help="The network's output: a logit per action (dense) or sums of the game's factor logits "
+                   "(factored). Default: factored for an encoding other than information_state_tensor in a "
+                   "game with action factors, else dense.")
 @click.option("--hidden", default="128,128", show_default=True, callback=_hidden,
               help="Hidden layer widths of the policy (and critic) network.")
 @click.option("--batch", type=click.IntRange(min=1), default=32, show_default=True,
@@ -79,10 +94,6 @@ def _npz(ctx, param, value):
 @click.option("--opponent-share", type=NumberRange(0, 1), default=None,
               help="Share of the episodes with --opponent seats (the network keeps 1..n-1 seats, drawn "
                    "uniformly). Default: 0.5 with --opponent, else 0.")
-@click.option("--encoding", type=click.Choice(["information_state_tensor", "observation_tensor"]),
-              default="information_state_tensor", show_default=True,
-              help="The network's input: the game observer's information-state tensor (perfect recall) or "
-                   "its observation tensor (the current view; far smaller).")
 @click.option("--imitation-steps", type=click.IntRange(min=0), default=0, show_default=True,
               help="First steps that imitate --opponent playing every seat (its moves are the targets); "
                    "the imitated policy is then the magnet.")
@@ -93,15 +104,17 @@ def _npz(ctx, param, value):
 @run_options("network")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
-def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_lr, alpha, magnet_every,
-          opponent, opponent_share, encoding, imitation_steps, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
+def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidden, batch, lr, critic_lr, alpha,
+          magnet_every, opponent, opponent_share, imitation_steps, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
     \b
     Examples:
       kibitz train kuhn_poker --steps 2000 --out kuhn-net.npz
       kibitz train 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --time 5m --out pub-net.npz
+      kibitz train doubt_and_bet --encoding compact --time 1h --out db-net.npz
     """
+    from kibitz.games import check_encoding, output_kinds
     from kibitz.solvers import driver, network
     from kibitz.solvers import train as train_mod
     from kibitz.solvers import tree as tree_mod
@@ -115,6 +128,15 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
         train_mod.check_trainable(game)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
+    try:
+        check_encoding(game, encoding)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--encoding'") from None
+    if output_kind is None:
+        output_kind = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
+    if output_kind not in output_kinds(game):
+        raise click.BadParameter(f"{game.get_type().short_name} has no action factors; allowed: "
+                                 f"{', '.join(output_kinds(game))}", param_hint="'--output'")
     factory = None
     if opponent_share is None:
         opponent_share = 0.5 if opponent else 0.0
@@ -140,13 +162,13 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
     limit = parse_duration(time_limit)
     if steps is None:
         steps = math.inf if limit is not None else DEFAULT_STEPS
-    config = train_mod.TrainConfig(hidden=hidden, batch=batch, lr=lr, critic_lr=critic_lr, alpha=alpha,
-                                   magnet_every=magnet_every, opponent=opponent,
-                                   opponent_share=opponent_share, imitation_steps=imitation_steps,
-                                   encoding=encoding)
+    config = train_mod.TrainConfig(hidden=hidden, encoding=encoding, output=output_kind, batch=batch, lr=lr,
+                                   critic_lr=critic_lr, alpha=alpha, magnet_every=magnet_every, opponent=opponent,
+                                   opponent_share=opponent_share, imitation_steps=imitation_steps)
+    trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
-        probe = train_mod.TreeProbe(game, tree, encoding)
+        probe = train_mod.TreeProbe(game, tree, trainer.spec)
     except (tree_mod.TreeTooLarge, ValueError):
         probe = None
 
@@ -154,9 +176,8 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
         if probe is not None:
             return "NashConv", probe.nash_conv(params)
         return "vs random", train_mod.mean_return_against_random(game, params, games=10, seed=seed,
-                                                                       encoding=encoding)
+                                                                 spec=trainer.spec)
 
-    trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
     meta = driver.checkpoint_meta(str(game), "mmd", {**config.as_dict(), "seed": seed})
     shown = {}
 
@@ -175,6 +196,8 @@ def train(game_string, out, steps, time_limit, seed, hidden, batch, lr, critic_l
     name, value = measure(params)
     rate = f" ({trainer.iteration / seconds:,.1f} steps/s)" if trainer.iteration and seconds > 0 else ""
     click.echo(f"game:        {game}")
+    click.echo(f"encoding:    {encoding} input, {output_kind} output"
+               + (f" ({trainer.spec.factors} factor logits)" if output_kind == "factored" else ""))
     click.echo(f"method:      mmd (hidden {','.join(map(str, hidden))}, batch {batch}, lr {lr:g}, "
                f"critic lr {critic_lr:g}, alpha {alpha:g}, magnet every {magnet_every or 'never'}, "
                f"seed {seed})")

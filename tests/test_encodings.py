@@ -1,0 +1,271 @@
+"""Input encodings and action factors (games/encoding.py), and Doubt and Bet's
+``compact`` encoding and factors: sizes from the parameters, values that
+depend only on the viewer's information, hand-checked positions."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+
+from kibitz import games
+from kibitz.games import doubt_and_bet as db
+from test_doubt_and_bet import act, deal, keep_all, load
+from test_observations import CONFIGS, _random_states
+
+
+def pieces(game, x):
+    """The compact tensor ``x`` cut into its named pieces (the layout's shapes)."""
+    return {p["name"]: np.asarray(x)[p["offset"]:p["offset"] + p["size"]].reshape(p["shape"])
+            for p in games.encoding_layout(game, "compact")}
+
+
+def test_every_game_offers_both_pyspiel_tensors_and_only_doubt_and_bet_more():
+    for short in [*games.REGISTRY, "kuhn_poker"]:
+        game = games.load_game(short)
+        assert games.encodings(game)[:2] == (games.INFORMATION_STATE_TENSOR, games.OBSERVATION_TENSOR)
+        assert games.encoding_size(game, "information_state_tensor") == game.information_state_tensor_size()
+        assert games.encoding_size(game, "observation_tensor") == game.observation_tensor_size()
+        want = ("dense", "factored") if short == "doubt_and_bet" else ("dense",)
+        assert games.output_kinds(game) == want
+    assert games.encodings(games.load_game("doubt_and_bet")) == ("information_state_tensor", "observation_tensor",
+                                                                 "compact")
+    with pytest.raises(ValueError, match="underdog has no encoding 'compact'; allowed: information_state_tensor, "
+                                         "observation_tensor$"):
+        games.encoding_size(games.load_game("underdog"), "compact")
+    with pytest.raises(ValueError, match="pub offers no action factors; allowed output: dense"):
+        games.action_factors(games.load_game("pub"))
+
+
+@pytest.mark.parametrize("short", sorted(games.REGISTRY))
+def test_the_observation_encoding_is_the_tensor_and_its_layout_the_observers(short):
+    game = games.load_game(short)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        if state.is_terminal():
+            break
+        if state.is_chance_node():
+            outcomes = [a for a, _ in state.chance_outcomes()]
+            state.apply_action(outcomes[rng.integers(len(outcomes))])
+        else:
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+    for player in range(game.num_players()):
+        x = games.encoding_tensor(state, player, "observation_tensor")
+        assert x.dtype == np.float32
+        np.testing.assert_array_equal(x, np.asarray(state.observation_tensor(player), np.float32))
+    layout = games.encoding_layout(game, "observation_tensor")
+    assert layout[0]["offset"] == 0 and len(layout) > 3
+    assert sum(p["size"] for p in layout) == game.observation_tensor_size()
+    assert all(a["offset"] + a["size"] == b["offset"] for a, b in zip(layout, layout[1:]))
+
+
+def test_the_information_state_encoding_is_the_tensor_and_its_layout_the_observers():
+    game = games.load_game("underdog(players=3,cards=5,bank=2)")
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    x = games.encoding_tensor(state, 1, "information_state_tensor")
+    assert x.dtype == np.float32 and np.array_equal(x, np.float32(state.information_state_tensor(1)))
+    layout = games.encoding_layout(game, "information_state_tensor")
+    assert [p["name"] for p in layout] == ["observer", "rounds"]
+    assert sum(p["size"] for p in layout) == game.information_state_tensor_size()
+
+
+def _compact_size(n, k1, S):
+    Q = n * S
+    return 4 + 5 + 3 * k1 + 1 + Q * k1 + n * (13 + k1) + (6 + n + Q + k1) + (11 + 2 * n)
+
+
+@pytest.mark.parametrize("params", [
+    {}, dict(players=2, chips=2, slots=1, colours=1, copies=2, single_bet=True),
+    dict(players=5, chips=30, slots=8, colours=5), dict(players=3, chips=0, slots=2, colours=2),
+    dict(players=2, chips=4, slots=3, colours=3, shuffle_every=0, upkeep_start=0)])
+def test_compact_size_follows_the_parameters(params):
+    game = load(**params)
+    n, k1, S = game.num_seats, game.k1, game.max_slots
+    assert game.compact_tensor_size() == _compact_size(n, k1, S)
+    layout = games.encoding_layout(game, "compact")
+    assert [p["name"] for p in layout] == ["phase", "schedule", "own_hand", "own_support", "dealt", "expected",
+                                           "chance", "seats", "claim", "showdown"]
+    assert sum(p["size"] for p in layout) == game.compact_tensor_size() == games.encoding_size(game, "compact")
+    rng = np.random.default_rng(0)
+    for state in itertools.islice(_random_states(game, rng, 1), 200):
+        for p in range(n):
+            x = games.encoding_tensor(state, p, "compact")
+            assert x.dtype == np.float32 and x.shape == (game.compact_tensor_size(),)
+            assert np.isfinite(x).all() and x.min() >= 0
+    with pytest.raises(ValueError, match="player 9 is not a seat"):
+        state.compact_tensor(9)
+
+
+def test_compact_at_the_default_size_is_a_few_hundred_floats():
+    game = games.load_game("doubt_and_bet")
+    assert game.compact_tensor_size() == 279
+    assert game.information_state_tensor_size() == 39_904
+
+
+@pytest.mark.parametrize("game_string, count", [(g, k) for g, k in CONFIGS["doubt_and_bet"]] + [("doubt_and_bet", 2)])
+def test_equal_information_states_mean_equal_compact_tensors(game_string, count):
+    """Over every state of random games (chance nodes and the end too) and
+    every player: the same information-state string, the same compact tensor."""
+    game = pyspiel.load_game(game_string)
+    seen, repeats = {}, 0
+    for state in _random_states(game, np.random.default_rng(5), count):
+        for p in range(game.num_players()):
+            x = state.compact_tensor(p).tobytes()
+            first = seen.setdefault(state.information_state_string(p), (x, state.history()))
+            assert first[0] == x, (game_string, p, first[1], state.history())
+            repeats += first[1] != state.history()
+    assert repeats > 0
+
+
+@pytest.mark.parametrize("game_string", ["doubt_and_bet(players=3,chips=2,slots=2,colours=2,copies=2)",
+                                         "doubt_and_bet"])
+def test_compact_tensors_are_unchanged_when_the_hidden_cards_are_drawn_again(game_string):
+    """The resampling check the games run for the information state: the
+    others' cards (this round's and, where hidden, earlier rounds') drawn
+    again from the player's view leave its compact tensor as it was."""
+    game = pyspiel.load_game(game_string)
+    rng = np.random.default_rng(2)
+    sampler = np.random.default_rng(4)
+    checked = changed = 0
+    for k, state in enumerate(_random_states(game, rng, 3)):
+        if state.is_chance_node() or state.is_terminal() or k % 7:
+            continue
+        me = state.current_player()
+        x = state.compact_tensor(me)
+        others = [p for p in range(game.num_players()) if p != me]
+        for internal in (False, True):
+            other = state.resample_from_infostate(me, lambda: float(sampler.random()), internal=internal)
+            np.testing.assert_array_equal(other.compact_tensor(me), x)
+            changed += any(other.hand(p) != state.hand(p) for p in others)
+        checked += 1
+    assert checked > 10 and changed > 0
+
+
+def test_a_hand_checked_claim_and_showdown():
+    # 2 players, 3 chips, 2 slots, red/yellow + rainbow (4 copies each): T = 5, Q = 4
+    game = load(players=2, chips=3, slots=2, colours=2)
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["red", "rainbow"], ["yellow", "rainbow"]])
+    act(state, "claim 2 yellow stake 1+1")
+    v = pieces(game, state.compact_tensor(1))
+    np.testing.assert_array_equal(v["phase"], [0, 1, 0, 0])
+    np.testing.assert_allclose(v["schedule"], [1 / 100, 1, 0, 1, 0])  # upkeep at 15, shuffle at 11: far
+    np.testing.assert_allclose(v["own_hand"], [0, 0.5, 0.5])
+    np.testing.assert_allclose(v["own_support"], [0.5, 1, 0.5])
+    np.testing.assert_allclose(v["dealt"], [1])
+    # p0's two cards come from the 10 p1 does not hold: 7 count for red, 6 for yellow, 3 are rainbows
+    c2 = math.comb(10, 2)
+    np.testing.assert_allclose(v["chance"], np.array([
+        [1, 1, 1],
+        [1 - math.comb(3, 2) / c2, 1, 1 - math.comb(7, 2) / c2],
+        [math.comb(7, 2) / c2, 1 - math.comb(4, 2) / c2, math.comb(3, 2) / c2],
+        [0, math.comb(6, 2) / c2, 0]]), rtol=1e-6)
+    np.testing.assert_allclose(v["expected"], [(1 + 2 * 0.7) / 4, (2 + 2 * 0.6) / 4, (1 + 2 * 0.3) / 4],
+                               rtol=1e-6)
+    #                out chips slots wager first keep buy sell claims | present q/Q  colour   chips slot
+    me_row = [0, 0.6, 1, 0.8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    p0_row = [0, 0.6, 1, 0.8, 1, 1, 0, 0, 0.5, 1, 0.5, 0, 1, 0, 0.2, 0.5]
+    np.testing.assert_allclose(v["seats"], [me_row, p0_row])
+    #                       present claimant  quantity    colour    chips slot value chance claims
+    np.testing.assert_allclose(v["claim"], [1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0.2, 0.5, 0.4, 1, 0.25])
+    assert not v["showdown"].any()
+    act(state, "doubt")
+    act(state, "raise 2+1")  # the doubter raises: the bettor (p0) to act
+    v = pieces(game, state.compact_tensor(0))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 1, 0])
+    #  active bettor doubter | bettor pos | doubter pos | bettor's stake | doubter's stake  | bettor to act
+    np.testing.assert_allclose(v["showdown"], [1, 1, 0, 1, 0, 0, 1, 0.2, 0.5, 0.4, 1, 0.4, 0.5, 0.6, 1])
+    np.testing.assert_allclose(v["own_hand"], [0.5, 0, 0.5])
+    assert v["claim"][1] == 1  # p0 made the claim: position 0 from its own view
+
+
+def test_seats_in_the_viewers_order_and_players_out_last():
+    game = load(players=3, chips=1, slots=1, colours=1, copies=3, max_rounds=5, shuffle_every=0)
+    state = game.new_initial_state()
+    keep_all(state)
+    deal(state, [["red"], ["red"], ["red"]])
+    act(state, "claim 1 red stake 1+0")
+    act(state, "doubt")  # p1 doubts p0
+    act(state, "call 1+0")  # true: p1 loses its chip and, with 1 slot, is out
+    assert not state.alive[1]
+    keep_all(state)
+    deal(state, [["rainbow"], ["red"]])  # seats 0 and 2
+    v = pieces(game, state.compact_tensor(2))
+    # p2's order: itself, p0 (the next remaining), then p1 (out)
+    np.testing.assert_allclose(v["seats"][:, :5], [[0, 0.5, 1, 0.5, 0], [0, 1, 1, 1, 1], [1, 0, 1, 0, 0]])
+    np.testing.assert_allclose(v["dealt"], [2 / 3])
+
+
+def test_the_schedule_counts_rounds_to_the_next_upkeep_and_shuffle():
+    game = load(players=2, chips=9, slots=1, colours=1, copies=2, upkeep_start=3, upkeep_every=2,
+                shuffle_every=4, max_rounds=6)
+    enc = db.CompactEncoder(game)
+    # round r: the next upkeep (3, 5; none after 6) and shuffle (5; 9 is past the cap) after r
+    assert [enc._next_upkeep(r) for r in range(1, 7)] == [3, 3, 5, 5, None, None]
+    assert [enc._next_shuffle(r) for r in range(1, 7)] == [5, 5, 5, 5, None, None]
+
+
+def _factors_from_name(game, name, offsets, B):
+    """The factor ids of the action called ``name``, from the rules page's table."""
+    words = name.split()
+    simple = ["keep", "buy slot", "sell slot", "doubt", "all in", "fold"]
+    if name in simple:
+        return [simple.index(name)]
+    ch, s = map(int, words[-1].split("+"))
+    if words[0] == "call":
+        return [offsets["call_slot"] + s]
+    if words[0] == "raise":
+        return [offsets["raise_value"] + ch + s, offsets["raise_slot"] + s]
+    q, k = int(words[1]), [*db.COLOUR_NAMES[:game.colours], "rainbow"].index(words[2])
+    return [offsets["claim_qk"] + (q - 1) * game.k1 + k, offsets["claim_value"] + ch + s,
+            offsets["claim_slot"] + s, offsets["claim_qv"] + (q - 1) * B + db.value_bucket(ch + s)]
+
+
+@pytest.mark.parametrize("params", [dict(players=2, chips=2, slots=1, colours=1, copies=2, single_bet=True),
+                                    dict(players=3, chips=2, slots=2, colours=2)])
+def test_each_action_sums_the_factors_its_name_gives(params):
+    game = load(**params)
+    index, F = games.action_factors(game)
+    S, V, Q, B = game.max_slots, game.cmax + game.max_slots, game.qmax, len(db.VALUE_BUCKETS)
+    sizes = [("simple", 6), ("call_slot", S), ("raise_value", V), ("raise_slot", S), ("claim_qk", Q * game.k1),
+             ("claim_value", V), ("claim_slot", S), ("claim_qv", Q * B)]
+    offsets = dict(zip([n for n, _ in sizes], np.cumsum([0] + [s for _, s in sizes])[:-1].tolist()))
+    assert F == sum(s for _, s in sizes)
+    assert index.shape == (game.num_distinct_actions(), 4) and index.dtype == np.int32
+    assert index.min() >= 0 and index.max() == F
+    state = game.new_initial_state()
+    for a in range(game.num_distinct_actions()):
+        want = _factors_from_name(game, state.action_to_string(0, a), offsets, B)
+        assert index[a].tolist() == want + [F] * (4 - len(want)), state.action_to_string(0, a)
+
+
+def test_default_size_factors_are_a_few_hundred():
+    game = games.load_game("doubt_and_bet")
+    index, F = games.action_factors(game)
+    assert F == 367 and index.shape == (29_896, 4)
+    assert games.action_factors(game)[0] is index  # made once per game
+    assert [db.value_bucket(v) for v in range(1, 12)] == [0, 1, 2, 3, 3, 4, 4, 4, 5, 5, 5]
+
+
+def test_the_rules_page_gives_the_default_offsets_and_sizes():
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "rules" / "doubt_and_bet.md").read_text()
+    game = games.load_game("doubt_and_bet")
+    parts = []
+    for p in games.encoding_layout(game, "compact"):
+        a, b = p["offset"], p["offset"] + p["size"] - 1
+        span = f"{a}" if a == b else f"{a}–{b}"
+        extra = f" ({p['shape'][1]} each)" if p["name"] == "seats" else ""
+        parts.append(f"{p['name'].replace('_', ' ')} {span}{extra}")
+    assert " ".join(", ".join(parts).split()) in " ".join(text.split())
+    assert "`compact_tensor_size()` floats, 279 at the defaults" in " ".join(text.split())
+    assert "and `F`, 367 at the defaults" in " ".join(text.split())
