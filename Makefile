@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.kibitz-installed
 
-.PHONY: demo test bench strength clean
+.PHONY: demo test bench strength trained trained-strength trained-vs-ismcts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,39 @@ bench: $(STAMP)
 # whose name contains "pub", one at a time
 strength: $(STAMP)
 	$(BIN)/kibitz experiment run experiments/ismcts_strength_campaign --out docs/results/ismcts_strength \
+	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS))
+
+# The networks that `trained` plays (agents/trained/GAME.json.gz), one game at
+# a time: `make trained GAME=underdog` trains with the settings below (seed 0;
+# a stopped run resumes from its checkpoint in build/trained/ and ends with
+# the parameters of an uninterrupted one), keeps the log (the settings, the
+# steps and the training seconds) as agents/trained/GAME.log, and exports
+# the agent file. Hours on 2 cores: run it in the background.
+TRAIN_underdog      = --encoding observation_tensor --imitation-steps 300 --opponent heuristic --opponent-share 0.75 --steps 4000
+TRAIN_pub           = --encoding observation_tensor --imitation-steps 300 --opponent heuristic --opponent-share 0.75 --steps 4000
+TRAIN_over_under    = --encoding observation_tensor --imitation-steps 300 --opponent heuristic --opponent-share 0.75 --steps 4000
+TRAIN_doubt_and_bet = --encoding compact --batch 16 --imitation-steps 150 --opponent heuristic --opponent-share 0.75 --steps 1500
+NET = build/trained/$(GAME).npz
+
+trained: $(STAMP)
+	@test -n "$(TRAIN_$(GAME))" || { echo "make trained GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; }
+	mkdir -p build/trained
+	bash -o pipefail -c '$(BIN)/kibitz train $(GAME) $(TRAIN_$(GAME)) --seed 0 --no-progress --probe-every 0 \
+	    --out $(NET) $(if $(wildcard $(NET).ckpt.npz),--resume) | tee agents/trained/$(GAME).log'
+	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained
+
+# 1,000-game matches (1,008: 72 deals in the 14 seatings of 2 agents in 4
+# seats) of `trained` against `heuristic`: `make trained-strength GAME=pub`
+trained-strength: $(STAMP)
+	@test -n "$(TRAIN_$(GAME))" || { echo "make trained-strength GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; }
+	$(BIN)/kibitz tournament $(GAME) --agents trained,heuristic --games 1000 --seed 0 --workers 2 --no-progress \
+	    --out docs/results/trained/$(GAME)_vs_heuristic \
+	    $(if $(wildcard docs/results/trained/$(GAME)_vs_heuristic/tournament.json),--resume)
+
+# `trained` against the strongest IS-MCTS at 1,000 simulations, 200 games a
+# game (hours): runs or resumes experiments/trained_vs_ismcts
+trained-vs-ismcts: $(STAMP)
+	$(BIN)/kibitz experiment run experiments/trained_vs_ismcts --out docs/results/trained_vs_ismcts \
 	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS))
 
 clean:

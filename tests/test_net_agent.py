@@ -244,13 +244,13 @@ def test_the_net_loader_runs_without_kibitz_or_pyspiel(tmp_path):
 
 def test_trained_plays_the_shipped_file_and_names_the_games_that_have_one(tmp_path, monkeypatch):
     game = load_game(SMALL)
+    shipped = tmp_path / "trained"
+    shipped.mkdir()
+    monkeypatch.setattr(net_agent, "TRAINED_DIR", shipped)
     with pytest.raises(ValueError, match=r"games with one: none yet\); train one with `kibitz train underdog"):
         make_agent("trained", game, 0)
     path = export(tmp_path, *random_network(game, (8,), seed=7))
-    shipped = tmp_path / "trained"
-    shipped.mkdir()
     shutil.copy(path, shipped / "underdog.json.gz")
-    monkeypatch.setattr(net_agent, "TRAINED_DIR", shipped)
     agent = make_agent("trained", game, 1, seed=0)
     state = game.new_initial_state()
     while state.is_chance_node():
