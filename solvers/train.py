@@ -120,6 +120,7 @@ class TrainConfig:
     opponent: str = ""  # an agent spec that holds some seats of some episodes ("": self-play only)
     opponent_share: float = 0.0  # the share of episodes with opponent seats (needs ``opponent``)
     imitation_steps: int = 0  # first steps that imitate ``opponent`` in games it plays alone (then it is the magnet)
+    explore: float = 0.0  # chance that a network move of an episode is uniform over the legal actions instead
 
     def __post_init__(self):
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -131,6 +132,7 @@ class TrainConfig:
                   ("opponent_share", 0 <= self.opponent_share <= 1 and (self.opponent_share == 0 or
                                                                        bool(self.opponent)),
                    "in [0, 1], and above 0 only with an opponent"),
+                  ("explore", 0 <= self.explore < 1, "in [0, 1)"),
                   ("imitation_steps", self.imitation_steps >= 0 and (self.imitation_steps == 0 or
                                                                      bool(self.opponent)),
                    ">= 0, and above 0 only with an opponent"),
@@ -145,7 +147,8 @@ class TrainConfig:
         a checkpoint written before they existed still resumes."""
         d = {**dataclasses.asdict(self), "hidden": list(self.hidden)}
         for key, default in (("encoding", network.ENCODING), ("output", "dense"), ("opponent", ""),
-                             ("opponent_share", 0.0), ("imitation_steps", 0)):
+                             ("opponent_share", 0.0), ("imitation_steps", 0),
+                             ("explore", 0.0)):
             if d[key] == default:
                 del d[key]
         return d
@@ -233,7 +236,7 @@ def _opponent_move(rng, agent, state) -> tuple[list[int], int]:
 
 def play_episodes(game, params, rng: np.random.Generator, count: int,
                   encoding: str = network.ENCODING, index=None, opponent=None, share: float = 0.0,
-                  imitate: bool = False):
+                  imitate: bool = False, explore: float = 0.0):
     """``count`` episodes of the network, stepped in lockstep so that the
     network runs once per round on every episode waiting for its decision;
     ``index``: the action factors of a factored network
@@ -245,7 +248,9 @@ def play_episodes(game, params, rng: np.random.Generator, count: int,
     the episodes have some seats played by that agent (:func:`opponent_seats`);
     its moves are drawn with ``rng`` too and are not training data. With
     ``imitate`` the opponent plays every seat of every episode and its
-    decisions are the data (``params`` is not used).
+    decisions are the data (``params`` is not used). ``explore``: the chance
+    that a network move is drawn uniformly from the legal actions instead of
+    from the policy (one more uniform number per move when above 0).
 
     Returns ``(x, legal, taken, target)``: the acting players' encodings
     (float32), the legal actions (ascending lists), the position of the
@@ -290,6 +295,8 @@ def play_episodes(game, params, rng: np.random.Generator, count: int,
         probs = _legal_probabilities(params, xs, legal, index)
         for i, e in enumerate(waiting):
             j = _sample(rng, probs[i])
+            if explore > 0 and rng.random() < explore:
+                j = int(rng.integers(len(legal[i])))
             rows.append((e, players[i], xs[i], legal[i], j))
             states[e].apply_action(legal[i][j])
         live = waiting
@@ -456,7 +463,8 @@ class MMDTrainer:
         with threadpool_limits(limits=1, user_api="blas"):
             x, legal, taken, target = play_episodes(self.game, self.policy_params(), self.rng, self.config.batch,
                                                     self.config.encoding, self.index, self.opponent,
-                                                    self.config.opponent_share, imitate=imitating)
+                                                    self.config.opponent_share, imitate=imitating,
+                                                    explore=self.config.explore)
         x = x * self.inv_scale
         gradient = self._imitation_gradient if imitating else self._gradient
         n = len(taken)

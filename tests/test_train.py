@@ -279,3 +279,21 @@ def test_imitation_steps_learn_the_opponent_then_make_it_the_magnet():
     trainer.iterate()  # an MMD step after the imitation steps moves the policy, not the magnet
     _same([np.asarray(p) for p in trainer.magnet], magnet)
     assert not np.array_equal(trainer.policy_params()[0], magnet[0])
+
+
+def test_exploration_plays_uniform_moves_in_training_only():
+    """With a policy that puts (almost) all its mass on one move, explore=0.5
+    plays other moves too; explore=0 draws no extra numbers (the episodes of
+    a run without it are those of before)."""
+    game = load_game("underdog(players=3,cards=5,bank=2)")
+    spec = network.NetworkSpec.for_game(game, hidden=(4,))
+    params = [np.zeros_like(p) for p in network.init_params(spec, np.random.default_rng(0))]
+    params[-1][:] = np.arange(spec.num_actions, dtype=np.float32) * 50.0  # the highest legal action, always
+    x0, legal0, taken0, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(5)), 20)
+    assert all(j == len(la) - 1 for la, j in zip(legal0, taken0))
+    _, legal, taken, _ = train.play_episodes(game, params, np.random.Generator(np.random.PCG64(5)), 20,
+                                             explore=0.5)
+    others = [j != len(la) - 1 for la, j in zip(legal, taken) if len(la) > 1]
+    assert 0.1 < np.mean(others) < 0.5  # about half the moves are uniform, some of them the same move
+    with pytest.raises(ValueError, match="explore=1.0 is out of range"):
+        train.TrainConfig(explore=1.0)

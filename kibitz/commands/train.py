@@ -97,6 +97,9 @@ def _npz(ctx, param, value):
 @click.option("--imitation-steps", type=click.IntRange(min=0), default=0, show_default=True,
               help="First steps that imitate --opponent playing every seat (its moves are the targets); "
                    "the imitated policy is then the magnet.")
+@click.option("--explore", type=NumberRange(0, 1, max_open=True), default=0.0, show_default=True,
+              help="Chance that a network move in training is uniform over the legal moves (exploration: "
+                   "the critic then sees the other moves too).")
 @click.option("--probe-every", type=click.IntRange(min=0), default=100, show_default=True,
               help="Steps between strength probes (0: only at the end).")
 @click.option("--probe-nodes", type=click.IntRange(min=1), default=DEFAULT_PROBE_NODES, show_default=True,
@@ -105,7 +108,7 @@ def _npz(ctx, param, value):
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidden, batch, lr, critic_lr, alpha,
-          magnet_every, opponent, opponent_share, imitation_steps, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
+          magnet_every, opponent, opponent_share, imitation_steps, explore, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
     \b
@@ -164,7 +167,8 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
         steps = math.inf if limit is not None else DEFAULT_STEPS
     config = train_mod.TrainConfig(hidden=hidden, encoding=encoding, output=output_kind, batch=batch, lr=lr,
                                    critic_lr=critic_lr, alpha=alpha, magnet_every=magnet_every, opponent=opponent,
-                                   opponent_share=opponent_share, imitation_steps=imitation_steps)
+                                   opponent_share=opponent_share, imitation_steps=imitation_steps,
+                                   explore=explore)
     trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
@@ -204,6 +208,8 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
     if opponent:
         click.echo(f"opponent:    {opponent} in {opponent_share:.0%} of the episodes"
                    + (f", imitated in the first {imitation_steps:,} steps" if imitation_steps else ""))
+    if explore:
+        click.echo(f"exploration: {explore:.0%} of the network's moves in training are uniform")
     click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
     click.echo(f"seconds:     {seconds:.2f}{rate}; this run {time.perf_counter() - t0:.2f}")
     click.echo(f"loss:        policy {trainer.last['policy_loss']:.4g}, critic {trainer.last['critic_loss']:.4g}")
