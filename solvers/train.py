@@ -120,6 +120,7 @@ class TrainConfig:
     opponent: str = ""  # an agent spec that holds some seats of some episodes ("": self-play only)
     opponent_share: float = 0.0  # the share of episodes with opponent seats (needs ``opponent``)
     imitation_steps: int = 0  # first steps that imitate ``opponent`` in games it plays alone (then it is the magnet)
+    imitation_lr: float = 0.0  # the policy's step size in the imitation steps (0: lr)
     explore: float = 0.0  # chance that a network move of an episode is uniform over the legal actions instead
 
     def __post_init__(self):
@@ -133,6 +134,7 @@ class TrainConfig:
                                                                        bool(self.opponent)),
                    "in [0, 1], and above 0 only with an opponent"),
                   ("explore", 0 <= self.explore < 1, "in [0, 1)"),
+                  ("imitation_lr", 0 <= self.imitation_lr <= 1, "in [0, 1] (0: lr)"),
                   ("imitation_steps", self.imitation_steps >= 0 and (self.imitation_steps == 0 or
                                                                      bool(self.opponent)),
                    ">= 0, and above 0 only with an opponent"),
@@ -148,7 +150,7 @@ class TrainConfig:
         d = {**dataclasses.asdict(self), "hidden": list(self.hidden)}
         for key, default in (("encoding", network.ENCODING), ("output", "dense"), ("opponent", ""),
                              ("opponent_share", 0.0), ("imitation_steps", 0),
-                             ("explore", 0.0)):
+                             ("explore", 0.0), ("imitation_lr", 0.0)):
             if d[key] == default:
                 del d[key]
         return d
@@ -418,7 +420,13 @@ class MMDTrainer:
         self.trainable = {"policy": [jnp.asarray(p) for p in policy],
                           "critic": [jnp.asarray(p) for p in critic]}
         self.magnet = [jnp.asarray(p) for p in policy]
-        self._opt = optax.multi_transform({"policy": optax.adam(config.lr), "critic": optax.adam(config.critic_lr)},
+        policy_opt = optax.adam(config.lr)
+        if config.imitation_steps and config.imitation_lr and config.imitation_lr != config.lr:
+            # Adam with the step size imitation_lr for the imitation steps, then lr
+            steps, first, then = config.imitation_steps, config.imitation_lr, config.lr
+            policy_opt = optax.chain(optax.scale_by_adam(), optax.scale_by_schedule(
+                lambda count: -jnp.where(count < steps, first, then)))
+        self._opt = optax.multi_transform({"policy": policy_opt, "critic": optax.adam(config.critic_lr)},
                                           {"policy": "policy", "critic": "critic"})
         self.opt_state = self._opt.init(self.trainable)
         self.last = {"policy_loss": float("nan"), "critic_loss": float("nan"), "kl": float("nan"),

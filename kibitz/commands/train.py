@@ -97,6 +97,8 @@ def _npz(ctx, param, value):
 @click.option("--imitation-steps", type=click.IntRange(min=0), default=0, show_default=True,
               help="First steps that imitate --opponent playing every seat (its moves are the targets); "
                    "the imitated policy is then the magnet.")
+@click.option("--imitation-lr", type=NumberRange(0, 1), default=0.0, show_default=True,
+              help="Adam step size of the policy in the imitation steps (0: --lr); --lr applies after them.")
 @click.option("--explore", type=NumberRange(0, 1, max_open=True), default=0.0, show_default=True,
               help="Chance that a network move in training is uniform over the legal moves (exploration: "
                    "the critic then sees the other moves too).")
@@ -108,7 +110,7 @@ def _npz(ctx, param, value):
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidden, batch, lr, critic_lr, alpha,
-          magnet_every, opponent, opponent_share, imitation_steps, explore, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
+          magnet_every, opponent, opponent_share, imitation_steps, imitation_lr, explore, probe_every, probe_nodes, resume, overwrite, checkpoint_every, progress):
     """Train a network policy for GAME by self-play (Magnetic Mirror Descent) and save it.
 
     \b
@@ -168,7 +170,7 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
     config = train_mod.TrainConfig(hidden=hidden, encoding=encoding, output=output_kind, batch=batch, lr=lr,
                                    critic_lr=critic_lr, alpha=alpha, magnet_every=magnet_every, opponent=opponent,
                                    opponent_share=opponent_share, imitation_steps=imitation_steps,
-                                   explore=explore)
+                                   explore=explore, imitation_lr=imitation_lr)
     trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
@@ -207,7 +209,8 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
                f"seed {seed})")
     if opponent:
         click.echo(f"opponent:    {opponent} in {opponent_share:.0%} of the episodes"
-                   + (f", imitated in the first {imitation_steps:,} steps" if imitation_steps else ""))
+                   + (f", imitated in the first {imitation_steps:,} steps (lr {imitation_lr or lr:g})"
+                      if imitation_steps else ""))
     if explore:
         click.echo(f"exploration: {explore:.0%} of the network's moves in training are uniform")
     click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
