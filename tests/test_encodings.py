@@ -288,23 +288,6 @@ def _ou_size(game):
     return 5 + 3 + r.S * 11 + r.KC + 1 + r.n * 5
 
 
-def _ou_random_states(game, rng, count):
-    """Every state of ``count`` random games, chance nodes and the end included."""
-    for _ in range(count):
-        state = game.new_initial_state()
-        while True:
-            yield state
-            if state.is_terminal():
-                break
-            if state.is_chance_node():
-                outcomes, probs = zip(*state.chance_outcomes())
-                action = outcomes[rng.choice(len(outcomes), p=np.array(probs) / sum(probs))]
-            else:
-                legal = state.legal_actions()
-                action = legal[rng.integers(len(legal))]
-            state = state.child(action)
-
-
 @pytest.mark.parametrize("game_string", OU_CONFIGS)
 def test_over_under_compact_size_follows_the_parameters(game_string):
     game = games.load_game(game_string)
@@ -314,7 +297,7 @@ def test_over_under_compact_size_follows_the_parameters(game_string):
     assert [p["shape"] for p in layout] == [[5], [3], [game.rules.S, 11], [game.rules.KC + 1],
                                             [game.rules.n, 5]]
     assert sum(p["size"] for p in layout) == game.compact_tensor_size()
-    for state in itertools.islice(_ou_random_states(game, np.random.default_rng(0), 2), 300):
+    for state in itertools.islice(_random_states(game, np.random.default_rng(0), 2), 300):
         for p in range(game.num_players()):
             x = games.encoding_tensor(state, p, "compact")
             assert x.dtype == np.float32 and x.shape == (game.compact_tensor_size(),)
@@ -338,7 +321,7 @@ def test_over_under_compact_is_a_function_of_the_observation(game_string):
     state determines it a fortiori."""
     game = pyspiel.load_game(game_string)
     seen, repeats = {}, 0
-    for state in _ou_random_states(game, np.random.default_rng(5), 200):
+    for state in _random_states(game, np.random.default_rng(5), 200):
         for p in range(game.num_players()):
             x = state.compact_tensor(p).tobytes()
             first = seen.setdefault(state.observation_string(p), (x, state.history()))
@@ -373,7 +356,7 @@ def test_over_under_safe_chances_are_a_count_over_the_deck_and_the_heuristics(ga
     game = pyspiel.load_game(game_string)
     M = game.rules.total_money
     checked = 0
-    for k, state in enumerate(_ou_random_states(game, np.random.default_rng(3), 8)):
+    for k, state in enumerate(_random_states(game, np.random.default_rng(3), 8)):
         if state.is_chance_node() or state.is_terminal() or state.phase != "predict" or k % 3:
             continue
         rows = pieces(game, state.compact_tensor(state.current_player()))["stacks"]
