@@ -51,8 +51,8 @@ FORMAT = "kibitz-agent"
 FORMAT_VERSION = 2
 #: the values of field ``agent`` (format version 2; version 1 files are tabular)
 AGENT_KINDS = ("tabular", "network")
-#: the inputs a network agent may read: the information-state tensor, and
-#: Doubt and Bet's compact encoding (docs/rules/doubt_and_bet.md)
+#: the inputs a network agent may read: the information-state tensor, and a
+#: game's compact encoding (docs/rules/doubt_and_bet.md, docs/rules/over_under.md)
 NETWORK_ENCODINGS = ("information_state_tensor", "compact")
 #: a network's output kinds: a logit per action, or sums of the game's factor logits
 NETWORK_OUTPUTS = ("dense", "factored")

@@ -11,7 +11,7 @@ and gives one logit per distinct action. Which vector is the *encoding*:
   ``State.observation_tensor(player)``, the observer's tensor of the current
   view (not perfect recall: far smaller, and what a player sees now);
 * further encodings a kibitz game declares on its spec
-  (``GameSpec.encodings``), e.g. Doubt and Bet's ``compact``. For each such
+  (``GameSpec.encodings``), e.g. Doubt and Bet's and Over/Under's ``compact``. For each such
   name ``X`` the game has ``X_tensor_size()`` and ``X_tensor_layout()``
   (``[(piece, size, shape)]`` in order) and its states ``X_tensor(player)``
   (a float32 array of that size that depends only on what ``player`` has

@@ -77,6 +77,14 @@ tensor is the current table: ``observer n | to_move n+1 | round R |
 dealer n | tally n | top S*(K+1) | on_table S | claimed_by S*n | money S |
 deck KC | pending S | direction 2 | phase 5``.
 
+For learning the game also offers the ``compact`` encoding
+(:class:`CompactEncoder`, ``OverUnderState.compact_tensor(player)``: 134
+floats at the defaults): per stack, for each direction, the exact chance that
+the next flip is safe and the expected money claimed
+(``OverUnderState.prediction_odds``, what the heuristic plays by), the deck's
+counts, and the seats in the viewer's order; its index table is the rules
+page's section "Compact encoding".
+
 Events. ``OverUnderState.log()`` is the game's events in order, each a named tuple
 (``typing.NamedTuple``) whose first field ``kind`` names it, with these
 fields after it: ``Round(round, dealer, starter, tally)``, ``Deal(stack, card)``,
@@ -91,6 +99,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import pyspiel
 
 from kibitz.games import _common, search
@@ -234,6 +243,7 @@ SPEC = _common.GameSpec(
     params=PARAMS,
     small="over_under(players=2,copies=1,stacks=1,rounds=1)",
     search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.PUBLIC_CHANCE}),
+    encodings=("compact",),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Over/Under", PARAMS, min_players=1, max_players=8)
@@ -321,6 +331,21 @@ class OverUnderGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         return OverUnderObserver(iig_obs_type, self, params)
+
+    # encodings for learning (kibitz.games.encoding)
+    def _compact(self) -> "CompactEncoder":
+        enc = self.__dict__.get("_compact_encoder")
+        if enc is None:
+            enc = self.__dict__["_compact_encoder"] = CompactEncoder(self.rules)
+        return enc
+
+    def compact_tensor_size(self) -> int:
+        """Floats in the ``compact`` encoding (:class:`CompactEncoder`)."""
+        return self._compact().size
+
+    def compact_tensor_layout(self) -> list:
+        """``[(piece, size, shape)]`` of the ``compact`` encoding, in order."""
+        return list(self._compact().pieces)
 
 
 class _Core(_common.SlotsState):
@@ -579,6 +604,49 @@ class OverUnderState(_common.CoreSnapshots, pyspiel.State):
         """The value a prediction on stack ``s`` compares with."""
         return self._r.vals[self._c.top[s]]
 
+    def prediction_odds(self, s):
+        """``(safe_over, cost_over, safe_under, cost_under)`` of the next flip
+        for a prediction on stack ``s`` (on the table, the deck not empty),
+        exact over the cards left in the deck (``deck_counts``).
+
+        ``safe_X`` is the chance that the player who says X does not claim
+        the stack: the flipped value is on the said side of the top value,
+        or equal to it (a classic tie is safe; a cut-throat tie hands the
+        stack to another player), or the card is the $2 joker, or (with 2+
+        players) a Pyramid or Eagle, which is handed on too. ``cost_X`` is
+        the expected money the player claims: for each card that busts, its
+        chance times the stack's money plus the card's value (alone, a
+        Pyramid or Eagle: the stack's money). The rules page's section
+        "Compact encoding" gives the formulas.
+        """
+        c, r = self._c, self._r
+        vals, K, left, money = r.vals, r.K, c.rem, c.money[s]
+        top = vals[c.top[s]]
+        odd_safe = r.n > 1
+        safe_o = safe_u = cost_o = cost_u = 0.0
+        for k, n in enumerate(c.counts):
+            if not n:
+                continue
+            p = n / left
+            if k < K:
+                v = vals[k]
+                if v == top:
+                    safe_o += p
+                    safe_u += p
+                elif v > top:
+                    safe_o += p
+                    cost_u += p * (money + v)
+                else:
+                    cost_o += p * (money + v)
+                    safe_u += p
+            elif k == K or odd_safe:
+                safe_o += p
+                safe_u += p
+            else:
+                cost_o += p * money
+                cost_u += p * money
+        return safe_o, cost_o, safe_u, cost_u
+
     @property
     def deck_counts(self):
         """Cards of each kind still in the deck (chance outcome order)."""
@@ -597,6 +665,13 @@ class OverUnderState(_common.CoreSnapshots, pyspiel.State):
     def log(self):
         """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
+
+    def compact_tensor(self, player):
+        """``player``'s ``compact`` encoding (:class:`CompactEncoder`): a
+        float32 array of ``compact_tensor_size()`` floats."""
+        if not 0 <= player < self._r.n:
+            raise ValueError(f"player {player} is not a seat of this game (0..{self._r.n - 1})")
+        return self.get_game()._compact().encode(self, player)
 
     def card_name(self, k):
         return self._r.names[k]
@@ -817,6 +892,90 @@ class OverUnderObserver(_common.Observer):
         elif c.phase == OVER:
             bits.append("game over")
         return " | ".join(bits)
+
+
+class CompactEncoder:
+    """The ``compact`` encoding: a hundred-odd floats for learning, the
+    current table as one player sees it, with the numbers the heuristic
+    plays by computed exactly. The index table is the section "Compact
+    encoding" of docs/rules/over_under.md; in short (n players, S stacks,
+    KC card kinds, M = one deck's money, V = the highest card value,
+    R = rounds)::
+
+        phase     5          one-hot: deal | predict | flip | give | over
+        schedule  3          round/R, rounds after this one/R, last round
+        stacks    S x 11     per stack: on table, claimed, top value/V, top is
+                             the $2 joker, money/M, pending over, pending under,
+                             P(safe | over), P(safe | under),
+                             expected money claimed | over /M, | under /M
+        deck      KC + 1     cards left of each kind / its count in a full
+                             deck, then cards left / cards in a full deck
+        seats     n x 5      per seat, the viewer first, then the next seats
+                             in turn order: tally/M, rank (seats with a lower
+                             tally)/(n-1), (tally - lowest tally)/M, dealer,
+                             its turn
+
+    Every card is face up, so all of it is public; only the seats' order
+    depends on the viewer.
+    """
+
+    STACK_ITEMS = 11
+    SEAT_ITEMS = 5
+
+    def __init__(self, rules):
+        r = rules
+        self.r = r
+        self.pieces = [("phase", 5, (5,)), ("schedule", 3, (3,)),
+                       ("stacks", r.S * self.STACK_ITEMS, (r.S, self.STACK_ITEMS)),
+                       ("deck", r.KC + 1, (r.KC + 1,)),
+                       ("seats", r.n * self.SEAT_ITEMS, (r.n, self.SEAT_ITEMS))]
+        self.size = sum(size for _, size, _ in self.pieces)
+        self.top_scale = max(r.vals[:r.K])
+        self.full = [r.copies] * r.K + [1] * (r.KC - r.K)
+
+    def positions(self, me: int) -> list:
+        """The seats in the viewer's order: ``me``, then ``me + 1``, ... (mod n)."""
+        n = self.r.n
+        return [(me + j) % n for j in range(n)]
+
+    def encode(self, state, me: int) -> np.ndarray:
+        c, r = state._c, self.r
+        n, M, R = r.n, r.total_money, r.rounds
+        tensor, v = _common.tensor_views(self.pieces)
+        v["phase"][c.phase] = 1
+        v["schedule"][:] = (c.rnd / R, (R - c.rnd) / R, c.rnd == R)
+        stacks = v["stacks"]
+        odds = c.phase in (PREDICT, FLIP, GIVE) and c.rem > 0
+        resolving = c.pstack if c.phase in (FLIP, GIVE) else -1
+        for s in range(r.S):
+            k = c.top[s]
+            if k < 0:
+                continue
+            row = stacks[s]
+            row[4] = c.money[s] / M
+            if c.owner[s] >= 0:
+                row[1] = 1
+                continue
+            row[0] = 1
+            row[2] = r.vals[k] / self.top_scale
+            row[3] = k == r.K
+            if s == resolving:
+                row[5 if c.pover else 6] = 1
+            if odds:
+                safe_o, cost_o, safe_u, cost_u = state.prediction_odds(s)
+                row[7:11] = (safe_o, safe_u, cost_o / M, cost_u / M)
+        deck = v["deck"]
+        deck[:r.KC] = [m / f for m, f in zip(c.counts, self.full)]
+        deck[r.KC] = c.rem / r.D
+        seats = v["seats"]
+        tally = c.tally
+        low = min(tally)
+        turn = c.turn if c.phase in (PREDICT, FLIP, GIVE) else -1
+        for j, p in enumerate(self.positions(me)):
+            t = tally[p]
+            seats[j] = (t / M, sum(u < t for u in tally) / max(n - 1, 1), (t - low) / M,
+                        p == c.dealer, p == turn)
+        return tensor
 
 
 _common.register(SPEC, _GAME_TYPE, OverUnderGame)

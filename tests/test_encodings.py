@@ -1,6 +1,7 @@
-"""Input encodings and action factors (games/encoding.py), and Doubt and Bet's
-``compact`` encoding and factors: sizes from the parameters, values that
-depend only on the viewer's information, hand-checked positions."""
+"""Input encodings and action factors (games/encoding.py), Doubt and Bet's
+``compact`` encoding and factors, and Over/Under's ``compact`` encoding:
+sizes from the parameters, values that depend only on the viewer's
+information, hand-checked positions."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def pieces(game, x):
             for p in games.encoding_layout(game, "compact")}
 
 
-def test_every_game_offers_both_pyspiel_tensors_and_only_doubt_and_bet_more():
+def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_and_over_under_compact():
     for short in [*games.REGISTRY, "kuhn_poker"]:
         game = games.load_game(short)
         assert games.encodings(game)[:2] == (games.INFORMATION_STATE_TENSOR, games.OBSERVATION_TENSOR)
@@ -33,6 +34,8 @@ def test_every_game_offers_both_pyspiel_tensors_and_only_doubt_and_bet_more():
         assert games.output_kinds(game) == want
     assert games.encodings(games.load_game("doubt_and_bet")) == ("information_state_tensor", "observation_tensor",
                                                                  "compact")
+    assert games.encodings(games.load_game("over_under")) == ("information_state_tensor", "observation_tensor",
+                                                              "compact")
     with pytest.raises(ValueError, match="underdog has no encoding 'compact'; allowed: information_state_tensor, "
                                          "observation_tensor$"):
         games.encoding_size(games.load_game("underdog"), "compact")
@@ -269,3 +272,212 @@ def test_the_rules_page_gives_the_default_offsets_and_sizes():
     assert " ".join(", ".join(parts).split()) in " ".join(text.split())
     assert "`compact_tensor_size()` floats, 279 at the defaults" in " ".join(text.split())
     assert "and `F`, 367 at the defaults" in " ".join(text.split())
+
+
+# ------------------------------------------------------- Over/Under's compact
+from kibitz.agents.heuristics import over_under as ouh  # noqa: E402
+from kibitz.games import over_under as ou  # noqa: E402
+
+OU_CONFIGS = ["over_under", "over_under(players=1,copies=1,stacks=3)",
+              "over_under(players=3,deck=standard,copies=2,stacks=4,rounds=2,variant=cutthroat,jokers=true)",
+              "over_under(players=8,copies=16,stacks=20,rounds=1,jokers=true)"]
+
+
+def _ou_size(game):
+    r = game.rules
+    return 5 + 3 + r.S * 11 + r.KC + 1 + r.n * 5
+
+
+@pytest.mark.parametrize("game_string", OU_CONFIGS)
+def test_over_under_compact_size_follows_the_parameters(game_string):
+    game = games.load_game(game_string)
+    assert game.compact_tensor_size() == _ou_size(game) == games.encoding_size(game, "compact")
+    layout = games.encoding_layout(game, "compact")
+    assert [p["name"] for p in layout] == ["phase", "schedule", "stacks", "deck", "seats"]
+    assert [p["shape"] for p in layout] == [[5], [3], [game.rules.S, 11], [game.rules.KC + 1],
+                                            [game.rules.n, 5]]
+    assert sum(p["size"] for p in layout) == game.compact_tensor_size()
+    for state in itertools.islice(_random_states(game, np.random.default_rng(0), 2), 300):
+        for p in range(game.num_players()):
+            x = games.encoding_tensor(state, p, "compact")
+            assert x.dtype == np.float32 and x.shape == (game.compact_tensor_size(),)
+            assert np.isfinite(x).all() and x.min() >= 0
+            v = pieces(game, x)
+            assert v["phase"].sum() == 1 and v["stacks"][:, 7:9].max() <= 1 + 1e-6
+    with pytest.raises(ValueError, match="player 9 is not a seat"):
+        state.compact_tensor(9)
+
+
+def test_over_under_compact_at_the_default_size_is_a_hundred_odd_floats():
+    game = games.load_game("over_under")
+    assert game.compact_tensor_size() == 134
+    assert game.observation_tensor_size() == 160
+
+
+@pytest.mark.parametrize("game_string", [g for g, _ in CONFIGS["over_under"]])
+def test_over_under_compact_is_a_function_of_the_observation(game_string):
+    """The same observation string (the current public table: every card is
+    face up), the same compact tensor, for every player; the information
+    state determines it a fortiori."""
+    game = pyspiel.load_game(game_string)
+    seen, repeats = {}, 0
+    for state in _random_states(game, np.random.default_rng(5), 200):
+        for p in range(game.num_players()):
+            x = state.compact_tensor(p).tobytes()
+            first = seen.setdefault(state.observation_string(p), (x, state.history()))
+            assert first[0] == x, (game_string, p, first[1], state.history())
+            repeats += first[1] != state.history()
+    assert repeats > 0
+
+
+def _brute_force_odds(state, s):
+    """For each direction, (P(the predictor does not claim stack s), expected
+    money it claims) by playing the prediction and every card left in the
+    deck, one card at a time (a give goes to another seat)."""
+    me = state.current_player()
+    deck = [k for k, m in enumerate(state.deck_counts) for _ in range(m)]
+    out = []
+    for action in (2 * s, 2 * s + 1):
+        safe = cost = 0.0
+        for k in deck:
+            child = state.child(action).child(k)
+            if not child.is_terminal() and child.phase == "give":
+                child = child.child(child.legal_actions()[0])
+            claimed = child.tally[me] - state.tally[me]
+            cost += claimed / len(deck)
+            safe += (claimed == 0 and child.stacks()[s][2] != me or
+                     state.get_game().rules.n > 1 and child.stacks()[s][2] not in (-1, me)) / len(deck)
+        out.append((safe, cost))
+    return out
+
+
+@pytest.mark.parametrize("game_string", OU_CONFIGS[:3])
+def test_over_under_safe_chances_are_a_count_over_the_deck_and_the_heuristics(game_string):
+    game = pyspiel.load_game(game_string)
+    M = game.rules.total_money
+    checked = 0
+    for k, state in enumerate(_random_states(game, np.random.default_rng(3), 8)):
+        if state.is_chance_node() or state.is_terminal() or state.phase != "predict" or k % 3:
+            continue
+        rows = pieces(game, state.compact_tensor(state.current_player()))["stacks"]
+        for s in state.on_table():
+            (so, co), (su, cu) = _brute_force_odds(state, s)
+            np.testing.assert_allclose(rows[s, 7:11], [so, su, co / M, cu / M], rtol=1e-5, atol=1e-7)
+            assert ouh.prediction_value(state, s, True) == pytest.approx((so, co))
+            assert ouh.prediction_value(state, s, False) == pytest.approx((su, cu))
+            checked += 1
+    assert checked > 10
+
+
+def test_over_under_seats_in_the_viewers_order():
+    # 3 players, 1 stack: p0 busts on $50 under $5 -> $55, p1 busts on $1 over $10 -> $11
+    game = games.load_game("over_under(players=3,copies=2,stacks=1,rounds=2)")
+    state = game.new_initial_state()
+    for a in [ou.CASH_VALUES.index(5), 1, ou.CASH_VALUES.index(50)]:  # deal $5; p0 under; $50
+        state.apply_action(a)
+    assert state.tally == (55, 0, 0) and state.round == 2 and state.dealer == 0  # round 2: p1 starts
+    for a in [ou.CASH_VALUES.index(10), 0, ou.CASH_VALUES.index(1)]:  # deal $10; p1 over; $1
+        state.apply_action(a)
+    assert state.tally == (55, 11, 0) and state.phase == "over"
+    M = game.rules.total_money
+    for me, order in [(0, [0, 1, 2]), (1, [1, 2, 0]), (2, [2, 0, 1])]:
+        seats = pieces(game, state.compact_tensor(me))["seats"]
+        tally = {0: 55, 1: 11, 2: 0}
+        rank = {0: 1, 1: 0.5, 2: 0}
+        want = [[tally[p] / M, rank[p], tally[p] / M, p == 0, 0] for p in order]
+        np.testing.assert_allclose(seats, want, rtol=1e-6)
+
+
+def test_over_under_a_hand_checked_prediction_and_bust():
+    # one of each bill ($186 in all), one stack, 2 players, one round: p1 deals, p0 predicts
+    game = games.load_game("over_under(players=2,copies=1,stacks=1,rounds=1)")
+    M = 186
+    state = game.new_initial_state()
+    state.apply_action(ou.CASH_VALUES.index(20))  # stack 0: $20; left $1 $5 $10 $50 $100
+    v = pieces(game, state.compact_tensor(1))
+    np.testing.assert_array_equal(v["phase"], [0, 1, 0, 0, 0])
+    np.testing.assert_allclose(v["schedule"], [1, 0, 1])
+    # over: safe on $50 $100; busts on $1 $5 $10 claim $21 $25 $30. Under: safe on 3, busts claim $70 $120
+    np.testing.assert_allclose(v["stacks"], [[1, 0, 0.2, 0, 20 / M, 0, 0, 2 / 5, 3 / 5, 76 / 5 / M, 190 / 5 / M]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(v["deck"], [1, 1, 1, 0, 1, 1, 5 / 6])
+    #                           tally rank gap dealer turn: the viewer p1 first (it dealt), then p0 (to predict)
+    np.testing.assert_allclose(v["seats"], [[0, 0, 0, 1, 0], [0, 0, 0, 0, 1]])
+    state.apply_action(0)  # p0: stack 0 over
+    v = pieces(game, state.compact_tensor(0))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 1, 0, 0])
+    np.testing.assert_allclose(v["stacks"][0, 5:9], [1, 0, 2 / 5, 3 / 5])
+    state.apply_action(ou.CASH_VALUES.index(5))  # $5: bust, p0 claims $25 and the game ends
+    v = pieces(game, state.compact_tensor(0))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 0, 0, 1])
+    np.testing.assert_allclose(v["stacks"], [[0, 1, 0, 0, 25 / M, 0, 0, 0, 0, 0, 0]], rtol=1e-6)
+    np.testing.assert_allclose(v["deck"], [1, 0, 1, 0, 1, 1, 4 / 6], rtol=1e-6)
+    np.testing.assert_allclose(v["seats"], [[25 / M, 1, 25 / M, 0, 0], [0, 0, 0, 1, 0]], rtol=1e-6)
+
+
+def test_over_under_jokers_in_the_compact_encoding():
+    # the $2 joker on top: value 2/100 and its flag; a Pyramid pending a give keeps the top
+    game = games.load_game("over_under(players=2,copies=1,stacks=1,rounds=1,jokers=true)")
+    state = game.new_initial_state()
+    state.apply_action(ou.CASH_VALUES.index(50))
+    state.apply_action(0)  # p0: stack 0 over
+    state.apply_action(game.rules.K)  # the $2 joker: safe, top $2
+    v = pieces(game, state.compact_tensor(1))
+    np.testing.assert_allclose(v["stacks"][0, :5], [1, 0, 0.02, 1, 52 / 188], rtol=1e-6)
+    np.testing.assert_allclose(v["deck"], [1, 1, 1, 1, 0, 1, 0, 1, 1, 7 / 9], rtol=1e-6)
+    # 7 cards left: over $2 is safe on $5 $10 $20 $100, the Pyramid and the Eagle; busts on $1 (claims $53)
+    np.testing.assert_allclose(v["stacks"][0, 7:11], [6 / 7, 3 / 7, 53 / 7 / 188,
+                                                      (57 + 62 + 72 + 152) / 7 / 188], rtol=1e-6)
+    state.apply_action(1)  # p1: stack 0 under
+    state.apply_action(game.rules.K + 1)  # Pyramid: p1 gives the stack away
+    v = pieces(game, state.compact_tensor(0))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 0, 1, 0])
+    np.testing.assert_allclose(v["stacks"][0, :7], [1, 0, 0.02, 1, 52 / 188, 0, 1], rtol=1e-6)
+    np.testing.assert_allclose(v["seats"][:, 4], [0, 1])  # p1 (position 1 from p0) gives
+
+
+def test_over_under_the_rules_page_gives_the_default_offsets():
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "rules" / "over_under.md").read_text()
+    game = games.load_game("over_under")
+    parts = []
+    for p in games.encoding_layout(game, "compact"):
+        a, b = p["offset"], p["offset"] + p["size"] - 1
+        extra = f" ({p['shape'][1]} each)" if p["name"] in ("stacks", "seats") else ""
+        parts.append(f"{p['name']} {a}–{b}{extra}")
+    assert " ".join(", ".join(parts).split()) in " ".join(text.split())
+    assert "`compact_tensor_size()` floats, 134 at the defaults" in " ".join(text.split())
+
+
+def test_over_under_compact_trains_exports_and_plays(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from kibitz.agents.registry import make_agent
+    from kibitz.cli import main
+    from kibitz.solvers import network
+
+    monkeypatch.chdir(tmp_path)
+    small = "over_under(players=2,copies=2,stacks=2,rounds=1,jokers=true)"
+    runner = CliRunner()
+    r = runner.invoke(main, ["train", small, "--encoding", "compact", "--steps", "3", "--hidden", "8",
+                             "--batch", "2", "--no-progress", "--out", "x.npz"])
+    assert r.exit_code == 0, r.output
+    assert "encoding:    compact input, dense output" in r.output
+    spec, _ = network.load("x.npz")
+    game = games.load_game(small)
+    assert (spec.encoding, spec.output, spec.input_size) == ("compact", "dense", game.compact_tensor_size())
+    r = runner.invoke(main, ["export", "x.npz", "--out", "x.json.gz"])
+    assert r.exit_code == 0, r.output
+    agents = [make_agent(f"net({tmp_path / 'x.json.gz'})", game, p, seed=p) for p in range(2)]
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=np.array(probs) / sum(probs))])
+            else:
+                action = agents[state.current_player()].step(state)
+                assert action in state.legal_actions()
+                state.apply_action(action)

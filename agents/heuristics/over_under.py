@@ -22,39 +22,20 @@ from kibitz.agents.heuristics import register
 
 
 def prediction_value(state, stack, over):
-    """(chance of not claiming the stack, expected money claimed) for a prediction."""
-    r = state.get_game().rules
-    counts = state.deck_counts
-    left = sum(counts)
-    _, money, _ = state.stacks()[stack]
-    top = state.top_value(stack)
-    safe = 0.0
-    cost = 0.0
-    for k, n in enumerate(counts):
-        if not n:
-            continue
-        p = n / left
-        if k < r.K:
-            v = r.vals[k]
-            if v == top or (v > top) == over:
-                safe += p
-            else:
-                cost += p * (money + v)
-        elif k == r.K or r.n > 1:  # the $2 joker is safe; Pyramid/Eagle: give it away
-            safe += p
-        else:  # alone, the Pyramid/Eagle stack is claimed
-            cost += p * money
-    return safe, cost
+    """(chance of not claiming the stack, expected money claimed) for a prediction
+    (the game's ``OverUnderState.prediction_odds``)."""
+    safe_o, cost_o, safe_u, cost_u = state.prediction_odds(stack)
+    return (safe_o, cost_o) if over else (safe_u, cost_u)
 
 
 def choose(state):
     """The heuristic's action in ``state`` (a decision node).
 
     Equal to ranking every legal prediction by :func:`prediction_value`
-    (most likely safe, then least expected money, then lowest action), but
-    computed in one pass over the deck per stack from the state's public
-    read-only API, so that IS-MCTS can use it as a rollout policy
-    (``rollout=heuristic``).
+    (most likely safe, then least expected money, then lowest action), with
+    one pass over the deck per stack (``OverUnderState.prediction_odds``, the
+    state's public read-only API), fast enough for IS-MCTS to use it as a
+    rollout policy (``rollout=heuristic``).
     Every card is face up, so nothing here is hidden from the seat.
     """
     r = state.rules
@@ -63,35 +44,11 @@ def choose(state):
         tally = state.tally
         target = min((p for p in range(r.n) if p != me), key=lambda p: (tally[p], p))
         return r.give_base + target
-    counts, left, vals, K = state.deck_counts, state.deck_size, r.vals, r.K
-    odd_safe = r.n > 1  # Pyramid/Eagle: handed on (safe) unless alone
     best, best_key = -1, None
-    for s, (kind, money, owner) in enumerate(state.stacks()):
+    for s, (kind, _, owner) in enumerate(state.stacks()):
         if kind < 0 or owner >= 0:
             continue
-        top = vals[kind]
-        safe_o = safe_u = cost_o = cost_u = 0.0
-        for k, n in enumerate(counts):
-            if not n:
-                continue
-            p = n / left
-            if k < K:
-                v = vals[k]
-                if v == top:
-                    safe_o += p
-                    safe_u += p
-                elif v > top:
-                    safe_o += p
-                    cost_u += p * (money + v)
-                else:
-                    cost_o += p * (money + v)
-                    safe_u += p
-            elif k == K or odd_safe:
-                safe_o += p
-                safe_u += p
-            else:
-                cost_o += p * money
-                cost_u += p * money
+        safe_o, cost_o, safe_u, cost_u = state.prediction_odds(s)
         for key in ((-safe_o, cost_o, 2 * s), (-safe_u, cost_u, 2 * s + 1)):
             if best_key is None or key < best_key:
                 best, best_key = key[2], key
