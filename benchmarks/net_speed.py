@@ -9,10 +9,13 @@ random games, as benchmarks/ismcts_speed.py draws them), in one run. The
 time per move includes reading the information-state tensor and building
 the legal mask. Random weights cost exactly what trained ones do. With
 ``--encoding compact`` a game that offers that encoding (doubt_and_bet) gets
-a network on it with a factored output instead (the others keep theirs).
+a network on it (factored where the game has action factors) instead.
+With ``--trained`` the network is the one that ships for each game
+(``trained``, agents/trained/GAME.json.gz), whatever its encoding.
 
     python benchmarks/net_speed.py [--games g1,g2] [--positions P] [--sims N] [--hidden 128,128]
-                                   [--encoding information_state_tensor|compact]
+                                   [--encoding information_state_tensor|observation_tensor|compact]
+                                   [--trained]
 """
 
 from __future__ import annotations
@@ -52,22 +55,27 @@ def main():
     parser.add_argument("--hidden", default="128,128")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--encoding", default="information_state_tensor",
-                        help="the input of the games that offer it (compact: doubt_and_bet, factored output)")
+                        help="the input of the games that offer it (compact: doubt_and_bet, over_under)")
+    parser.add_argument("--trained", action="store_true", help="time the shipped networks (trained)")
     args = parser.parse_args()
     hidden = tuple(int(h) for h in args.hidden.split(","))
     print(f"{'game':14} {'net ms/move':>12} {f'ismcts({args.sims}) ms/move':>22} {'ratio':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for short in args.games.split(","):
             game = games.load_game(short)
-            if args.encoding in games.encodings(game) and args.encoding != games.INFORMATION_STATE_TENSOR:
-                spec = network.NetworkSpec.for_game(game, hidden, args.encoding, "factored")
+            if args.trained:
+                agent = "trained"
             else:
-                spec = network.NetworkSpec.for_game(game, hidden)
-            npz, path = Path(tmp) / f"{short}.npz", Path(tmp) / f"{short}.json.gz"
-            network.save(npz, spec, network.init_params(spec, np.random.default_rng(args.seed)))
-            export_agent(npz, path)
+                encoding = args.encoding if args.encoding in games.encodings(game) else games.INFORMATION_STATE_TENSOR
+                output = "factored" if encoding != games.INFORMATION_STATE_TENSOR and \
+                    "factored" in games.output_kinds(game) else "dense"
+                spec = network.NetworkSpec.for_game(game, hidden, encoding, output)
+                npz, path = Path(tmp) / f"{short}.npz", Path(tmp) / f"{short}.json.gz"
+                network.save(npz, spec, network.init_params(spec, np.random.default_rng(args.seed)))
+                export_agent(npz, path)
+                agent = f"net({path})"
             states = positions(game, np.random.default_rng(args.seed), args.positions)
-            net = ms_per_move(f"net({path})", game, states, args.seed)
+            net = ms_per_move(agent, game, states, args.seed)
             search = ms_per_move(f"ismcts(sims={args.sims})", game, states, args.seed)
             print(f"{short:14} {net:12.3f} {search:22.1f} {search / net:8.0f}x", flush=True)
 

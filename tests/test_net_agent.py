@@ -290,3 +290,15 @@ def test_a_tabular_file_is_named_as_such_by_the_network_readers(tmp_path):
         KibitzNetAgent.load(path)
     r = CliRunner().invoke(main, ["play", "kuhn_poker", "--seats", f"net({path}),random"])
     assert r.exit_code == 2 and f"a tabular agent file; play it with policy({path})" in r.output
+
+
+@pytest.mark.parametrize("short", ["underdog", "pub", "over_under", "doubt_and_bet"])
+def test_a_person_plays_the_shipped_networks_of_every_game(short):
+    """`kibitz play GAME --seats human,trained,trained,trained` at the default
+    size: the person (always the first listed move) plays a whole game
+    against the networks that ship."""
+    assert (net_agent.TRAINED_DIR / f"{short}.json.gz").is_file(), f"no shipped network for {short}"
+    r = CliRunner().invoke(main, ["play", short, "--seats", "human,trained,trained,trained", "--seed", "1"],
+                           input="1\n" * 3000)
+    assert r.exit_code == 0, r.output[-2000:]
+    assert "returns:" in r.output and "Traceback" not in r.output
