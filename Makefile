@@ -35,10 +35,10 @@ strength: $(STAMP)
 # the parameters of an uninterrupted one), keeps the log (the settings, the
 # steps and the training seconds) as agents/trained/GAME.log, and exports
 # the agent file. Hours on 2 cores: run it in the background.
-TRAIN_underdog      = --encoding observation_tensor --imitation-steps 300 --opponent heuristic --opponent-share 0.75 --steps 4000
-TRAIN_pub           = --encoding observation_tensor --imitation-steps 300 --opponent heuristic --opponent-share 0.75 --steps 4000
-TRAIN_over_under    = --encoding observation_tensor --imitation-steps 300 --opponent heuristic --opponent-share 0.75 --steps 4000
-TRAIN_doubt_and_bet = --encoding compact --batch 16 --imitation-steps 150 --opponent heuristic --opponent-share 0.75 --steps 1500
+TRAIN_underdog      = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 300 --alpha 0.1 --explore 0.05 --steps 5000
+TRAIN_pub           = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 2000 --steps 2000
+TRAIN_over_under    = --encoding compact --opponent heuristic --opponent-share 0.75 --imitation-steps 300 --imitation-lr 1e-3 --lr 1e-4 --alpha 0.1 --explore 0.05 --steps 2000
+TRAIN_doubt_and_bet = --encoding compact --batch 16 --opponent heuristic --opponent-share 0.75 --imitation-steps 150 --steps 400
 NET = build/trained/$(GAME).npz
 
 trained: $(STAMP)

@@ -177,11 +177,13 @@ def _tensor_documentation(game, encoding: str = "information_state_tensor") -> s
     short = game.get_type().short_name
     if short not in games.REGISTRY:
         return f"OpenSpiel's {short} game: its InformationStateTensor"
-    if encoding != games.INFORMATION_STATE_TENSOR:
+    if encoding not in (games.INFORMATION_STATE_TENSOR, games.OBSERVATION_TENSOR):
         return (f"docs/rules/{short}.md#{encoding}-encoding (index by index); "
                 f"docs/rules/{short}.md#moves-and-encoding (actions); docs/formats/agent-file.md#input")
-    observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True), None)
-    return (f"the index table in the docstring of games/{short}.py {type(observer).__name__}; "
+    recall = encoding == games.INFORMATION_STATE_TENSOR
+    observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=recall), None)
+    table = "information-state" if recall else "observation"
+    return (f"the {table} index table in the docstring of games/{short}.py {type(observer).__name__}; "
             f"docs/rules/{short}.md#moves-and-encoding (actions); docs/formats/agent-file.md#input")
 
 
@@ -189,6 +191,9 @@ def _input_description(encoding: str) -> str:
     if encoding == "information_state_tensor":
         return ("float32 [N, input_size]: pyspiel State.information_state_tensor(player) of the player to move "
                 "(the game observer's perfect-recall layout)")
+    if encoding == "observation_tensor":
+        return ("float32 [N, input_size]: pyspiel State.observation_tensor(player) of the player to move "
+                "(the game observer's layout of the current view)")
     return (f"float32 [N, input_size]: the game's {encoding} encoding of the player to move (in kibitz "
             f"kibitz.games.encoding_tensor(state, player, {encoding!r}); index by index in the documentation)")
 

@@ -17,8 +17,8 @@ actions, which the caller must then pass) or ``"error"`` (raise
 :class:`UnseenInformationState`).
 
 Format version 2 adds network agents (``"agent": "network"``: an ONNX
-model of a policy over the information-state tensor or another encoding
-the game offers, :data:`NETWORK_ENCODINGS`). This module checks a
+model of a policy over the information-state tensor, the observation
+tensor or another encoding the game offers, :data:`NETWORK_ENCODINGS`). This module checks a
 network file completely (its fields, the base64 of the model and its
 SHA-256) but cannot run it: :class:`KibitzAgent` refuses it and names the
 network loader, kibitz_net_loader.py (onnxruntime), which reads the file
@@ -51,9 +51,10 @@ FORMAT = "kibitz-agent"
 FORMAT_VERSION = 2
 #: the values of field ``agent`` (format version 2; version 1 files are tabular)
 AGENT_KINDS = ("tabular", "network")
-#: the inputs a network agent may read: the information-state tensor, and a
-#: game's compact encoding (docs/rules/doubt_and_bet.md, docs/rules/over_under.md)
-NETWORK_ENCODINGS = ("information_state_tensor", "compact")
+#: the inputs a network agent may read: pyspiel's information-state tensor and
+#: observation tensor, and a game's compact encoding (docs/rules/doubt_and_bet.md,
+#: docs/rules/over_under.md)
+NETWORK_ENCODINGS = ("information_state_tensor", "observation_tensor", "compact")
 #: a network's output kinds: a logit per action, or sums of the game's factor logits
 NETWORK_OUTPUTS = ("dense", "factored")
 MODEL_FORMAT = "onnx"

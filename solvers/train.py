@@ -181,6 +181,15 @@ def _sample(rng: np.random.Generator, probs) -> int:
     return min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(cum) - 1)
 
 
+def _draw_chance(state, rng: np.random.Generator):
+    """Draws ``state``'s chance outcomes with ``rng`` until a player is to
+    move or the game is over; returns ``state``."""
+    while state.is_chance_node():
+        actions, probs = zip(*state.chance_outcomes())
+        state.apply_action(actions[_sample(rng, probs)])
+    return state
+
+
 def _policy_numpy(params, x, mask, index=None):
     """Probabilities of a batch over all actions (numpy; the probes)."""
     return network.masked_softmax(network.forward(params, x, index=index).astype(np.float64), mask)
@@ -375,11 +384,7 @@ def input_scale(game, encoding: str = network.ENCODING, seed: int = 0, episodes:
     scale = np.ones(encoding_size(game, encoding), np.float32)
     for _ in range(episodes):
         s = game.new_initial_state()
-        while not s.is_terminal():
-            if s.is_chance_node():
-                actions, probs = zip(*s.chance_outcomes())
-                s.apply_action(actions[_sample(rng, probs)])
-                continue
+        while not _draw_chance(s, rng).is_terminal():
             np.maximum(scale, np.abs(encoding_tensor(s, s.current_player(), encoding)), out=scale)
             legal = s.legal_actions()
             s.apply_action(legal[int(rng.integers(len(legal)))])
@@ -623,11 +628,7 @@ def mean_return_against_random(game, params, *, games: int = 20, seed: int = 0,
     for seat in range(n):
         for _ in range(games):
             s = game.new_initial_state()
-            while not s.is_terminal():
-                if s.is_chance_node():
-                    actions, probs = zip(*s.chance_outcomes())
-                    s.apply_action(actions[_sample(rng, probs)])
-                    continue
+            while not _draw_chance(s, rng).is_terminal():
                 legal = s.legal_actions()
                 if s.current_player() == seat:
                     p = network.probabilities(params, encoding_tensor(s, seat, encoding), legal, index)

@@ -297,3 +297,18 @@ def test_exploration_plays_uniform_moves_in_training_only():
     assert 0.1 < np.mean(others) < 0.5  # about half the moves are uniform, some of them the same move
     with pytest.raises(ValueError, match="explore=1.0 is out of range"):
         train.TrainConfig(explore=1.0)
+
+
+def test_resume_with_opponent_imitation_and_exploration_equals_uninterrupted(tmp_path, monkeypatch):
+    """The shipped networks were trained in stages (--resume); the same
+    settings in one run give the same parameters."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    common = ["train", "underdog(players=3,cards=5,bank=2)", "--encoding", "observation_tensor", "--hidden", "16",
+              "--batch", "4", "--opponent", "heuristic", "--opponent-share", "0.75", "--imitation-steps", "3",
+              "--imitation-lr", "3e-3", "--lr", "1e-4", "--explore", "0.05", "--no-progress"]
+    for args in (["--steps", "8", "--out", "a.npz"], ["--steps", "2", "--out", "b.npz"],
+                 ["--steps", "5", "--out", "b.npz", "--resume"], ["--steps", "8", "--out", "b.npz", "--resume"]):
+        r = runner.invoke(main, [*common, *args])
+        assert r.exit_code == 0, r.output
+    _same(network.load("a.npz")[1], network.load("b.npz")[1])
