@@ -132,7 +132,9 @@ def _over_under_board(state, me):
     return {"kind": "over_under", "round": state.round, "rounds": rules.rounds, "dealer": state.dealer,
             "phase": state.phase, "deck": state.deck_size, "tally": list(state.tally),
             "pending_stack": state.pending_stack if state.pending_stack >= 0 else None,
-            "donated": state.donated if state.donated >= 0 else None, "stacks": stacks}
+            "donated": state.donated if state.donated >= 0 else None, "stacks": stacks,
+            "seats": [{"tally": t, "stacks": [st["stack"] for st in stacks if st["claimed_by"] == s]}
+                      for s, t in enumerate(state.tally)]}
 
 
 OVER_UNDER = Adapter(text=lambda state, e, me: over_under.event_text(e, state.rules.names, state.rules.rounds),

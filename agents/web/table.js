@@ -228,6 +228,7 @@ function show(view) {
     : `replay of game ${view.replay.index}`;
   $("table-title").textContent = `${view.game} \u2014 ${kind}, game ${view.games_played}`;
   $("table").dataset.mode = view.mode;
+  $("table").dataset.table = view.table;
   $("table").dataset.version = String(view.version);
   const seatLabel = $("view-seat-label");
   seatLabel.hidden = view.mode === "play";
@@ -396,7 +397,7 @@ const BOARDS = {
       pile(`deck: ${b.deck}`, b.deck ? card("back") : card(null)),
       counter(`round ${b.round} of ${b.rounds}`), counter(`dealer p${b.dealer}`),
     ],
-    seat: (view, s, seat, b) => seatBox(view, s, [`tally $${b.tally[s]}`], [],
+    seat: (view, s, seat, b) => seatBox(view, s, [`tally $${seat.tally}`], [],
       b.stacks.filter((st) => st.claimed_by === s).map((st) => `stack ${st.stack} ($${st.money})`).join(", ")),
   },
   doubt_and_bet: {
