@@ -22,6 +22,7 @@ def _json(schema: dict, description: str) -> dict:
 _ERRORS = {str(code): _json(_ref("Error"), text) for code, text in (
     (400, "a malformed body, a bad game string, an illegal history, nobody to act"),
     (404, "unknown agent, path or table"),
+    (408, "the body did not arrive in time"),
     (409, "wrong seat, or not this seat's turn"),
     (413, "the body is too large"),
     (415, "a table body that is not application/json"),

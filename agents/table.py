@@ -54,6 +54,7 @@ class Table:
         self.mode = "replay" if record is not None else "play" if self.human is not None else "watch"
         self.lock = threading.Lock()
         self.used = time.monotonic()
+        self.games_played = 0
         self.deal(seed)
 
     def deal(self, seed: int) -> None:
@@ -66,7 +67,7 @@ class Table:
                        for s, spec in enumerate(self.seats)]
         self.error = None
         self.last_move = -1e18  # the first bot move is due at once
-        self.games_played = getattr(self, "games_played", 0) + 1
+        self.games_played += 1
         self._views = {}
 
     @property

@@ -199,8 +199,7 @@ def move_log(state, me: int, adapter: Adapter) -> list[dict]:
     game = state.get_game()
     replay = game.new_initial_state()
     entries = []
-    seen = 0
-    log = replay.log()
+    log = replay.log()  # a game may log events before the first move (Underdog's first round)
     for e in log:
         text = adapter.text(replay, e, me)
         if text is not None:

@@ -20,6 +20,7 @@ registry imports every module of this package.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 
@@ -33,6 +34,8 @@ ROUTES = {"/health": ("GET",), "/agents": ("GET",), "/act": ("POST",), "/openapi
 IDLE_TIMEOUT = 5.0
 #: requests handled at once; more are answered 503
 MAX_CONCURRENT = 256
+#: seconds a request body may take to arrive
+BODY_TIMEOUT = 10.0
 
 
 def _paths_text() -> str:
@@ -40,7 +43,7 @@ def _paths_text() -> str:
 
 
 def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, table_idle: float = 1800.0,
-             loopback_only: bool = True, quiet: bool = True, service: AgentService | None = None):
+             loopback_only: bool = True, service: AgentService | None = None):
     """The Starlette application of ``kibitz serve`` (specs checked first:
     ValueError with the reason). ``bot_delay``: seconds between the bots'
     moves at a web table; ``max_tables`` tables are kept (the least recently
@@ -50,7 +53,7 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.responses import FileResponse, JSONResponse
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
     from starlette.concurrency import run_in_threadpool
@@ -74,12 +77,20 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
             raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
-            chunks.append(chunk)
+        chunks = []
+
+        async def read():
+            size = 0
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
+                chunks.append(chunk)
+
+        try:
+            await asyncio.wait_for(read(), BODY_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s") from None
         return parse_body(b"".join(chunks))
 
     def answer(handler):
@@ -276,7 +287,7 @@ class Server:
             self.socket.close()
 
     def start(self) -> "Server":
-        self.server.config.install_signal_handlers = False  # not the main thread
+        # uvicorn installs its signal handlers only in the main thread
         self._thread = threading.Thread(target=self.run, daemon=True, name="kibitz-serve")
         self._thread.start()
         while not self.server.started and self._thread.is_alive():

@@ -15,6 +15,7 @@ from kibitz.agents.registry import AGENTS, agent_kinds, register_agent
 from kibitz.agents.serve import MAX_BODY, MAX_HISTORY, GameCache
 from kibitz.agents.web_app import Server, make_app
 from kibitz.commands.serve import serve
+from helpers import call
 
 GAME = "underdog(players=3,cards=5,bank=2)"
 SEEN = []
@@ -40,17 +41,6 @@ def url():
     yield server.url
     server.stop()
     AGENTS.pop("spy_test")
-
-
-def call(url, path, body=None, raw=None, method=None, headers=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(url + path, data=data, method=method or ("GET" if data is None else "POST"),
-                                 headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def test_health_and_agents(url):
@@ -213,6 +203,22 @@ def test_a_body_too_large_is_refused_before_it_is_read(url):
     assert head.startswith("HTTP/1.1 413") and json.loads(body)["error"] == f"the body may have at most {MAX_BODY:,} bytes"
 
 
+def test_a_body_that_never_arrives_times_out(url, monkeypatch):
+    from kibitz.agents import web_app
+
+    monkeypatch.setattr(web_app, "BODY_TIMEOUT", 0.3)
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+        answer = b""
+        while b'"status"' not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 0.3 s" in answer
+
+
 def test_openapi_describes_the_api(url):
     import jsonschema
 
@@ -279,3 +285,26 @@ def test_cli_checks_every_agent_at_start(spec, text):
     r = CliRunner().invoke(serve, ["--agent", "random", "--agent", spec, "--port", "0"])
     assert r.exit_code == 2 and text in r.output
     assert time.monotonic() - started < 30
+
+
+def test_the_command_serves_until_interrupted():
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "serve", "--port", "0",
+                             "--agent", "random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("kibitz serve: random on http://127.0.0.1:") and "the web table is" in line
+        base = line.split(" on ", 1)[1].split(" ", 1)[0]
+        assert call(base, "/health")[1]["agents"] == 1
+        with urllib.request.urlopen(base + "/", timeout=30) as r:
+            assert r.headers["Content-Type"].startswith("text/html") and b"kibitz web table" in r.read()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -14,6 +14,7 @@ from kibitz.agents.registry import AGENTS, agent_kinds, register_agent
 from kibitz.agents.table_views import ADAPTERS, seat_view
 from kibitz.agents.web_app import Server, make_app
 from kibitz.games import REGISTRY
+from helpers import call
 
 SMALL = {name: spec.small for name, spec in REGISTRY.items()}
 #: larger games too: more seats, more rounds, more hidden cards
@@ -120,17 +121,6 @@ def server():
     yield srv
     srv.stop()
     AGENTS.pop("broken_test")
-
-
-def call(url, path, body=None, method=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url + path, data=data, method=method or ("GET" if data is None else "POST"),
-                                 headers={"Content-Type": "application/json"} if data is not None else {})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def test_a_person_plays_a_whole_game(server):

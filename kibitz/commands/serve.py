@@ -34,7 +34,7 @@ def serve(specs, host, port, bot_delay, max_tables, table_idle, log):
     loopback = host in ("127.0.0.1", "localhost", "::1")
     try:
         app = make_app(specs, bot_delay=bot_delay, max_tables=max_tables, table_idle=table_idle,
-                       loopback_only=loopback, quiet=not log)
+                       loopback_only=loopback)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--agent") from None
     try:
@@ -43,5 +43,8 @@ def serve(specs, host, port, bot_delay, max_tables, table_idle, log):
         raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     click.echo(f"kibitz serve: {', '.join(specs)} on {server.url} (Ctrl-C stops); "
                f"the web table is {server.url}/")
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn shuts down, then raises the signal again
+        pass
     click.echo("stopped")
