@@ -12,7 +12,11 @@ costs nothing. A bot is shown only its seat's information state, as at
 the table's seed.
 
 A page that plays seat ``h`` gets only seat ``h``'s view; a page watching
-bots or a replay may look from any seat, one at a time. :class:`TableStore`
+bots or a replay may look from any seat, one at a time. At a table with a
+person the seed is mixed with a number the server draws for each deal and
+never sends: the person chose the seed, and could otherwise replay the
+deck's order and the bots' draws from it. A game of bots is reproducible
+from its seed alone. :class:`TableStore`
 keeps at most ``max_tables`` tables (the least recently used is dropped
 first) and drops a table unused for ``idle`` seconds.
 """
@@ -58,12 +62,15 @@ class Table:
         self.deal(seed)
 
     def deal(self, seed: int) -> None:
-        """A new game at this table (the same seats), chance drawn from ``seed``."""
+        """A new game at this table (the same seats), chance and bots seeded
+        from ``seed`` (and, with a person seated, a secret: see the module
+        docstring)."""
         self.seed = seed
+        self._secret = secrets.randbits(64) if self.human is not None else 0
         self.state = self.game.new_initial_state()
-        self.rng = np.random.default_rng(np.random.SeedSequence((seed, 0x7AB1E)))
+        self.rng = np.random.default_rng(np.random.SeedSequence((seed, self._secret, 0x7AB1E)))
         self.agents = [None if spec == HUMAN or self.record is not None else
-                       make_agent(spec, self.game, s, seed=int(np.random.SeedSequence((seed, s)).generate_state(1)[0]))
+                       make_agent(spec, self.game, s, seed=self._seed_words(s, 0x5EA7))
                        for s, spec in enumerate(self.seats)]
         self.error = None
         self.last_move = -1e18  # the first bot move is due at once
@@ -107,9 +114,12 @@ class Table:
             outcomes = self.state.chance_outcomes()
             probs = np.array([p for _, p in outcomes])
             return int(outcomes[self.rng.choice(len(outcomes), p=probs / probs.sum())][0])
-        rng = np.random.default_rng(np.random.SeedSequence((self.seed, self.version)))
+        rng = np.random.default_rng(self._seed_words(self.version, 0x5A3E))
         view = private_view(self.game, self.state, player, rng)
         return int(self.agents[player].step(view))
+
+    def _seed_words(self, *key) -> int:
+        return int(np.random.SeedSequence((self.seed, self._secret, *key)).generate_state(1)[0])
 
     def move(self, seat: int, action) -> None:
         if self.mode != "play":

@@ -30,8 +30,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 #: a quick game of each kibitz game, with fast bots
 GAMES = {
     "underdog": (REGISTRY["underdog"].small, ["human", "heuristic", "random"]),
-    "pub": (REGISTRY["pub"].small, ["random", "human", "heuristic"]),
-    "over_under": (REGISTRY["over_under"].small, ["heuristic", "human"]),
+    "pub": (REGISTRY["pub"].small, ["human", "random", "heuristic"]),
+    "over_under": (REGISTRY["over_under"].small, ["human", "heuristic"]),
     "doubt_and_bet": (REGISTRY["doubt_and_bet"].small, ["human", "heuristic"]),
 }
 
@@ -144,20 +144,24 @@ def replayed_returns(game_string, history):
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_play_a_whole_game_by_clicking(page, server, name):
     game_string, seats = GAMES[name]
-    new_table(page, game_string, seats, seed=11)
-    clicks = play_by_clicking(page, np.random.default_rng(7))
-    table = table_of(server, page)
-    returns = replayed_returns(game_string, table.state.history())
-    assert clicks >= 1 and shown_returns(page) == returns
     human = seats.index("human")
-    mine = page.locator(f"#result-table tr[data-seat='{human}']")
-    assert "me" in mine.get_attribute("class") and mine.locator("td").first.text_content() == "You"
-    title = page.text_content("#result-title")
-    assert title == ("You win!" if returns[human] == max(returns) and returns.count(max(returns)) == 1
-                     else "You share the win!" if returns[human] == max(returns) else "You lose.")
-    page.click("#new-game")  # the same seats, the next seed
-    page.wait_for_selector("#result", state="hidden")
-    assert "game 2" in page.text_content("#table-title")
+    new_table(page, game_string, seats, seed=11)
+    rng = np.random.default_rng(7)
+    for game in range(1, 6):  # a deal may end before the person's first turn: then the next one
+        clicks = play_by_clicking(page, rng)
+        table = table_of(server, page)
+        returns = replayed_returns(game_string, table.state.history())
+        assert shown_returns(page) == returns
+        mine = page.locator(f"#result-table tr[data-seat='{human}']")
+        assert "me" in mine.get_attribute("class") and mine.locator("td").first.text_content() == "You"
+        title = page.text_content("#result-title")
+        assert title == ("You win!" if returns[human] == max(returns) and returns.count(max(returns)) == 1
+                         else "You share the win!" if returns[human] == max(returns) else "You lose.")
+        page.click("#new-game")  # the same seats, the next seed
+        page.wait_for_selector(f"#table-title:has-text('game {game + 1}')")
+        if clicks:
+            break
+    assert clicks >= 1
 
 
 def test_the_page_sees_only_its_seat(page, server):

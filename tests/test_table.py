@@ -234,3 +234,16 @@ def test_bots_move_at_a_human_pace():
         assert moves[-1] <= 2 + elapsed / 0.3
     finally:
         srv.stop()
+
+
+def test_a_person_cannot_work_out_the_deal_from_the_seed(server):
+    # the same seed twice: a game of bots deals the same, a table with a person not
+    body = {"game": SMALL["pub"], "seed": 9}
+    watched = [call(server.url, "/tables", {**body, "seats": ["random"] * 3})[1] for _ in range(2)]
+    assert watched[0]["log"] == watched[1]["log"]
+    store = server.app.state.tables
+    deals = set()
+    for _ in range(6):
+        view = call(server.url, "/tables", {**body, "seats": ["human", "random", "random"]})[1]
+        deals.add(tuple(store._tables[view["table"]].state.history()[:4]))
+    assert len(deals) > 1
