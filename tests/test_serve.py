@@ -189,10 +189,11 @@ def test_bodies_are_checked_before_they_are_read(url, raw, status, text):
     assert call(url, "/health")[0] == 200  # and the server goes on
 
 
-def test_a_body_too_large_is_refused_before_it_is_read(url):
+def raw_answer(url, request: bytes):
+    """(head, body) of the server's answer to ``request`` sent as it is on one connection."""
     port = int(url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % (MAX_BODY + 1))
+        sock.sendall(request)
         answer = b""
         while b'"status"' not in answer:
             chunk = sock.recv(65536)
@@ -200,6 +201,12 @@ def test_a_body_too_large_is_refused_before_it_is_read(url):
                 break
             answer += chunk
     head, _, body = answer.decode().partition("\r\n\r\n")
+    return head, body
+
+
+def test_a_body_too_large_is_refused_before_it_is_read(url):
+    head, body = raw_answer(url, b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n"
+                                 % (MAX_BODY + 1))
     assert head.startswith("HTTP/1.1 413") and json.loads(body)["error"] == f"the body may have at most {MAX_BODY:,} bytes"
 
 
@@ -207,16 +214,8 @@ def test_a_body_that_never_arrives_times_out(url, monkeypatch):
     from kibitz.agents import web_app
 
     monkeypatch.setattr(web_app, "BODY_TIMEOUT", 0.3)
-    port = int(url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
-        answer = b""
-        while b'"status"' not in answer:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-    assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 0.3 s" in answer
+    head, body = raw_answer(url, b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+    assert head.startswith("HTTP/1.1 408") and json.loads(body)["error"] == "the body did not arrive within 0.3 s"
 
 
 def test_openapi_describes_the_api(url):
