@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.kibitz-installed
 
-.PHONY: demo test bench strength trained trained-strength trained-vs-ismcts clean
+.PHONY: demo test browser bench strength trained trained-strength trained-vs-ismcts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/kibitz demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n 2
+
+# The browser tests (tests/test_browser.py) drive Debian's Chromium through
+# Playwright (which is not allowed to download a browser of its own):
+# install the package when no chromium is on the PATH (CI runs as root).
+browser:
+	@command -v chromium >/dev/null 2>&1 || [ -n "$$KIBITZ_CHROMIUM" ] || { \
+	    echo "make: installing Debian's chromium for the browser tests"; \
+	    if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	    else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi; }
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/game_speed.py

@@ -102,8 +102,16 @@ def trained_path(game) -> Path:
     return path
 
 
+def _file_game(path="") -> str:
+    """The game string of the network file a ``net`` spec names (read and checked)."""
+    if not path:
+        raise ValueError("net needs a file: net(path/to/agent.json.gz) (kibitz export makes one)")
+    return load_network(str(path)).game
+
+
 @register_agent("net", "plays a network agent file through onnxruntime (kibitz train, then kibitz export)",
-                options={"path": ("", "the network agent file (.json or .json.gz)")}, positional="path")
+                options={"path": ("", "the network agent file (.json or .json.gz)")}, positional="path",
+                game_of=_file_game)
 def _net(game, player_id, seed, path=""):
     return NetAgent(game, player_id, seed, path=str(path))
 

@@ -91,10 +91,21 @@ class PolicyAgent(Agent):
         raise UnseenInformationState(f"{key!r} is not in the policy file (unseen=error)")
 
 
+def _file_game(path="", unseen="file") -> str:
+    """The game string of the file a ``policy`` spec names (read and checked)."""
+    from kibitz.agents.export import check_game, read_agent_file
+
+    if not path:
+        raise ValueError("policy needs a file: policy(path/to/agent.json.gz)")
+    if not os.path.exists(str(path)):
+        raise AgentFileError(f"policy file {str(path)!r} does not exist")
+    return str(check_game(read_agent_file(str(path)), str(path)))
+
+
 @register_agent(
     "policy", "plays a policy file or agent file (kibitz solve / kibitz export)",
     options={"path": ("", "the file (.json or .json.gz)"),
              "unseen": ("file", "unseen information states: file | uniform | error | heuristic | random")},
-    positional="path")
+    positional="path", game_of=_file_game)
 def _policy(game, player_id, seed, path="", unseen="file"):
     return PolicyAgent(game, player_id, seed, path=str(path), unseen=str(unseen))

@@ -35,6 +35,9 @@ class AgentKind:
     positional: str | None = None
     #: preset name -> the options it sets (one line), for kinds with an option ``preset``
     presets: dict = dataclasses.field(default_factory=dict)
+    #: game_of(**options) -> the game string the options tie the agent to (a
+    #: file's game), read for :func:`check_spec`; None: any game may do
+    game_of: Callable | None = None
 
 
 AGENTS: dict[str, AgentKind] = {}
@@ -42,10 +45,11 @@ _loaded = False
 
 
 def register_agent(name: str, help: str, options: dict | None = None, positional: str | None = None,
-                   presets: dict | None = None):
+                   presets: dict | None = None, game_of: Callable | None = None):
     """Decorator for an agent factory (a class or function)."""
     def decorate(factory):
-        AGENTS[name] = AgentKind(name, help, dict(options or {}), factory, positional, dict(presets or {}))
+        AGENTS[name] = AgentKind(name, help, dict(options or {}), factory, positional, dict(presets or {}),
+                                 game_of)
         return factory
     return decorate
 
@@ -138,6 +142,13 @@ def _check_option(agent: str, key: str, value, default) -> None:
 
 def make_agent(spec: str, game, player_id: int, seed: int | None = None):
     """Builds the agent that ``spec`` names for seat ``player_id`` of ``game``."""
+    kind, options = resolve_spec(spec)
+    return kind.factory(game, player_id, seed, **options)
+
+
+def resolve_spec(spec: str) -> tuple[AgentKind, dict]:
+    """The kind a spec names and its options by name, each option checked
+    against the kind's (name and type); ValueError naming the fault."""
     name, options = parse_spec(spec)
     kinds = agent_kinds()
     if name not in kinds:
@@ -154,7 +165,34 @@ def make_agent(spec: str, game, player_id: int, seed: int | None = None):
                          if kind.options else f"agent {name!r} takes no options; got {', '.join(unknown)}")
     for key, value in options.items():
         _check_option(name, key, value, kind.options[key][0])
-    return kind.factory(game, player_id, seed, **options)
+    return kind, options
+
+
+def check_spec(spec: str) -> None:
+    """Checks an agent spec before any game is known (``kibitz serve`` does at
+    start): the kind and its options, then that the agent can be built for a
+    game: the game its options tie it to (``policy(FILE)``: the file's), or
+    else at least one kibitz game at its small configuration. Raises
+    ValueError with the reason (a missing file, an option out of range, no
+    network shipped for any game, ...)."""
+    from kibitz.games import REGISTRY, load_game
+
+    kind, options = resolve_spec(spec)
+    if kind.name == "human":
+        raise ValueError("the human agent is a person at the terminal (kibitz play only)")
+    try:
+        games = [kind.game_of(**options)] if kind.game_of else [REGISTRY[g].small for g in sorted(REGISTRY)]
+    except OSError as e:
+        raise ValueError(f"{spec}: {e.strerror or e}") from None
+    first = None
+    for game_string in games:
+        try:
+            make_agent(spec, load_game(game_string), 0, seed=0)
+            return
+        except (ValueError, OSError) as e:
+            first = first or e
+    where = games[0] if len(games) == 1 else "any kibitz game"
+    raise ValueError(f"agent {spec!r} cannot play {where}: {first}")
 
 
 def _split(text: str) -> list[str]:

@@ -1,20 +1,29 @@
-"""Agents over HTTP and JSON for other frontends (``kibitz serve``).
+"""Agents over HTTP and JSON for other frontends, and the web table (``kibitz serve``).
 
-Endpoints (all responses are JSON; the API is documented in docs/serving.md):
+This module is the request logic: :class:`AgentService` (``/act``,
+``/agents``, ``/health``) and the body checks, with no HTTP in it.
+:mod:`kibitz.agents.web_app` puts it and the web table
+(:mod:`kibitz.agents.table`, the page in ``agents/web/``) behind a Starlette
+application run on uvicorn. The API is in docs/serving.md; ``GET
+/openapi.json`` describes it (:mod:`kibitz.agents.openapi`).
+
+Endpoints (all answers JSON, errors included):
 
 * ``GET /health``: ``{"status": "ok", ...}``.
 * ``GET /agents``: the agent specs served, with their kind and options.
 * ``POST /act``: ``{"game": GAME_STRING, "agent": SPEC, "history": [ids]}``
   (every action so far, chance included) or ``"state": SERIALIZED`` instead
   of the history (for Python games only the serialization's history line is
-  read and replayed: its pickle is never loaded); optional ``"seed"`` (int, default 0) and ``"player"`` (the
-  seat the caller expects to be acting). Returns the seat to act, the
-  chosen action and its name, and the agent's probabilities over the legal
-  moves.
+  read and replayed: its pickle is never loaded); optional ``"seed"`` (int,
+  default 0) and ``"player"`` (the seat the caller expects to be acting).
+  Returns the seat to act, the chosen action and its name, and the agent's
+  probabilities over the legal moves.
+* ``/tables...``: the web table's API (:mod:`kibitz.agents.table`).
 
-Errors are 4xx with ``{"error": message}``: 400 for bad JSON, a bad game
-string, an illegal history or a state with no player to act; 404 for an
-unknown agent or path; 409 when ``player`` is not the seat to act.
+Every body is checked before it is read: at most :data:`MAX_BODY` bytes,
+nested at most :data:`MAX_DEPTH` deep, only the documented fields, each of
+its type, a history of at most :data:`MAX_HISTORY` actions. Errors are
+``{"error": message, "status": code}``.
 
 An agent never sees another seat's hidden information: before it is asked,
 the true state is replaced by ``state.resample_from_infostate(player,
@@ -26,16 +35,27 @@ to an agent.
 
 from __future__ import annotations
 
+import collections
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pyspiel
 
-from kibitz.agents.registry import agent_kinds, make_agent, parse_spec
+from kibitz.agents.registry import agent_kinds, check_spec, make_agent, parse_spec
 
+#: the largest request body read, in bytes
 MAX_BODY = 1 << 20
+#: the deepest nesting of arrays and objects a body may have
+MAX_DEPTH = 8
+#: the most actions a history may hold
+MAX_HISTORY = 20_000
+#: the longest game string taken
+MAX_GAME_STRING = 1_000
+#: game strings whose loaded games are kept (least recently used dropped)
+GAME_CACHE = 256
+#: the fields of a POST /act body
+ACT_FIELDS = ("game", "agent", "history", "state", "seed", "player")
 
 
 class ApiError(Exception):
@@ -49,23 +69,150 @@ def _norm(spec: str) -> str:
     return "".join(spec.split())
 
 
-class AgentService:
-    """The request logic, independent of HTTP (thread-safe)."""
+def is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
-    def __init__(self, specs: list[str]):
+
+def depth_of(value) -> int:
+    """How deep arrays and objects nest in a parsed JSON value (a scalar: 0)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, list):
+            continue
+        deepest = max(deepest, d)
+        stack.extend((x, d + 1) for x in v if isinstance(x, (list, dict)))
+    return deepest
+
+
+def parse_body(raw: bytes):
+    """A request body as JSON, checked for size and nesting (ApiError otherwise)."""
+    if len(raw) > MAX_BODY:
+        raise ApiError(413, f"the body has {len(raw):,} bytes; at most {MAX_BODY:,}")
+    try:
+        value = json.loads(raw or b"null")
+    except RecursionError:
+        raise ApiError(400, f"the body is nested too deep; at most {MAX_DEPTH} levels") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"the body is not JSON: {e}") from None
+    depth = depth_of(value)
+    if depth > MAX_DEPTH:
+        raise ApiError(400, f"the body is nested {depth} levels deep; at most {MAX_DEPTH}")
+    return value
+
+
+def check_fields(body, allowed, what: str) -> dict:
+    if not isinstance(body, dict):
+        raise ApiError(400, f"the {what} body must be a JSON object")
+    unknown = [k for k in body if k not in allowed]
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0]!r} in the {what} body; its fields: {', '.join(allowed)}")
+    return body
+
+
+class GameCache:
+    """Loaded games by game string, the :data:`GAME_CACHE` most recently used
+    kept (thread-safe); a bad string is ApiError 400."""
+
+    def __init__(self, size: int = GAME_CACHE):
+        self.size = size
+        self._games: collections.OrderedDict[str, pyspiel.Game] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._games)
+
+    def get(self, game_string) -> pyspiel.Game:
+        if not isinstance(game_string, str) or not game_string.strip():
+            raise ApiError(400, "'game' must be a game string, e.g. \"underdog(players=3)\"")
+        if len(game_string) > MAX_GAME_STRING:
+            raise ApiError(400, f"'game' has {len(game_string)} characters; at most {MAX_GAME_STRING}")
+        with self._lock:
+            game = self._games.get(game_string)
+            if game is not None:
+                self._games.move_to_end(game_string)
+                return game
+        from kibitz.games import GameStringError, load_game
+        try:
+            game = load_game(game_string)
+        except GameStringError as e:
+            raise ApiError(400, f"bad game string: {e}") from None
+        with self._lock:
+            self._games[game_string] = game
+            while len(self._games) > self.size:
+                self._games.popitem(last=False)
+        return game
+
+
+def replay(game, history) -> pyspiel.State:
+    """The state after ``history`` (every action checked); ApiError 400 otherwise."""
+    if not isinstance(history, list) or not all(is_int(a) for a in history):
+        raise ApiError(400, "'history' must be a list of action ids (chance included)")
+    if len(history) > MAX_HISTORY:
+        raise ApiError(400, f"'history' has {len(history):,} actions; at most {MAX_HISTORY:,}")
+    from kibitz.games import REGISTRY
+    # kibitz games refuse an illegal action themselves (with the reason), so
+    # the legal actions are listed only for the message; other games are
+    # checked first
+    checks = game.get_type().short_name not in REGISTRY
+    state = game.new_initial_state()
+    for i, a in enumerate(history):
+        if state.is_terminal():
+            raise ApiError(400, f"illegal history: the game ends before position {i}")
+        if checks and a not in state.legal_actions():
+            _illegal(state, i, a)
+        try:
+            state.apply_action(a)
+        except (ValueError, pyspiel.SpielError):
+            _illegal(state, i, a)
+    return state
+
+
+def _illegal(state, i, a):
+    who = "chance" if state.is_chance_node() else f"player {state.current_player()}"
+    raise ApiError(400, f"illegal history: action {a} at position {i} is not legal for {who}; "
+                        f"legal: {state.legal_actions()}")
+
+
+def private_view(game, state, player, rng):
+    """The state an agent of ``player`` is shown: drawn from that seat's
+    information state (the state itself for perfect information)."""
+    if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+        return state.clone()
+    try:
+        view = state.resample_from_infostate(player, rng.random)
+    except Exception as e:
+        raise ApiError(501, f"{game.get_type().short_name} cannot resample a state from an "
+                            f"information state ({e}); refusing to show the true state to an agent") from None
+    if view.information_state_string(player) != state.information_state_string(player):
+        raise ApiError(500, "resampled state does not match the player's information state")
+    return view
+
+
+class AgentService:
+    """The request logic, independent of HTTP (thread-safe).
+
+    Every spec is checked when the service is made
+    (:func:`~kibitz.agents.registry.check_spec`): a bad one is a ValueError
+    with the reason, before anything is served.
+    """
+
+    def __init__(self, specs: list[str], games: GameCache | None = None):
         if not specs:
             raise ValueError("serve needs at least one --agent")
         kinds = agent_kinds()
         self.specs: dict[str, str] = {}
         for spec in specs:
-            name, options = parse_spec(spec)
+            name, _ = parse_spec(spec)
             if name not in kinds:
                 raise ValueError(f"unknown agent {name!r}; agents are: {', '.join(sorted(kinds))}")
             if name == "human":
                 raise ValueError("the human agent cannot be served")
+            check_spec(spec)
             self.specs[_norm(spec)] = spec.strip()
-        self._games: dict[str, pyspiel.Game] = {}
-        self._lock = threading.Lock()
+        self.games = games or GameCache()
 
     # ---------------------------------------------------------- endpoints
     def health(self) -> dict:
@@ -87,13 +234,15 @@ class AgentService:
         return {"agents": out}
 
     def act(self, req) -> dict:
-        if not isinstance(req, dict):
-            raise ApiError(400, "the request body must be a JSON object")
-        game = self._game(req.get("game"))
-        spec = self._spec(req.get("agent"))
+        check_fields(req, ACT_FIELDS, "/act")
+        game = self.games.get(req.get("game"))
+        spec = self._spec(req)
         seed = req.get("seed", 0)
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ApiError(400, "'seed' must be a non-negative integer")
+        if not is_int(seed) or not 0 <= seed < 2**64:
+            raise ApiError(400, "'seed' must be an integer 0 .. 2**64-1")
+        expected = req.get("player")
+        if expected is not None and not is_int(expected):
+            raise ApiError(400, f"'player' must be a seat number (an integer), not {expected!r}")
         state = self._state(game, req)
         if state.is_terminal():
             raise ApiError(400, "the game is over: no player is to act")
@@ -102,11 +251,10 @@ class AgentService:
         player = state.current_player()
         if player < 0:
             raise ApiError(400, "no single player is to act (simultaneous moves are not served)")
-        expected = req.get("player")
         if expected is not None and expected != player:
             raise ApiError(409, f"wrong seat: seat {player} is to act, not seat {expected}")
         rng = np.random.default_rng(np.random.SeedSequence((seed, len(state.history()))))
-        view = self._private_view(game, state, player, rng)
+        view = private_view(game, state, player, rng)
         try:
             agent = make_agent(spec, game, player, seed=int(rng.integers(2**32)))
             policy, action = agent.step_with_policy(view)
@@ -128,27 +276,21 @@ class AgentService:
         }
 
     # ---------------------------------------------------------- helpers
-    def _game(self, game_string):
-        if not isinstance(game_string, str) or not game_string.strip():
-            raise ApiError(400, "'game' must be a game string, e.g. \"underdog(players=3)\"")
-        with self._lock:
-            if game_string not in self._games:
-                from kibitz.games import GameStringError, load_game
-                try:
-                    self._games[game_string] = load_game(game_string)
-                except GameStringError as e:
-                    raise ApiError(400, f"bad game string: {e}") from None
-            return self._games[game_string]
-
-    def _spec(self, agent):
-        if agent is None and len(self.specs) == 1:
-            return next(iter(self.specs.values()))
-        if not isinstance(agent, str) or _norm(agent) not in self.specs:
-            raise ApiError(404, f"unknown agent {agent!r}; served agents: {', '.join(self.specs.values())}")
+    def _spec(self, req):
+        served = ", ".join(self.specs.values())
+        if "agent" not in req:
+            if len(self.specs) == 1:
+                return next(iter(self.specs.values()))
+            raise ApiError(400, f"'agent' is missing: {len(self.specs)} agents are served ({served})")
+        agent = req["agent"]
+        if not isinstance(agent, str):
+            raise ApiError(400, f"'agent' must be an agent spec (a string); served agents: {served}")
+        if _norm(agent) not in self.specs:
+            raise ApiError(404, f"unknown agent {agent!r}; served agents: {served}")
         return self.specs[_norm(agent)]
 
-    @classmethod
-    def _state(cls, game, req):
+    @staticmethod
+    def _state(game, req):
         if "state" in req:
             if "history" in req:
                 raise ApiError(400, "give either 'history' or 'state', not both")
@@ -166,104 +308,11 @@ class AgentService:
                     history = [int(pair.split(":")[1]) for pair in first[len("history="):].split(",") if pair]
                 except (IndexError, ValueError):
                     raise ApiError(400, "bad serialized state: cannot read its history line") from None
-                return cls._replay(game, history)
+                return replay(game, history)
             try:
                 return game.deserialize_state(text)
             except Exception as e:  # pyspiel raises several kinds
                 raise ApiError(400, f"bad serialized state: {e}") from None
-        return cls._replay(game, req.get("history"))
-
-    @staticmethod
-    def _replay(game, history):
-        if not isinstance(history, list) or not all(isinstance(a, int) and not isinstance(a, bool)
-                                                    for a in history):
-            raise ApiError(400, "'history' must be a list of action ids (chance included)")
-        state = game.new_initial_state()
-        for i, a in enumerate(history):
-            if state.is_terminal():
-                raise ApiError(400, f"illegal history: the game ends before position {i}")
-            legal = state.legal_actions()
-            if a not in legal:
-                who = "chance" if state.is_chance_node() else f"player {state.current_player()}"
-                raise ApiError(400, f"illegal history: action {a} at position {i} is not legal for {who}; "
-                                    f"legal: {legal}")
-            state.apply_action(a)
-        return state
-
-    @staticmethod
-    def _private_view(game, state, player, rng):
-        if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
-            return state.clone()
-        try:
-            view = state.resample_from_infostate(player, rng.random)
-        except Exception as e:
-            raise ApiError(501, f"{game.get_type().short_name} cannot resample a state from an "
-                                f"information state ({e}); refusing to show the true state to an agent") from None
-        if view.information_state_string(player) != state.information_state_string(player):
-            raise ApiError(500, "resampled state does not match the player's information state")
-        return view
-
-
-class _Handler(BaseHTTPRequestHandler):
-    service: AgentService = None  # set per server class
-    quiet = True
-
-    def _send(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _error(self, status, message):
-        self._send(status, {"error": message, "status": status})
-
-    def do_GET(self):
-        path = self.path.split("?", 1)[0]
-        if path == "/health":
-            self._send(200, self.service.health())
-        elif path == "/agents":
-            self._send(200, self.service.agents())
-        elif path == "/act":
-            self._error(405, "use POST /act")
-        else:
-            self._error(404, f"no such path {path!r}; paths: GET /health, GET /agents, POST /act")
-
-    def do_POST(self):
-        path = self.path.split("?", 1)[0]
-        if path != "/act":
-            self._error(404, f"no such path {path!r}; paths: GET /health, GET /agents, POST /act")
-            return
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0 or length > MAX_BODY:
-            self._error(413 if length > MAX_BODY else 400, "bad or too large Content-Length")
-            return
-        try:
-            req = json.loads(self.rfile.read(length) or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            self._error(400, f"the body is not JSON: {e}")
-            return
-        try:
-            self._send(200, self.service.act(req))
-        except ApiError as e:
-            self._error(e.status, e.message)
-        except Exception as e:  # an agent or game failure: report it, keep serving
-            self._error(500, f"{type(e).__name__}: {e}")
-
-    def log_message(self, format, *args):
-        if not self.quiet:
-            super().log_message(format, *args)
-
-
-def make_server(specs: list[str], host: str = "127.0.0.1", port: int = 8000,
-                quiet: bool = True) -> ThreadingHTTPServer:
-    """A ThreadingHTTPServer serving ``specs``; port 0 picks a free port."""
-    service = AgentService(specs)
-    handler = type("KibitzHandler", (_Handler,), {"service": service, "quiet": quiet})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+        if "history" not in req:
+            raise ApiError(400, "give 'history' (every action id so far) or 'state'")
+        return replay(game, req["history"])

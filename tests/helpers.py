@@ -1,4 +1,8 @@
-"""Helpers shared by the game tests."""
+"""Helpers shared by the game tests, and an HTTP call for the server tests."""
+
+import json
+import urllib.error
+import urllib.request
 
 import numpy as np
 from open_spiel.python.algorithms import evaluate_bots
@@ -42,3 +46,19 @@ def random_play_decisions(game, rng, num_games):
             legal = state.legal_actions()
             state.apply_action(legal[int(rng.integers(len(legal)))])
         yield state
+
+
+def call(url, path, body=None, raw=None, method=None, headers=None):
+    """(status, JSON answer) of one request to ``url + path``: ``body`` sent as
+    JSON (or ``raw`` bytes as they are), GET without either."""
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    sent = dict(headers or {})
+    if body is not None:
+        sent.setdefault("Content-Type", "application/json")
+    req = urllib.request.Request(url + path, data=data, method=method or ("GET" if data is None else "POST"),
+                                 headers=sent)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())

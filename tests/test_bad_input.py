@@ -157,7 +157,10 @@ CASES = [
     ("serve --agent ''", 2, ["--agent", "bad agent spec"]),
     ("serve --agent random --port 99999", 2, ["--port", "0<=x<=65535"]),
     ("serve --agent random --port -1", 2, ["--port", "0<=x<=65535"]),
-    ("serve", 2, ["Missing option '--agent'"]),
+    ("serve --agent 'policy(nofile.json)'", 2, ["--agent", "policy file 'nofile.json' does not exist"]),
+    ("serve --agent 'ismcts(sims=-5)'", 2, ["--agent", "sims must be 0..1,000,000,000; got -5"]),
+    ("serve --bot-delay -1", 2, ["--bot-delay", "0<=x<=60"]),
+    ("serve --max-tables 0", 2, ["--max-tables", "1<=x<=10000"]),
     # kibitz experiment (its --set and spec files: tests/test_bad_files.py)
     ("experiment run nofolder", 2, ["FOLDER", "does not exist"]),
     ("experiment run", 2, ["Missing argument 'FOLDER'"]),

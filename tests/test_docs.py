@@ -71,7 +71,11 @@ NOT_RUN = {
     "kibitz serve --agent heuristic --agent 'ismcts(sims=500)'": "runs until stopped (tests/test_serve.py)",
     "kibitz serve --agent heuristic --agent 'ismcts(sims=200)' --port 8000": "runs until stopped",
     "kibitz serve --agent heuristic --agent 'ismcts(sims=200)' --port 8765": "runs until stopped",
-    "kibitz serve: heuristic, ismcts(sims=200) on http://127.0.0.1:8765 (Ctrl-C stops)": "output, not a command",
+    "kibitz serve: heuristic, ismcts(sims=200) on http://127.0.0.1:8765 (Ctrl-C stops); the web table is "
+    "http://127.0.0.1:8765/": "output, not a command",
+    "kibitz serve --agent 'policy(nofile.json)'": "exits 2 on purpose (tests/test_serve.py checks it)",
+    "kibitz serve --agent 'ismcts(sims=-5)'": "exits 2 on purpose (tests/test_serve.py checks it)",
+    "kibitz serve --port 8000": "runs until stopped (tests/test_browser.py plays at the table it serves)",
     "kibitz COMMAND --help": "COMMAND stands for each command; `kibitz --help` lists them",
     "kibitz tournament GAME --agents a,b,c --games N [--seed S] [--workers W] [--out DIR] [--resume] "
     "[--no-progress]": "a synopsis; the example below it runs",

@@ -91,6 +91,8 @@ def test_the_wheel_adds_exactly_one_import_name(tmp_path):
     assert declared == ["kibitz"]
     for package in ("games", "solvers", "agents", "agents/heuristics", "experiments", "commands"):
         assert f"kibitz/{package}/__init__.py" in names
+    for page in ("index.html", "table.js", "table.css"):  # the web table's page, package data
+        assert f"kibitz/agents/web/{page}" in names
 
 
 def test_installed_packages_are_the_folders_of_the_repository():

@@ -1,7 +1,8 @@
-"""kibitz serve over a real socket: the API, its errors, and hidden information."""
+"""kibitz serve over a real socket: the API, its errors, its limits, and hidden information."""
 
 import json
-import threading
+import socket
+import time
 import urllib.error
 import urllib.request
 
@@ -11,8 +12,10 @@ from click.testing import CliRunner
 
 from kibitz.agents.base import Agent
 from kibitz.agents.registry import AGENTS, agent_kinds, register_agent
-from kibitz.agents.serve import make_server
+from kibitz.agents.serve import MAX_BODY, MAX_HISTORY, GameCache
+from kibitz.agents.web_app import Server, make_app
 from kibitz.commands.serve import serve
+from helpers import call
 
 GAME = "underdog(players=3,cards=5,bank=2)"
 SEEN = []
@@ -33,23 +36,11 @@ class Spy(Agent):
 def url():
     agent_kinds()
     register_agent("spy_test", "test only")(lambda game, player_id, seed: Spy(game, player_id, seed))
-    server = make_server(["heuristic", "random", "spy_test", "ismcts(sims=30)"], port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    server = Server(make_app(["heuristic", "random", "spy_test", "ismcts(sims=30)"]), port=0,
+                    idle_timeout=1.0).start()
+    yield server.url
+    server.stop()
     AGENTS.pop("spy_test")
-
-
-def call(url, path, body=None, raw=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(url + path, data=data, method="GET" if data is None else "POST")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def test_health_and_agents(url):
@@ -160,3 +151,159 @@ def test_serialized_python_state_is_never_unpickled(url, tmp_path):
     assert not marker.exists()
     status, body = call(url, "/act", {"game": GAME, "agent": "random", "state": "__dict__=" + payload})
     assert status == 400 and not marker.exists()
+
+
+@pytest.mark.parametrize("method,path,status,text", [
+    ("PUT", "/act", 405, "use POST /act"),
+    ("DELETE", "/act", 405, "use POST /act"),
+    ("PUT", "/health", 405, "use GET /health"),
+    ("POST", "/agents", 405, "use GET /agents"),
+    ("DELETE", "/nothing", 404, "no such path '/nothing'"),
+    ("PATCH", "/", 405, "use GET /"),
+    ("GET", "/static/nothing.js", 404, "no such file"),
+])
+def test_every_method_and_path_answers_json(url, method, path, status, text):
+    got, reply = call(url, path, raw=b"{}" if method != "GET" else None, method=method)
+    assert got == status and text in reply["error"] and reply["status"] == status
+
+
+@pytest.mark.parametrize("raw,status,text", [
+    (b"[" * 100_000 + b"]" * 100_000, 400, "nested too deep"),
+    (b'{"game": [[[[[[[[[[1]]]]]]]]]]}', 400, "nested 11 levels deep; at most 8"),
+    (json.dumps({"game": GAME, "agent": "random", "history": [0] * (MAX_HISTORY + 1)}).encode(), 400,
+     f"at most {MAX_HISTORY:,}"),
+    (json.dumps({"game": GAME, "agent": "random", "history": [0, 1, 2, 3], "player": "0"}).encode(), 400,
+     "'player' must be a seat number (an integer), not '0'"),
+    (json.dumps({"game": GAME, "history": [0, 1, 2, 3]}).encode(), 400,
+     "'agent' is missing: 4 agents are served (heuristic, random, spy_test, ismcts(sims=30))"),
+    (json.dumps({"game": GAME, "agent": "random", "history": [0, 1, 2, 3], "hisotry": []}).encode(), 400,
+     "unknown field 'hisotry'"),
+    (json.dumps({"game": GAME, "agent": "random"}).encode(), 400, "give 'history'"),
+    (json.dumps({"game": GAME, "agent": 7, "history": []}).encode(), 400, "'agent' must be an agent spec"),
+    (json.dumps({"game": GAME, "agent": "random", "history": [0, 1, 2, 3], "seed": -1}).encode(), 400,
+     "'seed' must be an integer"),
+])
+def test_bodies_are_checked_before_they_are_read(url, raw, status, text):
+    got, reply = call(url, "/act", raw=raw)
+    assert got == status and text in reply["error"]
+    assert call(url, "/health")[0] == 200  # and the server goes on
+
+
+def raw_answer(url, request: bytes):
+    """(head, body) of the server's answer to ``request`` sent as it is on one connection."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while b'"status"' not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    head, _, body = answer.decode().partition("\r\n\r\n")
+    return head, body
+
+
+def test_a_body_too_large_is_refused_before_it_is_read(url):
+    head, body = raw_answer(url, b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n"
+                                 % (MAX_BODY + 1))
+    assert head.startswith("HTTP/1.1 413") and json.loads(body)["error"] == f"the body may have at most {MAX_BODY:,} bytes"
+
+
+def test_a_body_that_never_arrives_times_out(url, monkeypatch):
+    from kibitz.agents import web_app
+
+    monkeypatch.setattr(web_app, "BODY_TIMEOUT", 0.3)
+    head, body = raw_answer(url, b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+    assert head.startswith("HTTP/1.1 408") and json.loads(body)["error"] == "the body did not arrive within 0.3 s"
+
+
+def test_openapi_describes_the_api(url):
+    import jsonschema
+
+    status, doc = call(url, "/openapi.json")
+    assert status == 200 and doc["openapi"].startswith("3.1")
+    assert {"/health", "/agents", "/act", "/tables", "/tables/{id}", "/tables/{id}/move"} <= set(doc["paths"])
+    schemas = doc["components"]["schemas"]
+    for schema in schemas.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+    example = {"game": "underdog(players=3)", "agent": "heuristic", "history": [0, 4, 9, 12]}
+    jsonschema.validate(example, schemas["ActRequest"])
+    reply = call(url, "/act", example)[1]
+    jsonschema.validate(reply, schemas["ActResponse"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**example, "hisotry": []}, schemas["ActRequest"])
+
+
+def test_a_foreign_host_name_is_refused(url):
+    got, reply = call(url, "/health", headers={"Host": "attacker.example:80"})
+    assert got == 400 and "not this machine's loopback" in reply["error"]
+    assert call(url, "/health", headers={"Host": "localhost"})[0] == 200
+
+
+def test_idle_connections_are_closed(url):
+    port = int(url.rsplit(":", 1)[1])
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+    try:
+        assert call(url, "/health")[0] == 200  # 300 idle sockets do not stop the server
+        time.sleep(1.6)  # the idle timeout is 1 s here
+        for sock in idle[:20]:
+            sock.settimeout(2)
+            assert sock.recv(1) == b""  # closed by the server
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_concurrent_clients_all_get_answers(url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = {"game": GAME, "agent": "heuristic", "history": [0, 1, 2, 3]}
+    with ThreadPoolExecutor(64) as pool:
+        statuses = list(pool.map(lambda i: call(url, "/act", {**body, "seed": i})[0], range(640)))
+    assert statuses == [200] * 640
+
+
+def test_the_game_cache_is_bounded():
+    cache = GameCache(size=3)
+    for cards in range(5, 10):
+        cache.get(f"underdog(players=3,cards={cards})")
+    assert len(cache) == 3
+    assert str(cache.get("underdog(players=3,cards=9)")).startswith("underdog(")
+
+
+@pytest.mark.parametrize("spec,text", [
+    ("policy(nofile.json)", "policy file 'nofile.json' does not exist"),
+    ("ismcts(sims=-5)", "sims must be 0..1,000,000,000; got -5"),
+    ("ismcts(simz=5)", "has no option 'simz'"),
+    ("trained", "no trained network ships"),
+    ("human", "cannot be served"),
+])
+def test_cli_checks_every_agent_at_start(spec, text):
+    started = time.monotonic()
+    r = CliRunner().invoke(serve, ["--agent", "random", "--agent", spec, "--port", "0"])
+    assert r.exit_code == 2 and text in r.output
+    assert time.monotonic() - started < 30
+
+
+def test_the_command_serves_until_interrupted():
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "serve", "--port", "0",
+                             "--agent", "random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("kibitz serve: random on http://127.0.0.1:") and "the web table is" in line
+        base = line.split(" on ", 1)[1].split(" ", 1)[0]
+        assert call(base, "/health")[1]["agents"] == 1
+        with urllib.request.urlopen(base + "/", timeout=30) as r:
+            assert r.headers["Content-Type"].startswith("text/html") and b"kibitz web table" in r.read()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,37 +1,50 @@
-"""``kibitz serve``: agents over HTTP and JSON (see docs/serving.md)."""
+"""``kibitz serve``: agents over HTTP and JSON, and the web table (see docs/serving.md)."""
 
 from __future__ import annotations
 
 import click
 
-from kibitz.agents.serve import make_server
+from kibitz.agents.web_app import Server, make_app
 
 
 @click.command("serve")
-@click.option("--agent", "specs", multiple=True, required=True,
-              help="An agent spec to serve, e.g. heuristic or 'ismcts(sims=500)'; repeat for more.")
+@click.option("--agent", "specs", multiple=True,
+              help="An agent spec to serve at POST /act, e.g. heuristic or 'ismcts(sims=500)'; repeat for more "
+                   "(default: heuristic and random). Each is checked at start.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (127.0.0.1: this machine only).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port (0 picks a free one).")
+@click.option("--bot-delay", type=click.FloatRange(0, 60), default=1.0, show_default=True,
+              help="Seconds between the bots' moves at the web table.")
+@click.option("--max-tables", type=click.IntRange(1, 10_000), default=64, show_default=True,
+              help="Web tables kept at once (the least recently used is closed first).")
+@click.option("--table-idle", type=click.FloatRange(1, None), default=1800, show_default=True,
+              help="Seconds after which an unused web table is closed.")
 @click.option("--log", is_flag=True, help="Log every request to stderr.")
-def serve(specs, host, port, log):
-    """Serve agents over HTTP: POST /act, GET /agents, GET /health.
+def serve(specs, host, port, bot_delay, max_tables, table_idle, log):
+    """Serve agents over HTTP (POST /act, GET /agents, GET /health,
+    GET /openapi.json) and the web table at / (play the bots in a browser).
 
     An agent acts from the acting seat's information state only (the server
-    resamples the hidden cards before asking it).
+    resamples the hidden cards before asking it); a page at the web table is
+    sent only its seat's view.
     """
+    specs = list(specs) or ["heuristic", "random"]
+    loopback = host in ("127.0.0.1", "localhost", "::1")
     try:
-        server = make_server(list(specs), host, port, quiet=not log)
+        app = make_app(specs, bot_delay=bot_delay, max_tables=max_tables, table_idle=table_idle,
+                       loopback_only=loopback)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--agent") from None
-    except OSError as e:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {e}") from None
-    h, p = server.server_address[:2]
-    click.echo(f"kibitz serve: {', '.join(specs)} on http://{h}:{p} (Ctrl-C stops)")
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo("stopped")
-    finally:
-        server.server_close()
+        server = Server(app, host, port, quiet=not log)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    click.echo(f"kibitz serve: {', '.join(specs)} on {server.url} (Ctrl-C stops); "
+               f"the web table is {server.url}/")
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn shuts down, then raises the signal again
+        pass
+    click.echo("stopped")

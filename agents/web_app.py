@@ -1,0 +1,300 @@
+"""``kibitz serve`` over HTTP: the Starlette application and the uvicorn server.
+
+:func:`make_app` routes ``/health``, ``/agents``, ``/act`` and
+``/openapi.json`` to :class:`~kibitz.agents.serve.AgentService`, ``/`` and
+``/static/`` to the web table's page (``agents/web/``) and ``/tables...`` to
+its :class:`~kibitz.agents.table.TableStore`. Every answer is JSON, errors
+included (unknown paths and methods, bodies too large or nested too deep,
+failures inside an agent). :class:`Server` runs the application on uvicorn
+on a socket it binds itself (port 0: a free one), with an idle timeout from
+the moment a connection opens.
+
+Why Starlette and uvicorn: a small, maintained ASGI toolkit (routing,
+request streaming, static files) and a server that keeps connections alive
+and parses HTTP in C (httptools); the OpenAPI description is written out by
+hand (:mod:`kibitz.agents.openapi`), so no schema framework is needed.
+
+The web stack is imported only when an application is made: the agent
+registry imports every module of this package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+
+from kibitz.agents.serve import MAX_BODY, ApiError, AgentService, parse_body
+
+#: path -> the methods it answers (for 404 and 405 messages)
+ROUTES = {"/health": ("GET",), "/agents": ("GET",), "/act": ("POST",), "/openapi.json": ("GET",),
+          "/": ("GET",), "/tables": ("POST",), "/tables/{id}": ("GET", "DELETE"),
+          "/tables/options": ("GET",), "/tables/{id}/move": ("POST",), "/tables/{id}/new": ("POST",)}
+#: the idle time after which a connection that sends nothing is closed, in seconds
+IDLE_TIMEOUT = 5.0
+#: requests handled at once; more are answered 503
+MAX_CONCURRENT = 256
+#: seconds a request body may take to arrive
+BODY_TIMEOUT = 10.0
+
+
+def _paths_text() -> str:
+    return ", ".join(f"{m} {p}" for p, ms in ROUTES.items() for m in ms if not p.startswith("/tables/"))
+
+
+def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, table_idle: float = 1800.0,
+             loopback_only: bool = True, service: AgentService | None = None):
+    """The Starlette application of ``kibitz serve`` (specs checked first:
+    ValueError with the reason). ``bot_delay``: seconds between the bots'
+    moves at a web table; ``max_tables`` tables are kept (the least recently
+    used dropped), and a table unused for ``table_idle`` seconds is dropped.
+    ``loopback_only``: answer only requests whose Host is this machine's
+    loopback name (a guard against DNS rebinding)."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+    from starlette.concurrency import run_in_threadpool
+
+    from kibitz.agents import openapi
+    from kibitz.agents.table import WEB_DIR, TableStore
+
+    service = service or AgentService(specs)
+    tables = TableStore(service.games, bot_delay=bot_delay, max_tables=max_tables, idle=table_idle,
+                        suggested=list(service.specs.values()))
+    document = openapi.document(service.health()["kibitz_version"])
+
+    def error(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": message, "status": status}, status_code=status)
+
+    async def body_of(request: Request, json_only: bool):
+        if json_only:
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "application/json":
+                raise ApiError(415, "send the body as Content-Type: application/json")
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+            raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
+        chunks = []
+
+        async def read():
+            size = 0
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
+                chunks.append(chunk)
+
+        try:
+            await asyncio.wait_for(read(), BODY_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s") from None
+        return parse_body(b"".join(chunks))
+
+    def answer(handler):
+        """An endpoint that turns ApiError (and any other failure) into a JSON error."""
+        async def endpoint(request: Request):
+            try:
+                return JSONResponse(await handler(request))
+            except ApiError as e:
+                return error(e.status, e.message)
+            except Exception as e:  # an agent or game failure: report it, keep serving
+                return error(500, f"{type(e).__name__}: {e}")
+        return endpoint
+
+    async def health(request):
+        return service.health()
+
+    async def agents(request):
+        return service.agents()
+
+    async def act(request):
+        body = await body_of(request, json_only=False)
+        return await run_in_threadpool(service.act, body)
+
+    async def spec(request):
+        return document
+
+    async def create_table(request):
+        body = await body_of(request, json_only=True)
+        return await run_in_threadpool(tables.create, body)
+
+    async def view_table(request):
+        seat = request.query_params.get("seat")
+        return await run_in_threadpool(tables.view, request.path_params["id"], seat)
+
+    async def move_table(request):
+        body = await body_of(request, json_only=True)
+        return await run_in_threadpool(tables.move, request.path_params["id"], body)
+
+    async def new_game(request):
+        body = await body_of(request, json_only=True)
+        return await run_in_threadpool(tables.new_game, request.path_params["id"], body)
+
+    async def delete_table(request):
+        return tables.delete(request.path_params["id"])
+
+    async def table_options(request):
+        return tables.options()
+
+    async def page(request):
+        return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    routes = [
+        Route("/health", answer(health), methods=["GET"]),
+        Route("/agents", answer(agents), methods=["GET"]),
+        Route("/act", answer(act), methods=["POST"]),
+        Route("/openapi.json", answer(spec), methods=["GET"]),
+        Route("/", page, methods=["GET"]),
+        Route("/tables", answer(create_table), methods=["POST"]),
+        Route("/tables/options", answer(table_options), methods=["GET"]),
+        Route("/tables/{id}", answer(view_table), methods=["GET"]),
+        Route("/tables/{id}", answer(delete_table), methods=["DELETE"]),
+        Route("/tables/{id}/move", answer(move_table), methods=["POST"]),
+        Route("/tables/{id}/new", answer(new_game), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
+    ]
+
+    async def http_error(request, exc):
+        path = request.url.path
+        if exc.status_code == 405:
+            allowed = [m for p, ms in ROUTES.items() for m in ms if _matches(p, path)]
+            return error(405, f"use {' or '.join(f'{m} {path}' for m in allowed) or 'another method'}")
+        if exc.status_code == 404:
+            if path.startswith("/static/"):
+                return error(404, f"no such file {path!r}")
+            return error(404, f"no such path {path!r}; paths: {_paths_text()}")
+        return error(exc.status_code, str(exc.detail))
+
+    async def server_error(request, exc):
+        return error(500, f"{type(exc).__name__}: {exc}")
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.service = service
+    app.state.tables = tables
+    return _Guard(app, loopback_only, error)
+
+
+def _matches(pattern: str, path: str) -> bool:
+    a, b = pattern.strip("/").split("/"), path.strip("/").split("/")
+    return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b))
+
+
+class _Guard:
+    """ASGI middleware: JSON 503 above :data:`MAX_CONCURRENT` requests at
+    once, JSON 400 for a Host that is not loopback (when ``loopback_only``),
+    and a Content-Security-Policy that lets the page load nothing but this
+    server's own files."""
+
+    LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+    HEADERS = [(b"content-security-policy", b"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"),
+               (b"x-content-type-options", b"nosniff")]
+
+    def __init__(self, app, loopback_only: bool, error):
+        self.app = app
+        self.state = app.state
+        self.loopback_only = loopback_only
+        self.error = error
+        self.active = 0
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.loopback_only:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in self.LOOPBACK:
+                await self.error(400, f"Host {host!r} is not this machine's loopback address "
+                                      "(start kibitz serve with --host to serve other names)")(scope, receive, send)
+                return
+        if self.active >= MAX_CONCURRENT:
+            await self.error(503, f"busy: {MAX_CONCURRENT} requests are being served; try again")(scope, receive,
+                                                                                                  send)
+            return
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + self.HEADERS
+            await send(message)
+
+        self.active += 1
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            self.active -= 1
+
+
+def _protocol_class():
+    """uvicorn's HTTP protocol (httptools if installed, else h11) with an idle
+    timeout from the moment a connection opens: uvicorn's own keep-alive
+    timeout starts only after a first request."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
+    except ImportError:  # httptools is optional for uvicorn
+        from uvicorn.protocols.http.h11_impl import H11Protocol as Base
+
+    class IdleTimeoutProtocol(Base):
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive,
+                                                                self.timeout_keep_alive_handler)
+
+    return IdleTimeoutProtocol
+
+
+class Server:
+    """``app`` on uvicorn, listening on ``host:port`` (port 0: a free one) as
+    soon as it is made (OSError if it cannot). :meth:`run` serves until
+    stopped (Ctrl-C); :meth:`start` serves from a background thread (tests,
+    embedding) and :meth:`stop` ends it."""
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 8000, quiet: bool = True,
+                 idle_timeout: float = IDLE_TIMEOUT):
+        import uvicorn
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.socket.bind((host, port))
+            self.socket.listen(2048)
+        except OSError:
+            self.socket.close()
+            raise
+        self.host, self.port = self.socket.getsockname()[:2]
+        self.app = app
+        config = uvicorn.Config(app, log_level="warning" if quiet else "info", access_log=not quiet,
+                                http=_protocol_class(), lifespan="off", timeout_keep_alive=idle_timeout,
+                                limit_concurrency=4 * MAX_CONCURRENT, server_header=False,
+                                timeout_graceful_shutdown=2)
+        self.server = uvicorn.Server(config)
+        self._thread = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def run(self) -> None:
+        """Serves until Ctrl-C (or :meth:`stop` from another thread)."""
+        try:
+            self.server.run(sockets=[self.socket])
+        finally:
+            self.socket.close()
+
+    def start(self) -> "Server":
+        # uvicorn installs its signal handlers only in the main thread
+        self._thread = threading.Thread(target=self.run, daemon=True, name="kibitz-serve")
+        self._thread.start()
+        while not self.server.started and self._thread.is_alive():
+            self._thread.join(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
