@@ -119,4 +119,11 @@ def _net(game, player_id, seed, path=""):
 @register_agent("trained", "the network that ships with kibitz for the game being played "
                            "(agents/trained/GAME.json.gz)")
 def _trained(game, player_id, seed):
-    return NetAgent(game, player_id, seed, path=str(trained_path(game)))
+    path = trained_path(game)
+    shipped = load_network(path).game
+    if shipped != str(game):
+        short = game.get_type().short_name
+        raise ValueError(f"the trained network for {short!r} plays {shipped} (its default size), not {game}; "
+                         f"train one for this size with `kibitz train {short}(...) --out NET.npz`, then "
+                         f"`kibitz export NET.npz --out AGENT.json.gz` and play it as net(AGENT.json.gz)")
+    return NetAgent(game, player_id, seed, path=str(path))

@@ -208,7 +208,8 @@ def test_an_agent_that_cannot_play_shows_the_servers_reason(page):
     new_table(page, REGISTRY["over_under"].small, ["human", "trained"])
     page.wait_for_selector("#setup-error:not(:empty)")
     text = page.text_content("#setup-error")
-    assert text.startswith("seat 1 (trained): no trained network ships for 'over_under'") and "\n" not in text
+    assert text.startswith("seat 1 (trained): the trained network for 'over_under' plays over_under(") \
+        and "\n" not in text
     assert page.is_visible("#setup") and not page.is_visible("#table")
 
 

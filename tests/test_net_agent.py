@@ -259,7 +259,8 @@ def test_trained_plays_the_shipped_file_and_names_the_games_that_have_one(tmp_pa
         assert sorted(agent.action_probabilities(state)) == state.legal_actions()
     with pytest.raises(ValueError, match=r"no trained network ships for 'pub' \(games with one: underdog\)"):
         make_agent("trained", load_game("pub"), 0)
-    with pytest.raises(AgentFileError, match="is a network for underdog"):  # another size of the game
+    with pytest.raises(ValueError, match=r"the trained network for 'underdog' plays underdog\(.*\) \(its default "
+                                         r"size\), not underdog\(bank=3"):  # another size of the game
         make_agent("trained", load_game("underdog(players=3,cards=5,bank=3)"), 0)
 
 

@@ -276,7 +276,7 @@ def test_the_game_cache_is_bounded():
     ("policy(nofile.json)", "policy file 'nofile.json' does not exist"),
     ("ismcts(sims=-5)", "sims must be 0..1,000,000,000; got -5"),
     ("ismcts(simz=5)", "has no option 'simz'"),
-    ("trained", "no trained network ships"),
+    ("net(nofile.json.gz)", "nofile.json.gz"),
     ("human", "cannot be served"),
 ])
 def test_cli_checks_every_agent_at_start(spec, text):

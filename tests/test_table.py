@@ -176,7 +176,7 @@ def test_replay_a_tournament_game(server, tmp_path):
 
 
 @pytest.mark.parametrize("body,text", [
-    ({"game": SMALL["underdog"], "seats": ["human", "trained", "random"]}, "seat 1 (trained): no trained network"),
+    ({"game": SMALL["underdog"], "seats": ["human", "trained", "random"]}, "seat 1 (trained): the trained network for 'underdog' plays underdog("),
     ({"game": SMALL["underdog"], "seats": ["human", "human", "random"]}, "one person per table"),
     ({"game": SMALL["underdog"], "seats": ["human", "random"]}, "has 3 seats; 'seats' names 2"),
     ({"game": "kuhn_poker", "seats": ["human", "random"]}, "plays the kibitz games"),
