@@ -44,7 +44,7 @@ strength: $(STAMP)
 # the parameters of an uninterrupted one), keeps the log (the settings, the
 # steps and the training seconds) as agents/trained/GAME.log, and exports
 # the agent file. Hours on 2 cores: run it in the background.
-TRAIN_underdog      = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 300 --alpha 0.1 --explore 0.05 --steps 5000
+TRAIN_underdog      = --encoding observation_tensor --opponent heuristic --opponent-share 1.0 --imitation-steps 300 --imitation-lr 1e-3 --lr 1e-4 --alpha 0.05 --explore 0.05 --steps 3000
 TRAIN_pub           = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 2000 --steps 2000
 TRAIN_over_under    = --encoding compact --opponent heuristic --opponent-share 0.75 --imitation-steps 300 --imitation-lr 1e-3 --lr 1e-4 --alpha 0.1 --explore 0.05 --steps 2000
 TRAIN_doubt_and_bet = --encoding compact --batch 16 --opponent heuristic --opponent-share 0.75 --imitation-steps 150 --steps 400
