@@ -627,6 +627,18 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                     continue
                 in_flight -= 1
                 if isinstance(got, BaseException):
+                    # let the chunks in flight finish before the pool goes:
+                    # terminate() on workers writing a result can hang the pool's
+                    # result thread (seen in the test suite under load)
+                    while in_flight:
+                        try:
+                            done_q.get(timeout=0.2)
+                            in_flight -= 1
+                        except queue.Empty:
+                            pass
+                    pool.close()
+                    pool.join()
+                    pool = None
                     raise got
                 for rec in got:
                     keep(rec)
