@@ -81,6 +81,11 @@ class ISMCTSAgent(Agent):
     def action_probabilities(self, state):
         return self.search.policy(state)
 
+    def policy_and_visits(self, state) -> tuple[dict[int, float], dict[int, float]]:
+        """The policy of :meth:`action_probabilities` and the root's visit
+        shares, from one search (distillation's targets: agents/distill.py)."""
+        return self.search.policy_and_visits(state)
+
 
 @register_agent("ismcts", "information-set Monte Carlo tree search (single observer, Cowling et al. 2012)",
                 options=OPTIONS, positional="preset",

@@ -12,6 +12,7 @@ from kibitz.commands import serve
 from kibitz.commands import export
 from kibitz.commands import experiment
 from kibitz.commands import train
+from kibitz.commands import distill
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,3 +36,4 @@ main.add_command(export.export)
 main.add_command(export.inspect)
 main.add_command(experiment.experiment)
 main.add_command(train.train)
+main.add_command(distill.distill)

@@ -778,14 +778,20 @@ class ISMCTS:
     # ------------------------------------------------------------------ policy
     def policy(self, state) -> dict[int, float]:
         """{action: probability} over the legal actions after one search."""
+        return self.policy_and_visits(state)[0]
+
+    def policy_and_visits(self, state) -> tuple[dict[int, float], dict[int, float]]:
+        """The policy of :meth:`policy` and the root's visit shares (over the
+        legal actions), from one search."""
         legal = state.legal_actions()
         if len(legal) == 1:
             self.last_simulations = 0
-            return {legal[0]: 1.0}
+            return {legal[0]: 1.0}, {legal[0]: 1.0}
         visits = self.search(state)
         total = sum(visits.values())
+        shares = {a: visits.get(a, 0) / total for a in legal}
         if self.config.final == "distribution":
-            return {a: v / total for a, v in visits.items()}
+            return dict(shares), shares
         top = max(visits.values())
         best = [a for a, v in visits.items() if v == top]
-        return {a: (1.0 / len(best) if a in best else 0.0) for a in legal}
+        return {a: (1.0 / len(best) if a in best else 0.0) for a in legal}, shares

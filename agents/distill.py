@@ -1,0 +1,198 @@
+"""Teacher games: the data that distillation (:mod:`solvers.distill`) fits.
+
+A *teacher* (an agent spec, typically an IS-MCTS search) plays some seats
+of a game and an *opponent* (e.g. ``heuristic``) the others; every decision
+of a teacher seat that has more than one legal move is a labelled example:
+the acting player's encoding (``kibitz.games.encoding_tensor``), the legal
+moves, the move the teacher played, its search's visit shares when it has
+them (:meth:`kibitz.solvers.ismcts.ISMCTS.policy_and_visits`; its policy
+otherwise) and the player's final return.
+
+Game ``i`` is a function of ``(seed, i)`` alone: its seats (the teacher holds
+``k`` seats, ``k`` uniform in ``1..n-1``, or all of them without an
+opponent), the agents' seeds and the chance outcomes come from its own
+generator, so the data does not depend on the number of workers or on
+where a run was interrupted. Games are written in shards of ``chunk``
+games (``games-LO-HI.npz``, each written atomically) beside a
+``data.json`` naming the settings; a later run with the same settings
+keeps the shards it finds and plays only the missing games, so an
+interrupted collection loses at most the shards in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import re
+import signal
+from pathlib import Path
+
+import numpy as np
+
+from kibitz.agents.ismcts import ISMCTSAgent
+
+#: the settings that make a data folder (a folder made with others is refused)
+META_KEYS = ("game", "teacher", "opponent", "encoding", "seed", "chunk")
+SHARD = re.compile(r"games-(\d{6})-(\d{6})\.npz$")
+
+
+class DataMismatch(ValueError):
+    """A data folder made with other settings."""
+
+
+def seating(n: int, rng: np.random.Generator, with_opponent: bool) -> list[bool]:
+    """Which seats the teacher holds (True) in a game, drawn with ``rng``."""
+    if not with_opponent or n == 1:
+        return [True] * n
+    mine = set(rng.permutation(n)[:int(rng.integers(1, n))].tolist())
+    return [p in mine for p in range(n)]
+
+
+def _teacher_move(agent, state, rng) -> tuple[list[int], int, list[float], list[float]]:
+    """``(legal, position of the move played, policy, visit shares)`` of the
+    teacher's move, the move drawn from its policy with ``rng``."""
+    from kibitz.games.chance import draw
+
+    legal = state.legal_actions()
+    if isinstance(agent, ISMCTSAgent):
+        policy, visits = agent.policy_and_visits(state)
+    else:
+        policy = visits = agent.action_probabilities(state)
+    probs = [float(policy.get(a, 0.0)) for a in legal]
+    j = draw(enumerate(probs), rng.random() * sum(probs))
+    return legal, j, probs, [float(visits.get(a, 0.0)) for a in legal]
+
+
+def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed: int, index: int) -> dict:
+    """One teacher game (see the module docstring): its examples as lists."""
+    from kibitz.games import encoding_tensor
+    from kibitz.games.chance import draw
+
+    rng = np.random.Generator(np.random.PCG64([seed, index]))
+    n = game.num_players()
+    held = seating(n, rng, bool(opponent))
+    agents = [make_agent(teacher if held[p] else opponent, game, p, int(rng.integers(2 ** 63))) for p in range(n)]
+    rows = []
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(draw(state.chance_outcomes(), rng.random()))
+            continue
+        p = state.current_player()
+        if held[p] and len(state.legal_actions()) > 1:
+            legal, j, policy, visits = _teacher_move(agents[p], state, rng)
+            rows.append((p, encoding_tensor(state, p, encoding), legal, j, policy, visits))
+            state.apply_action(legal[j])
+        else:
+            state.apply_action(agents[p].step(state))
+    returns = state.returns()
+    return {"rows": rows, "returns": returns, "seats": held}
+
+
+def shard_arrays(games: list[tuple[int, dict]], size: int) -> dict[str, np.ndarray]:
+    """The arrays of a shard: ``x`` (rows, size) float32; the legal moves as
+    ``legal`` (flat int32) with ``offset`` (rows + 1); ``taken`` (the
+    position of the move played); ``policy`` and ``visits`` (flat, beside
+    ``legal``); ``ret`` (the acting player's return) and ``game`` (its index)."""
+    rows = [(i, g["returns"], r) for i, g in games for r in g["rows"]]
+    offset = np.zeros(len(rows) + 1, np.int64)
+    offset[1:] = np.cumsum([len(r[2][2]) for r in rows])
+    return {"x": np.array([r[2][1] for r in rows], np.float32).reshape(len(rows), size),
+            "legal": np.array([a for r in rows for a in r[2][2]], np.int32),
+            "offset": offset,
+            "taken": np.array([r[2][3] for r in rows], np.int32),
+            "policy": np.array([v for r in rows for v in r[2][4]], np.float32),
+            "visits": np.array([v for r in rows for v in r[2][5]], np.float32),
+            "ret": np.array([r[1][r[2][0]] for r in rows], np.float32),
+            "game": np.array([r[0] for r in rows], np.int32)}
+
+
+def done_shards(folder: Path) -> list[tuple[int, int, Path]]:
+    """``(lo, hi, path)`` of the shards in ``folder``, in order."""
+    out = []
+    for path in folder.glob("games-*.npz"):
+        m = SHARD.search(path.name)
+        if m:
+            out.append((int(m.group(1)), int(m.group(2)), path))
+    return sorted(out)
+
+
+def check_folder(folder: Path, meta: dict) -> None:
+    """Writes ``data.json`` in a new folder; DataMismatch if the folder's differs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "data.json"
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise DataMismatch(f"{path}: not a kibitz data file ({e})") from None
+        diff = [k for k in META_KEYS if old.get(k) != meta.get(k)]
+        if diff:
+            k = diff[0]
+            raise DataMismatch(f"{folder} holds data made with {k}={old.get(k)!r}, not {meta.get(k)!r}; "
+                               "use another --data folder or the same settings")
+    else:
+        path.write_text(json.dumps({k: meta[k] for k in META_KEYS}, indent=1) + "\n")
+
+
+def _worker_init():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _play_chunk(job):
+    from kibitz.agents.registry import make_agent
+    from kibitz.games import load_game
+
+    game_string, teacher, opponent, encoding, seed, lo, hi = job
+    game = load_game(game_string)
+    return lo, hi, [(i, play_game(game, make_agent, teacher, opponent, encoding, seed, i)) for i in range(lo, hi)]
+
+
+def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: int, games: int,
+            folder, chunk: int = 4, workers: int = 1, on_shard=None, should_stop=None) -> int:
+    """Plays the teacher games ``0..games-1`` missing from ``folder`` with
+    ``workers`` processes; ``on_shard(lo, hi, examples)`` after each shard
+    is written, ``should_stop()`` (checked after each shard) ends it early.
+    Returns the number of games in the folder's shards."""
+    from kibitz.games import encoding_size, load_game
+    from kibitz.solvers._io import atomic_write
+    from kibitz.agents.tournament import _start_method
+
+    folder = Path(folder)
+    game = load_game(game_string)
+    game_string = str(game)  # the normal form names the data
+    check_folder(folder, {"game": game_string, "teacher": teacher, "opponent": opponent, "encoding": encoding,
+                          "seed": seed, "chunk": chunk})
+    have = {(lo, hi) for lo, hi, _ in done_shards(folder)}
+    jobs = [(game_string, teacher, opponent, encoding, seed, lo, min(lo + chunk, games))
+            for lo in range(0, games, chunk) if (lo, min(lo + chunk, games)) not in have]
+    size = encoding_size(game, encoding)
+
+    def write(lo, hi, played):
+        arrays = shard_arrays(played, size)
+        atomic_write(folder / f"games-{lo:06d}-{hi:06d}.npz", lambda f: np.savez(f, **arrays))
+        if on_shard is not None:
+            on_shard(lo, hi, len(arrays["taken"]))
+
+    if workers <= 1 or len(jobs) <= 1:
+        for job in jobs:
+            write(*_play_chunk(job))
+            if should_stop is not None and should_stop():
+                break
+    else:
+        pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_init)
+        finished = False
+        try:
+            for lo, hi, played in pool.imap_unordered(_play_chunk, jobs):
+                write(lo, hi, played)
+                if should_stop is not None and should_stop():
+                    break
+            else:
+                finished = True
+        finally:
+            if finished:
+                pool.close()
+            else:  # stopped early: the games in flight are not kept
+                pool.terminate()
+            pool.join()
+    return sum(hi - lo for lo, hi, _ in done_shards(folder))

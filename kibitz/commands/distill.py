@@ -1,0 +1,208 @@
+"""``kibitz distill``: a network policy fitted to a teacher's moves.
+
+    kibitz distill GAME --teacher SPEC --out FILE.npz [--opponent SPEC|none]
+                   [--games N] [--data DIR] [--workers W] [--time LIMIT]
+                   [--encoding NAME] [--output dense|factored] [--hidden 128,128]
+                   [--epochs E] [--lr X] [--batch B] [--target moves|visits] [--seed S]
+
+Two stages (docs/solvers/training.md, "Distillation"): the teacher (an agent
+spec, e.g. ``ismcts(one_step)``) plays ``--games`` games against
+``--opponent`` and its decisions are written to ``--data``
+(agents/distill.py: a folder of shards that a later run with the same
+settings continues, so an interrupted collection loses at most the games
+in flight; ``--time`` ends the collection early and fits what is there);
+then the network is fitted to them (solvers/distill.py) and written to
+FILE with :func:`solvers.network.save`, ready for ``kibitz export``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from kibitz.commands._paths import NumberRange
+from kibitz.commands.solve import parse_duration
+from kibitz.commands.train import _hidden, _npz
+from kibitz.games import GameStringError, load_game
+
+
+def _agent(spec: str, game, what: str) -> None:
+    from kibitz.agents.registry import make_agent, parse_spec
+
+    try:
+        if parse_spec(spec)[0] == "human":
+            raise ValueError("a human cannot play teacher games; allowed: an automatic agent (kibitz agents lists them)")
+        make_agent(spec, game, 0, 0)
+    except (ValueError, FileNotFoundError) as e:
+        raise click.BadParameter(f"{spec!r}: {e}", param_hint=what) from None
+
+
+@click.command()
+@click.argument("game_string", metavar="GAME")
+@click.option("--teacher", required=True, metavar="SPEC",
+              help="The agent whose moves are fitted, e.g. 'ismcts(one_step)' (kibitz agents lists them).")
+@click.option("--opponent", default="heuristic", show_default=True, metavar="SPEC",
+              help="The agent in the seats the teacher does not hold (it holds 1..n-1 seats a game); "
+                   "'none': the teacher holds every seat.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
+              help="Network file to write (.npz, solvers/network.py's format).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of the teacher's games (kept, and continued by a later run). Default: OUT.data/")
+@click.option("--games", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Teacher games in the data (a later run plays only the missing ones).")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes playing the teacher games.")
+@click.option("--chunk", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Games per data shard (the most an interruption loses per worker).")
+@click.option("--time", "time_limit", metavar="LIMIT", default=None,
+              help="End the collection after this long (90, 10m, 1h30m) and fit the games played.")
+@click.option("--encoding", default="information_state_tensor", show_default=True,
+              help="The network's input: one of the game's encodings (kibitz games GAME lists them).")
+@click.option("--output", "output_kind", type=click.Choice(["dense", "factored"]), default=None,
+              help="The network's output (as kibitz train). Default: factored for an encoding other than "
+                   "information_state_tensor in a game with action factors, else dense.")
+@click.option("--hidden", default="128,128", show_default=True, callback=_hidden, help="Hidden layer widths.")
+@click.option("--epochs", type=click.IntRange(min=1), default=20, show_default=True, help="Passes over the data.")
+@click.option("--lr", type=NumberRange(0, 1, min_open=True), default=1e-3, show_default=True,
+              help="Adam step size.")
+@click.option("--batch", type=click.IntRange(min=1), default=256, show_default=True, help="Decisions per minibatch.")
+@click.option("--init", "init_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Start the fit from this network file (the same encoding, output and hidden widths), "
+                   "e.g. one distilled from a cheaper teacher.")
+@click.option("--target", type=click.Choice(["moves", "visits"]), default="moves", show_default=True,
+              help="Fit the teacher's moves (one-hot) or its search's root visit shares.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the games (with their index) and of the fit.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing network file at --out.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show progress bars (only on a terminal).")
+def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk, time_limit, encoding, output_kind,
+            hidden, epochs, lr, batch, init_file, target, seed, overwrite, progress):
+    """Fit a network policy for GAME to a teacher's moves (policy distillation) and save it.
+
+    \b
+    Examples:
+      kibitz distill over_under --teacher 'ismcts(one_step)' --encoding compact --games 2000 -j 2 --out ou.npz
+      kibitz distill 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --teacher 'ismcts(sims=200)' --out pub.npz
+    """
+    from kibitz.agents import distill as teacher_games
+    from kibitz.games import check_encoding, output_kinds
+    from kibitz.solvers import distill as distill_mod
+    from kibitz.solvers import network
+    from kibitz.solvers import train as train_mod
+
+    try:
+        game = load_game(game_string)
+    except GameStringError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    if Path(out).exists() and not overwrite:
+        raise click.UsageError(f"{out} exists; --overwrite replaces it, or choose another --out")
+    try:
+        train_mod.check_trainable(game)
+        check_encoding(game, encoding)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--encoding'" if "encoding" in str(e) else "GAME") from None
+    if output_kind is None:
+        output_kind = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
+    if output_kind not in output_kinds(game):
+        raise click.BadParameter(f"{game.get_type().short_name} has no action factors; allowed: "
+                                 f"{', '.join(output_kinds(game))}", param_hint="'--output'")
+    _agent(teacher, game, "--teacher")
+    opponent = "" if opponent == "none" else opponent
+    if opponent:
+        _agent(opponent, game, "--opponent")
+    spec = network.NetworkSpec.for_game(game, hidden=hidden, encoding=encoding, output=output_kind)
+    init = None
+    if init_file:
+        try:
+            init_spec, init = network.load(init_file)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--init") from None
+        if init_spec != spec:
+            raise click.BadParameter(f"{init_file} is a network of {init_spec.encoding} input, {init_spec.output} "
+                                     f"output, hidden {init_spec.hidden} for {init_spec.game}; this fit needs "
+                                     f"{spec.encoding}, {spec.output}, {spec.hidden} for {spec.game}",
+                                     param_hint="--init")
+    limit = parse_duration(time_limit)
+    folder = Path(data_dir) if data_dir else Path(out + ".data")
+    if folder.exists() and not folder.is_dir():
+        raise click.BadParameter(f"{folder} is not a folder", param_hint="--data")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise click.BadParameter(f"{folder}: {e.strerror}", param_hint="--data") from None
+
+    t0 = time.perf_counter()
+    have = sum(hi - lo for lo, hi, _ in teacher_games.done_shards(folder)) if folder.is_dir() else 0
+    bar = None
+    if progress and have < games:
+        from tqdm import tqdm
+        bar = tqdm(total=games, initial=min(have, games), unit="game", desc="teacher games", dynamic_ncols=True,
+                   disable=None)
+    examples = [0]
+
+    def on_shard(lo, hi, count):
+        examples[0] += count
+        if bar is not None:
+            bar.update(hi - lo)
+            bar.set_postfix(decisions=f"{examples[0]:,}")
+
+    try:
+        played = teacher_games.collect(str(game), teacher, opponent, encoding, seed, games, folder, chunk=chunk,
+                                       workers=workers, on_shard=on_shard,
+                                       should_stop=(lambda: time.perf_counter() - t0 > limit) if limit else None)
+    except teacher_games.DataMismatch as e:
+        raise click.BadParameter(str(e), param_hint="--data") from None
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        raise click.ClickException(f"interrupted: the finished games are kept in {folder}; "
+                                   "the same command continues") from None
+    finally:
+        if bar is not None:
+            bar.close()
+    collect_seconds = time.perf_counter() - t0
+    shards = [p for lo, hi, p in teacher_games.done_shards(folder) if hi <= games]
+    try:
+        ex = distill_mod.load_examples(shards, target)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    inv = 1.0 / train_mod.input_scale(game, encoding, seed)
+    fit_bar = None
+    if progress:
+        from tqdm import tqdm
+        fit_bar = tqdm(total=epochs, unit="epoch", desc="fit", dynamic_ncols=True, disable=None)
+
+    def on_epoch(record):
+        if fit_bar is not None:
+            fit_bar.update(1)
+            fit_bar.set_postfix(loss=f"{record['loss']:.3f}", held_out=f"{record['held_out_loss']:.3f}",
+                                agree=f"{record['agreement']:.1%}")
+
+    t1 = time.perf_counter()
+    try:
+        params, history = distill_mod.fit(game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed,
+                                          inv_scale=inv, init=init, on_epoch=on_epoch)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        if fit_bar is not None:
+            fit_bar.close()
+    network.save(out, spec, params)
+    best = min(history, key=lambda r: r["held_out_loss"])
+    click.echo(f"game:        {game}")
+    click.echo(f"teacher:     {teacher}" + (f" against {opponent}" if opponent else " in every seat"))
+    click.echo(f"data:        {folder}: {played:,} games, {len(ex):,} decisions "
+               f"({int(distill_mod.held_out(ex).sum()):,} held out); collection {collect_seconds:.1f} s this run")
+    click.echo(f"encoding:    {encoding} input, {output_kind} output; hidden {','.join(map(str, hidden))}; "
+               f"target {target}")
+    click.echo(f"fit:         {epochs} epochs, batch {batch}, lr {lr:g}, seed {seed}"
+               + (f", from {init_file}" if init_file else "") + f": {time.perf_counter() - t1:.1f} s")
+    for r in history:
+        click.echo(f"  epoch {r['epoch']:>3}: loss {r['loss']:.4f}, held-out loss {r['held_out_loss']:.4f}, "
+                   f"agreement {r['agreement']:.1%}")
+    click.echo(f"kept:        epoch {best['epoch']} (held-out loss {best['held_out_loss']:.4f}, "
+               f"agreement with the teacher {best['agreement']:.1%})")
+    click.echo(f"network:     {out} ({spec.input_size:,} inputs, {spec.num_actions:,} actions)")

@@ -1,0 +1,206 @@
+"""Distillation: a network policy fitted to a teacher's moves.
+
+Policy distillation (Rusu et al., "Policy Distillation", ICLR 2016) of a
+search, as in expert iteration (Anthony, Tian, Barber, "Thinking Fast and
+Slow with Deep Learning and Tree Search", NeurIPS 2017): a teacher, here an
+IS-MCTS search that beats the heuristics, labels the decisions of its own
+games (``agents/distill.py`` writes them), and the network of
+:mod:`solvers.network` is fitted to the labels by minimising the
+cross-entropy over each decision's legal moves,
+
+    ``L = -1/|B| sum_{(s, t) in B} sum_{a legal at s} t(a) log pi(a | s)``,
+
+with ``t`` the teacher's move (one-hot, ``target="moves"``) or its root
+visit shares (``target="visits"``), by Adam with step size ``lr`` over
+minibatches ``B`` of ``batch`` decisions, ``epochs`` passes over the data.
+A tenth of the games (those with index ``% 10 == 9``) are held out; the
+parameters of the epoch with the lowest held-out loss are the result, and
+each epoch reports the held-out loss and the share of held-out decisions
+where the network's most likely move is the teacher's.
+
+The network reads the encoding divided by a per-input scale
+(:func:`solvers.train.input_scale`), folded into its first layer at the
+end, as in training. Same data, settings and seed, same parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from kibitz.solvers import network
+
+TARGETS = ("moves", "visits")
+
+
+@dataclasses.dataclass
+class Examples:
+    """Labelled decisions: ``x`` (N, d); the legal moves of row ``i`` are
+    ``legal[offset[i]:offset[i+1]]`` with teacher targets ``target`` beside
+    them; ``game`` the game index of each row."""
+
+    x: np.ndarray
+    legal: np.ndarray
+    offset: np.ndarray
+    target: np.ndarray
+    taken: np.ndarray
+    game: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.taken)
+
+    def rows(self, which) -> "Examples":
+        which = np.asarray(which, np.int64)
+        counts = self.offset[which + 1] - self.offset[which]
+        offset = np.zeros(len(which) + 1, np.int64)
+        offset[1:] = np.cumsum(counts)
+        flat = np.concatenate([np.arange(self.offset[i], self.offset[i + 1]) for i in which]) \
+            if len(which) else np.zeros(0, np.int64)
+        return Examples(self.x[which], self.legal[flat], offset, self.target[flat], self.taken[which],
+                        self.game[which])
+
+
+def load_examples(paths, target: str = "moves") -> Examples:
+    """The examples of the shards ``paths`` (in order), with ``target`` as labels."""
+    if target not in TARGETS:
+        raise ValueError(f"target={target!r}; allowed: {', '.join(TARGETS)}")
+    parts = []
+    for path in paths:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                parts.append({k: z[k] for k in ("x", "legal", "offset", "taken", "policy", "visits", "game")})
+        except (OSError, ValueError, KeyError, EOFError) as e:
+            raise ValueError(f"{path}: not a kibitz teacher-data shard ({e})") from None
+    if not parts:
+        raise ValueError("no teacher data: the data folder has no shards")
+    offsets, base = [], 0
+    for p in parts:
+        offsets.append(p["offset"][:-1] + base)
+        base += p["offset"][-1]
+    offset = np.concatenate(offsets + [np.array([base])]).astype(np.int64)
+    taken = np.concatenate([p["taken"] for p in parts])
+    legal = np.concatenate([p["legal"] for p in parts])
+    if target == "moves":
+        t = np.zeros(len(legal), np.float32)
+        t[offset[:-1] + taken] = 1.0
+    else:
+        t = np.concatenate([p["visits"] for p in parts]).astype(np.float32)
+    return Examples(np.concatenate([p["x"] for p in parts]), legal, offset, t, taken,
+                    np.concatenate([p["game"] for p in parts]))
+
+
+def _batch(ex: Examples, which, num_actions: int):
+    """Padded arrays of rows ``which``: acts, valid, targets (width a power of two)."""
+    counts = ex.offset[which + 1] - ex.offset[which]
+    width = min(max(64, 1 << max(int(counts.max()) - 1, 0).bit_length()), num_actions)
+    rows = len(which)
+    acts = np.zeros((rows, width), np.int32)
+    valid = np.zeros((rows, width), bool)
+    tgt = np.zeros((rows, width), np.float32)
+    for r, i in enumerate(which):
+        lo, hi = ex.offset[i], ex.offset[i + 1]
+        acts[r, :hi - lo] = ex.legal[lo:hi]
+        valid[r, :hi - lo] = True
+        tgt[r, :hi - lo] = ex.target[lo:hi]
+    return acts, valid, tgt
+
+
+def held_out(ex: Examples) -> np.ndarray:
+    """True for the rows of held-out games (index ``% 10 == 9``)."""
+    return ex.game % 10 == 9
+
+
+def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: float = 1e-3,
+        batch: int = 256, seed: int = 0, inv_scale=None, init=None, on_epoch=None):
+    """Fits a network of ``spec`` to ``ex`` (see the module docstring).
+
+    Returns ``(params, history)``: the parameters (numpy float32, the input
+    scale folded in) of the best held-out epoch, and per epoch a dict with
+    ``epoch``, ``loss`` (training), ``held_out_loss``, ``agreement``.
+    ``init``: starting parameters (a network of ``spec`` on the raw
+    encoding, e.g. :func:`network.load`'s) instead of fresh ones.
+    ``on_epoch(record)`` after each epoch."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    if epochs < 1 or batch < 1 or not 0 < lr <= 1:
+        raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
+    index = network.action_index(spec, game)
+    jindex = None if index is None else jnp.asarray(index)
+    num_actions = game.num_distinct_actions()
+    rng = np.random.Generator(np.random.PCG64([seed, 11]))
+    inv = np.ones(spec.input_size, np.float32) if inv_scale is None else np.asarray(inv_scale, np.float32)
+    fresh = network.init_params(spec, rng)
+    if init is not None:
+        if [np.shape(p) for p in init] != [np.shape(p) for p in fresh]:
+            raise ValueError(f"the starting network's shapes {[np.shape(p) for p in init]} are not those of "
+                             f"{spec.hidden} hidden on {spec.input_size} inputs")
+        fresh = [np.asarray(p, np.float32) for p in init]
+        fresh[0] = fresh[0] / inv[:, None]  # the fit reads x * inv
+    params = [jnp.asarray(p) for p in fresh]
+    opt = optax.adam(lr)
+    state = opt.init(params)
+
+    def loss(p, x, acts, valid, tgt, weight):
+        z = network.forward_at(p, x, acts, xp=jnp, index=jindex) + (valid - 1.0) * network.MASK_PENALTY
+        logp = jax.nn.log_softmax(z, axis=-1)
+        ce = -jnp.sum(tgt * jnp.where(valid > 0, logp, 0.0), axis=-1)
+        agree = (jnp.argmax(z, axis=-1) == jnp.argmax(tgt + (valid - 1.0), axis=-1)).astype(jnp.float32)
+        return jnp.sum(weight * ce) / jnp.maximum(jnp.sum(weight), 1.0), jnp.sum(weight * agree)
+
+    grad = jax.value_and_grad(loss, has_aux=True)
+
+    @jax.jit
+    def step(p, s, x, acts, valid, tgt, weight):
+        (value, _), g = grad(p, x, acts, valid, tgt, weight)
+        updates, s = opt.update(g, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    evaluate = jax.jit(loss)
+    out = held_out(ex)
+    train_rows, test_rows = np.flatnonzero(~out), np.flatnonzero(out)
+    if not len(train_rows):
+        raise ValueError("no training rows: every game is held out (the data needs games with index % 10 != 9)")
+    x = ex.x * inv
+
+    def padded(which):
+        rows = batch
+        acts, valid, tgt = _batch(ex, which, num_actions)
+        pad = rows - len(which)
+        w = np.concatenate([np.ones(len(which), np.float32), np.zeros(pad, np.float32)])
+        xs = np.concatenate([x[which], np.zeros((pad, x.shape[1]), np.float32)])
+        acts = np.concatenate([acts, np.zeros((pad, acts.shape[1]), np.int32)])
+        valid = np.concatenate([valid, np.zeros((pad, valid.shape[1]), bool)])
+        valid[len(which):, 0] = True
+        tgt = np.concatenate([tgt, np.zeros((pad, tgt.shape[1]), np.float32)])
+        return xs, acts, valid.astype(np.float32), tgt, w
+
+    def measure(p, rows):
+        total = agree = 0.0
+        for lo in range(0, len(rows), batch):
+            xs, acts, valid, tgt, w = padded(rows[lo:lo + batch])
+            value, a = evaluate(p, xs, acts, valid, tgt, w)
+            total += float(value) * float(w.sum())
+            agree += float(a)
+        return total / max(len(rows), 1), agree / max(len(rows), 1)
+
+    history, best, best_loss = [], None, np.inf
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(train_rows)
+        seen = running = 0.0
+        for lo in range(0, len(order), batch):
+            which = order[lo:lo + batch]
+            params, state, value = step(params, state, *padded(which))
+            running += float(value) * len(which)
+            seen += len(which)
+        test_loss, agreement = measure(params, test_rows) if len(test_rows) else (running / seen, float("nan"))
+        record = {"epoch": epoch, "loss": running / seen, "held_out_loss": test_loss, "agreement": agreement}
+        history.append(record)
+        if test_loss < best_loss:
+            best_loss, best = test_loss, [np.asarray(p, np.float32) for p in params]
+        if on_epoch is not None:
+            on_epoch(record)
+    best[0] = (best[0] * inv[:, None]).astype(np.float32)
+    return best, history

@@ -1,0 +1,181 @@
+"""Distillation: teacher games (agents/distill.py), the fit (solvers/distill.py)
+and `kibitz distill`: the data does not depend on workers or interruptions,
+the fit learns the teacher and is deterministic, bad input is one line."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kibitz.agents import distill as teacher_games
+from kibitz.agents.registry import make_agent
+from kibitz.cli import main
+from kibitz.games import load_game
+from kibitz.solvers import distill, network, train
+
+GAME = "underdog(players=3,cards=5,bank=2)"
+TEACHER = "ismcts(sims=30)"
+
+
+def _shards(folder):
+    out = {}
+    for lo, hi, path in teacher_games.done_shards(folder):
+        with np.load(path) as z:
+            out[(lo, hi)] = {k: z[k] for k in z}
+    return out
+
+
+def _same_data(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        assert a[key].keys() == b[key].keys()
+        for name in a[key]:
+            np.testing.assert_array_equal(a[key][name], b[key][name], err_msg=f"{key} {name}")
+
+
+def test_teacher_games_do_not_depend_on_workers_or_interruption(tmp_path):
+    one, two, staged = tmp_path / "one", tmp_path / "two", tmp_path / "staged"
+    assert teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 3, 6, one, chunk=2) == 6
+    teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 3, 6, two, chunk=2, workers=2)
+    # an interrupted run (stopped after its first shard) continued by a second one
+    teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 3, 6, staged, chunk=2,
+                          should_stop=lambda: True)
+    assert len(teacher_games.done_shards(staged)) == 1
+    assert teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 3, 6, staged, chunk=2) == 6
+    data = _shards(one)
+    _same_data(data, _shards(two))
+    _same_data(data, _shards(staged))
+    rows = sum(len(d["taken"]) for d in data.values())
+    assert rows > 10
+    for d in data.values():
+        counts = np.diff(d["offset"])
+        assert (counts >= 2).all()  # forced moves are not examples
+        assert len(d["legal"]) == len(d["policy"]) == len(d["visits"]) == d["offset"][-1]
+        assert ((0 <= d["taken"]) & (d["taken"] < counts)).all()
+        for i in range(len(counts)):
+            visits = d["visits"][d["offset"][i]:d["offset"][i + 1]]
+            assert visits.sum() == pytest.approx(1.0, abs=1e-5)
+        assert ((0 <= d["ret"]) & (d["ret"] <= 1)).all()  # win shares
+
+
+def test_teacher_seats_and_labels_follow_the_game(tmp_path):
+    """Every example is the acting teacher's tensor at a real decision: replaying game 0
+    with the same generator gives the same seats, and each label's move is legal."""
+    game = load_game(GAME)
+    played = teacher_games.play_game(game, make_agent, TEACHER, "heuristic", "information_state_tensor", 5, 0)
+    assert 1 <= sum(played["seats"]) <= 2
+    again = teacher_games.play_game(game, make_agent, TEACHER, "heuristic", "information_state_tensor", 5, 0)
+    assert played["returns"] == again["returns"] and len(played["rows"]) == len(again["rows"])
+    for seat, x, legal, j, policy, visits in played["rows"]:
+        assert played["seats"][seat] and len(x) == game.information_state_tensor_size()
+        assert 0 <= j < len(legal) and policy[j] > 0
+        # the move played is among the most visited (final = visits)
+        assert visits[j] == pytest.approx(max(visits))
+    alone = teacher_games.play_game(game, make_agent, TEACHER, "", "information_state_tensor", 5, 0)
+    assert alone["seats"] == [True] * 3
+
+
+def test_a_data_folder_of_other_settings_is_refused(tmp_path):
+    teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 0, 2, tmp_path, chunk=2)
+    with pytest.raises(teacher_games.DataMismatch, match="teacher='ismcts\\(sims=30\\)'"):
+        teacher_games.collect(GAME, "heuristic", "heuristic", "information_state_tensor", 0, 2, tmp_path, chunk=2)
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "heuristic", "--data", str(tmp_path),
+                                  "--games", "2", "--chunk", "2", "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "--data" in r.output and "teacher='ismcts(sims=30)'" in r.output
+
+
+def _heuristic_examples(tmp_path, games=60):
+    folder = tmp_path / "h"
+    teacher_games.collect(GAME, "heuristic", "", "information_state_tensor", 0, games, folder, chunk=20)
+    return distill.load_examples([p for _, _, p in teacher_games.done_shards(folder)])
+
+
+def test_the_fit_learns_the_teacher_and_is_deterministic(tmp_path):
+    """Fitted to the heuristic (a near-deterministic teacher), the network agrees with
+    it on most held-out decisions, far above the untrained network; same seed, same params."""
+    game = load_game(GAME)
+    ex = _heuristic_examples(tmp_path)
+    spec = network.NetworkSpec.for_game(game, hidden=(32, 32))
+    inv = 1.0 / train.input_scale(game, spec.encoding, 0)
+    params, history = distill.fit(game, spec, ex, epochs=12, batch=64, lr=3e-3, inv_scale=inv)
+    assert history[-1]["loss"] < history[0]["loss"]
+    best = min(r["held_out_loss"] for r in history)
+    assert history[0]["agreement"] < 0.9 and max(r["agreement"] for r in history) > 0.8, history
+    again, _ = distill.fit(game, spec, ex, epochs=12, batch=64, lr=3e-3, inv_scale=inv)
+    for a, b in zip(params, again):
+        np.testing.assert_array_equal(a, b)
+    # the saved parameters read the raw tensor: their held-out loss is the best epoch's
+    test = ex.rows(np.flatnonzero(distill.held_out(ex)))
+    ce = 0.0
+    for i in range(len(test)):
+        legal = test.legal[test.offset[i]:test.offset[i + 1]]
+        p = network.probabilities(params, test.x[i], legal)
+        ce -= np.log(p[int(legal[test.taken[i]])])
+    assert ce / len(test) == pytest.approx(best, rel=1e-3)
+    # starting from the fitted network, one epoch starts where it left off
+    _, more = distill.fit(game, spec, ex, epochs=1, batch=64, lr=1e-4, inv_scale=inv, init=params)
+    assert more[0]["held_out_loss"] < history[0]["held_out_loss"]
+
+
+def test_visit_targets_are_the_search_shares(tmp_path):
+    folder = tmp_path / "v"
+    teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 0, 4, folder, chunk=4)
+    paths = [p for _, _, p in teacher_games.done_shards(folder)]
+    moves, visits = distill.load_examples(paths, "moves"), distill.load_examples(paths, "visits")
+    assert np.array_equal(moves.legal, visits.legal)
+    with np.load(paths[0]) as z:
+        np.testing.assert_array_equal(visits.target, z["visits"])
+    for i in range(len(moves)):
+        row = moves.target[moves.offset[i]:moves.offset[i + 1]]
+        assert row.sum() == 1.0 and row[moves.taken[i]] == 1.0
+    with pytest.raises(ValueError, match="allowed: moves, visits"):
+        distill.load_examples(paths, "value")
+
+
+def test_kibitz_distill_end_to_end(tmp_path):
+    """The command collects, fits, writes a network that exports and plays; a second run
+    with more games plays only the missing ones."""
+    out = tmp_path / "net.npz"
+    args = ["distill", GAME, "--teacher", "heuristic", "--opponent", "random", "--games", "20", "--chunk", "10",
+            "--hidden", "16", "--epochs", "3", "--no-progress", "--out", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "20 games" in r.output and "agreement with the teacher" in r.output
+    assert json.loads((tmp_path / "net.npz.data" / "data.json").read_text())["opponent"] == "random"
+    spec, params = network.load(out)
+    assert spec.hidden == (16,) and spec.game == str(load_game(GAME))
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code != 0 and "--overwrite" in r.output
+    r = CliRunner().invoke(main, [*args[:-2], "--games", "30", "--overwrite", "--out", str(out)])
+    assert r.exit_code == 0 and "30 games" in r.output, r.output
+    agent = tmp_path / "net.json"
+    r = CliRunner().invoke(main, ["export", str(out), "--out", str(agent)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["play", GAME, "--seats", f"net({agent}),heuristic,random", "--seed", "1"])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("extra, where", [
+    (["--teacher", "ismcts(sims=-1)"], "--teacher"),
+    (["--teacher", "human"], "--teacher"),
+    (["--teacher", "heuristic", "--opponent", "nobody"], "--opponent"),
+    (["--teacher", "heuristic", "--encoding", "bogus"], "--encoding"),
+    (["--teacher", "heuristic", "--output", "factored"], "--output"),
+    (["--teacher", "heuristic", "--target", "value"], "--target"),
+    (["--teacher", "heuristic", "--games", "0"], "--games"),
+])
+def test_bad_input_is_one_line(tmp_path, extra, where):
+    r = CliRunner().invoke(main, ["distill", GAME, *extra, "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and where in r.output
+
+
+def test_init_of_another_shape_is_refused(tmp_path):
+    game = load_game(GAME)
+    other = network.NetworkSpec.for_game(game, hidden=(8,))
+    network.save(tmp_path / "other.npz", other, network.init_params(other, np.random.default_rng(0)))
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "heuristic", "--games", "2", "--no-progress",
+                                  "--init", str(tmp_path / "other.npz"), "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 2 and "--init" in r.output and "Traceback" not in r.output, r.output
