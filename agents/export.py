@@ -276,18 +276,37 @@ def check_sizes(game, input_size: int, num_actions: int, encoding: str = "inform
             raise AgentFileError(f"the network has {factors:,} factor logits; {game} has {count:,}")
 
 
-def export_network(source, out, *, name: str | None = None) -> dict:
-    """Writes the version-2 agent file ``out`` for the network file ``source``."""
+def sharpened(params, temperature: float) -> list:
+    """The network whose logits are ``params``' divided by ``temperature``
+    (its last layer's weights and bias divided; exact for dense and factored
+    outputs, whose logits are sums of the last layer's): below 1 it plays
+    closer to its most likely move, above 1 closer to uniform."""
+    if not (temperature > 0 and np.isfinite(temperature)):
+        raise ValueError(f"temperature={temperature!r}; allowed: a number > 0")
+    out = [np.asarray(p, np.float32) for p in params]
+    out[-2] = (out[-2] / np.float32(temperature)).astype(np.float32)
+    out[-1] = (out[-1] / np.float32(temperature)).astype(np.float32)
+    return out
+
+
+def export_network(source, out, *, name: str | None = None, temperature: float = 1.0) -> dict:
+    """Writes the version-2 agent file ``out`` for the network file ``source``;
+    ``temperature``: see :func:`sharpened` (recorded in the file's ``source``)."""
     from kibitz.solvers import network
     from kibitz.solvers.policy_file import write_policy_file
 
     spec, params = network.load(source)
-    doc = network_document(spec, params, name=name, source={"kind": "network", "file": Path(source).name})
+    origin = {"kind": "network", "file": Path(source).name}
+    if temperature != 1.0:
+        params = sharpened(params, temperature)
+        origin["temperature"] = float(temperature)
+    doc = network_document(spec, params, name=name, source=origin)
     write_policy_file(out, doc)
     return doc
 
 
-def export_agent(source, out, *, unseen: str | None = None, name: str | None = None) -> dict:
+def export_agent(source, out, *, unseen: str | None = None, name: str | None = None,
+                 temperature: float = 1.0) -> dict:
     """Writes the agent file ``out`` from a policy file or a checkpoint.
     A source that is not one (:class:`solvers.policy_file.PolicyFileError`,
     :class:`solvers.driver.CheckpointError`) or whose policy is malformed or
@@ -298,7 +317,9 @@ def export_agent(source, out, *, unseen: str | None = None, name: str | None = N
     if is_network_file(source):
         if unseen is not None:
             raise ValueError("--unseen is for tabular agents; a network plays every information state")
-        return export_network(source, out, name=name)
+        return export_network(source, out, name=name, temperature=temperature)
+    if temperature != 1.0:
+        raise ValueError("--temperature is for network files (.npz from kibitz train or kibitz distill)")
     if source.name.endswith(".npz"):
         policy_doc = policy_document_from_checkpoint(source)
         kind = "checkpoint"

@@ -304,3 +304,33 @@ def test_a_person_plays_the_shipped_networks_of_every_game(short):
                            input="1\n" * 3000)
     assert r.exit_code == 0, r.output[-2000:]
     assert "returns:" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("short, encoding, output", [("pub", "information_state_tensor", "dense"),
+                                                     ("doubt_and_bet", "compact", "factored")])
+def test_export_temperature_divides_the_logits(short, encoding, output, tmp_path):
+    """--temperature T: the file's logits are the network's divided by T (dense and factored),
+    recorded in its source; a tabular source refuses it in one line."""
+    game = load_game(short)
+    spec, params = random_network(game, (16,), seed=3, encoding=encoding, output=output)
+    npz = tmp_path / "net.npz"
+    network.save(npz, spec, params)
+    out = tmp_path / "sharp.json.gz"
+    r = CliRunner().invoke(main, ["export", str(npz), "--out", str(out), "--temperature", "0.25"])
+    assert r.exit_code == 0 and "logits / 0.25" in r.output, r.output
+    agent = KibitzNetAgent.load(out)
+    xs, masks = random_states(game, 50, seed=2, encoding=encoding)
+    logits, probs = agent.run(xs, masks)
+    index = network.action_index(spec, game)
+    np.testing.assert_allclose(logits, 4.0 * network.forward(params, xs, index=index), atol=1e-3, rtol=1e-5)
+    np.testing.assert_allclose(probs, network.masked_softmax(4.0 * network.forward(params, xs, index=index), masks),
+                               atol=1e-5, rtol=0)
+    with gzip.open(out) as f:
+        assert json.load(f)["source"] == {"kind": "network", "file": "net.npz", "temperature": 0.25}
+    for bad in ("0", "-1", "nan"):
+        r = CliRunner().invoke(main, ["export", str(npz), "--out", str(out), "--temperature", bad])
+        assert r.exit_code == 2 and "--temperature" in r.output and "Traceback" not in r.output
+    policy = tmp_path / "kuhn.json.gz"
+    assert CliRunner().invoke(main, ["solve", "kuhn_poker", "-n", "5", "--no-progress", "--out", str(policy)]).exit_code == 0
+    r = CliRunner().invoke(main, ["export", str(policy), "--out", str(tmp_path / "a.json"), "--temperature", "0.5"])
+    assert r.exit_code == 1 and "--temperature is for network files" in r.output and "Traceback" not in r.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kibitz.commands._paths import refuse_same_file, writable_file
+from kibitz.commands._paths import NumberRange, refuse_same_file, writable_file
 from kibitz.agents.export import check_against_game, check_network_against_game, export_agent
 from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
                                                read_bytes)
@@ -19,7 +19,9 @@ from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, docum
               help="What the agent does on an information state that is not in the file "
                    "(default uniform; an MCCFR fallback agent is kept for kibitz as well).")
 @click.option("--name", default=None, help="A name for the agent (default GAME-ALGORITHM).")
-def export(source, out, unseen, name):
+@click.option("--temperature", type=NumberRange(0, 1000, min_open=True), default=1.0, show_default=True,
+              help="Networks only: divide the logits by this (below 1: closer to the most likely move).")
+def export(source, out, unseen, name, temperature):
     """Export a solve result (policy file), checkpoint (.ckpt.npz) or trained network (.npz) as an agent file.
 
     The agent file is versioned JSON (docs/formats/agent-file.md). A tabular
@@ -32,7 +34,7 @@ def export(source, out, unseen, name):
 
     refuse_same_file(out, {"the source": source, "the source's checkpoint": checkpoint_path(source)})
     try:
-        doc = export_agent(source, out, unseen=unseen, name=name)
+        doc = export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
     except ValueError as e:  # AgentFileError, PolicyFileError, CheckpointError
         raise click.ClickException(f"cannot export: {e}") from None
     except OSError as e:
@@ -42,7 +44,8 @@ def export(source, out, unseen, name):
         factors = f"{net['factors']:,} factors -> " if net["output"] == "factored" else ""
         click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, network ({net['encoding']}) {net['input_size']:,} "
                    f"-> {' -> '.join(str(h) for h in net['hidden'])} -> {factors}{net['num_actions']:,}, ONNX "
-                   f"opset {doc['model']['opset']}, {doc['model']['bytes']:,} bytes")
+                   f"opset {doc['model']['opset']}, {doc['model']['bytes']:,} bytes"
+                   + (f", logits / {temperature:g}" if temperature != 1.0 else ""))
         return
     click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, {len(doc['policy']):,} information states, "
                f"unseen={doc['unseen']['behaviour']}"
