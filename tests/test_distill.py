@@ -179,3 +179,13 @@ def test_init_of_another_shape_is_refused(tmp_path):
     r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "heuristic", "--games", "2", "--no-progress",
                                   "--init", str(tmp_path / "other.npz"), "--out", str(tmp_path / "n.npz")])
     assert r.exit_code == 2 and "--init" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_time_ends_the_collection_and_fits_what_was_played(tmp_path):
+    out = tmp_path / "net.npz"
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "heuristic", "--games", "400", "--chunk", "10",
+                                  "--time", "0.01s", "--hidden", "8", "--epochs", "1", "--no-progress",
+                                  "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "data:        " in r.output and " 10 games," in r.output, r.output
+    assert len(teacher_games.done_shards(tmp_path / "net.npz.data")) == 1 and out.exists()
