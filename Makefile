@@ -39,28 +39,39 @@ strength: $(STAMP)
 	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS))
 
 # The networks that `trained` plays (agents/trained/GAME.json.gz), one game at
-# a time: `make trained GAME=underdog` trains with the settings below (seed 0;
-# a stopped run resumes from its checkpoint in build/trained/ and ends with
-# the parameters of an uninterrupted one), keeps the log (the settings, the
-# steps and the training seconds) as agents/trained/GAME.log, and exports
-# the agent file. Hours on 2 cores: run it in the background.
+# a time. `make trained GAME=over_under` runs the game's recipe below with
+# seed 0, keeps its output as agents/trained/GAME.log and exports the agent
+# file. A DISTILL_GAME recipe distils IS-MCTS (kibitz distill: the teacher's
+# games go to build/distill/GAME/, which a stopped run continues, then the
+# fit; the agent file's logits are divided by TEMP_GAME); a TRAIN_GAME recipe
+# trains by MMD (kibitz train: a stopped run resumes from its checkpoint in
+# build/trained/ and ends with the parameters of an uninterrupted one).
+# Hours on 2 cores: run it in the background.
+DISTILL_over_under  = --teacher "ismcts(one_step)" --encoding compact --games 320 --chunk 8 --epochs 40
+TEMP_over_under     = 0.1
 TRAIN_underdog      = --encoding observation_tensor --opponent heuristic --opponent-share 1.0 --imitation-steps 300 --imitation-lr 1e-3 --lr 1e-4 --alpha 0.05 --explore 0.05 --steps 3000
 TRAIN_pub           = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 2000 --steps 2000
-TRAIN_over_under    = --encoding compact --opponent heuristic --opponent-share 0.75 --imitation-steps 300 --imitation-lr 1e-3 --lr 1e-4 --alpha 0.1 --explore 0.05 --steps 2000
 TRAIN_doubt_and_bet = --encoding compact --batch 16 --opponent heuristic --opponent-share 0.75 --imitation-steps 150 --steps 400
 NET = build/trained/$(GAME).npz
+RECIPE = $(TRAIN_$(GAME))$(DISTILL_$(GAME))
 
 trained: $(STAMP)
-	@test -n "$(TRAIN_$(GAME))" || { echo "make trained GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; }
+	@$(if $(strip $(RECIPE)),true,{ echo "make trained GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; })
 	mkdir -p build/trained
+ifneq ($(DISTILL_$(GAME)),)
+	bash -o pipefail -c '$(BIN)/kibitz distill $(GAME) $(DISTILL_$(GAME)) --seed 0 --workers 2 --no-progress \
+	    --data build/distill/$(GAME) --out $(NET) --overwrite | tee agents/trained/$(GAME).log'
+	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained --temperature $(TEMP_$(GAME))
+else
 	bash -o pipefail -c '$(BIN)/kibitz train $(GAME) $(TRAIN_$(GAME)) --seed 0 --no-progress --probe-every 0 \
 	    --out $(NET) $(if $(wildcard $(NET).ckpt.npz),--resume) | tee agents/trained/$(GAME).log'
 	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained
+endif
 
 # 1,000-game matches (1,008: 72 deals in the 14 seatings of 2 agents in 4
 # seats) of `trained` against `heuristic`: `make trained-strength GAME=pub`
 trained-strength: $(STAMP)
-	@test -n "$(TRAIN_$(GAME))" || { echo "make trained-strength GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; }
+	@$(if $(strip $(RECIPE)),true,{ echo "make trained-strength GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; })
 	$(BIN)/kibitz tournament $(GAME) --agents trained,heuristic --games 1000 --seed 0 --workers 2 --no-progress \
 	    --out docs/results/trained/$(GAME)_vs_heuristic \
 	    $(if $(wildcard docs/results/trained/$(GAME)_vs_heuristic/tournament.json),--resume)
