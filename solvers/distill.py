@@ -12,7 +12,9 @@ cross-entropy over each decision's legal moves,
 
 with ``t`` the teacher's move (one-hot, ``target="moves"``) or its root
 visit shares (``target="visits"``), by Adam with step size ``lr`` over
-minibatches ``B`` of ``batch`` decisions, ``epochs`` passes over the data.
+minibatches ``B`` of ``batch`` decisions (of one width bucket: decisions
+whose legal moves round up to the same power of two), ``epochs`` passes
+over the data.
 A tenth of the games (those with index ``% 10 == 9``) are held out; the
 parameters of the epoch with the lowest held-out loss are the result, and
 each epoch reports the held-out loss and the share of held-out decisions
@@ -186,12 +188,28 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
             agree += float(a)
         return total / max(len(rows), 1), agree / max(len(rows), 1)
 
+    counts = ex.offset[1:] - ex.offset[:-1]
+    bucket = np.minimum(np.maximum([1 << max(int(c) - 1, 0).bit_length() for c in counts], 64), num_actions)
+    test_rows = test_rows[np.argsort(bucket[test_rows], kind="stable")]
+
+    def minibatches(order):
+        """``order`` cut into minibatches of rows of one width bucket (a
+        decision with three legal moves does not share a width with one of
+        thousands), the minibatches in a random order when there are
+        several buckets (one bucket: ``order`` cut in turn)."""
+        order = order[np.argsort(bucket[order], kind="stable")]
+        cuts = []
+        for b in np.unique(bucket[order]):
+            rows = order[bucket[order] == b]
+            cuts += [rows[lo:lo + batch] for lo in range(0, len(rows), batch)]
+        if len(np.unique(bucket[order])) > 1:
+            cuts = [cuts[i] for i in rng.permutation(len(cuts))]
+        return cuts
+
     history, best, best_loss = [], None, np.inf
     for epoch in range(1, epochs + 1):
-        order = rng.permutation(train_rows)
         seen = running = 0.0
-        for lo in range(0, len(order), batch):
-            which = order[lo:lo + batch]
+        for which in minibatches(rng.permutation(train_rows)):
             params, state, value = step(params, state, *padded(which))
             running += float(value) * len(which)
             seen += len(which)
