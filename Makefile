@@ -41,26 +41,38 @@ strength: $(STAMP)
 # The networks that `trained` plays (agents/trained/GAME.json.gz), one game at
 # a time. `make trained GAME=over_under` runs the game's recipe below with
 # seed 0, keeps its output as agents/trained/GAME.log and exports the agent
-# file. A DISTILL_GAME recipe distils IS-MCTS (kibitz distill: the teacher's
-# games go to build/distill/GAME/, which a stopped run continues, then the
-# fit; the agent file's logits are divided by TEMP_GAME); a TRAIN_GAME recipe
+# file. A DISTILL_GAME recipe distils a teacher (kibitz distill: the teacher's
+# games go to build/distill/GAME/ or DATA_GAME, which a stopped run
+# continues, then the fit; with INIT_GAME the fit starts from a network
+# distilled first by that recipe, from data in build/distill/GAME_heuristic;
+# the agent file's logits are divided by TEMP_GAME); a TRAIN_GAME recipe
 # trains by MMD (kibitz train: a stopped run resumes from its checkpoint in
 # build/trained/ and ends with the parameters of an uninterrupted one).
 # Hours on 2 cores: run it in the background.
 DISTILL_over_under  = --teacher "ismcts(one_step)" --encoding compact --games 320 --chunk 8 --epochs 40
 TEMP_over_under     = 0.1
-TRAIN_underdog      = --encoding observation_tensor --opponent heuristic --opponent-share 1.0 --imitation-steps 300 --imitation-lr 1e-3 --lr 1e-4 --alpha 0.05 --explore 0.05 --steps 3000
+INIT_underdog       = --teacher heuristic --encoding observation_tensor --games 3000 --chunk 100 --epochs 30
+DISTILL_underdog    = --teacher "ismcts(belief_opponents,sims=400)" --encoding observation_tensor --games 160 --chunk 4 --epochs 15 --lr 1e-3
+TEMP_underdog       = 0.1
 TRAIN_pub           = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 2000 --steps 2000
-TRAIN_doubt_and_bet = --encoding compact --batch 16 --opponent heuristic --opponent-share 0.75 --imitation-steps 150 --steps 400
+DISTILL_doubt_and_bet = --teacher heuristic --opponent none --encoding compact --games 1500 --chunk 50 --epochs 3
+TEMP_doubt_and_bet  = 0.1
+DATA_doubt_and_bet  = build/distill/doubt_and_bet_heuristic
 NET = build/trained/$(GAME).npz
+DATA = $(or $(DATA_$(GAME)),build/distill/$(GAME))
 RECIPE = $(TRAIN_$(GAME))$(DISTILL_$(GAME))
 
 trained: $(STAMP)
 	@$(if $(strip $(RECIPE)),true,{ echo "make trained GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; })
 	mkdir -p build/trained
 ifneq ($(DISTILL_$(GAME)),)
+ifneq ($(INIT_$(GAME)),)
+	bash -o pipefail -c '$(BIN)/kibitz distill $(GAME) $(INIT_$(GAME)) --seed 0 --workers 2 --no-progress \
+	    --data build/distill/$(GAME)_heuristic --out build/trained/$(GAME)_init.npz --overwrite | tee agents/trained/$(GAME).log'
+endif
 	bash -o pipefail -c '$(BIN)/kibitz distill $(GAME) $(DISTILL_$(GAME)) --seed 0 --workers 2 --no-progress \
-	    --data build/distill/$(GAME) --out $(NET) --overwrite | tee agents/trained/$(GAME).log'
+	    $(if $(INIT_$(GAME)),--init build/trained/$(GAME)_init.npz) \
+	    --data $(DATA) --out $(NET) --overwrite | tee $(if $(INIT_$(GAME)),-a) agents/trained/$(GAME).log'
 	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained --temperature $(TEMP_$(GAME))
 else
 	bash -o pipefail -c '$(BIN)/kibitz train $(GAME) $(TRAIN_$(GAME)) --seed 0 --no-progress --probe-every 0 \
