@@ -1,34 +1,38 @@
-"""MCCFR with K Ray actors: sampled traversals in parallel, merged in a fixed order.
+"""MCCFR with K Ray actors: sampled traversals in parallel, averaged in a fixed order.
 
-The scheme is synchronous data-parallel MCCFR. Every actor holds the same
-copy of the tables (the *base*: cumulative regrets and average-strategy
-weights per information state). A *batch* is ``batch`` MCCFR iterations
-(solvers/mccfr.py, external or outcome sampling) run by each of the K
-actors from the base, each actor applying its own updates as it goes, as
-sequential MCCFR does; the actor then returns its *delta*, its tables minus
-the base. The driver sums the deltas in actor order (actor 0, 1, ..., each
-in the order it met its information states), adds the sum to the base and
-sends the sum to every actor, which adds it to its base the same way: all
-copies stay equal to the bit. Batch ``b`` of actor ``k`` samples with a
-generator seeded from ``(seed, k, b)``, so a run is a function of the seed,
-K and the batch size: the same three give the same tables, on any cluster.
+The scheme is synchronous parallel MCCFR with parameter averaging. Every
+actor holds the same copy of the tables (the *base*: cumulative regrets and
+average-strategy weights per information state). A *batch* is ``batch``
+MCCFR iterations (solvers/mccfr.py, external or outcome sampling) run by
+each of the K actors from the base, each applying its own updates as it
+goes, as sequential MCCFR does; the actor then returns its *delta*, its
+tables minus the base. The driver sums the deltas in actor order (actor 0,
+1, ..., each in the order it met its information states), divides the sum
+by K, adds it to the base and sends it to every actor, which adds it to its
+base the same way: all copies stay equal to the bit. Batch ``b`` of actor
+``k`` samples with a generator seeded from ``(seed, k, b)``, so a run is a
+function of the seed, K and the batch size: the same three give the same
+tables, on any cluster.
 
-Why it converges. Each MCCFR update is an unbiased estimate of the
+Why it works. Each MCCFR update is an unbiased estimate of the
 counterfactual regret of the strategy it was sampled against (Lanctot,
 Waugh, Zinkevich and Bowling, "Monte Carlo Sampling for Regret Minimization
-in Extensive Games", NIPS 2009, Lemma 1); a delta sums such estimates, so
-the merged update is sequential MCCFR's with K times the samples, taken
-against strategies up to one batch out of date (the other actors' updates
-of the batch are seen only at its end). This is how Deep CFR (Brown, Lerer,
-Gross and Sandholm, ICML 2019) spends many traversals on one policy per
-iteration, and how distributed MCCFR was run for Libratus and Pluribus
-(Brown and Sandholm, Science 2018 and 2019), whose workers shared the
-regret tables; here the sharing is the synchronous merge. K = 1 is
-sequential MCCFR (with its own sampling stream). docs/scaling.md has the
-measured NashConv per iteration and per second for K = 1, 2, 4.
+in Extensive Games", NIPS 2009), so the mean of K actors' deltas estimates
+the same update as one actor's with 1/K of its variance: a batch moves the
+tables as far as one actor's batch, more surely. This is parameter
+averaging of parallel stochastic runs (Zinkevich, Weimer, Smola and Li,
+"Parallelized Stochastic Gradient Descent", NIPS 2010; McMahan et al.,
+"Communication-Efficient Learning of Deep Networks from Decentralized
+Data", AISTATS 2017, federated averaging) applied to MCCFR's regret and
+average-strategy sums. K = 1 is sequential MCCFR with its own sampling
+stream and a merge every ``batch`` iterations. Summing the deltas without
+the division, which counts every actor's step in full from a shared stale
+base, converged worse per batch with K = 2 and 4 than with K = 1 on
+leduc_poker here; the mean converged better (docs/scaling.md has the
+measured NashConv per iteration and per second for K = 1, 2, 4).
 
 One iteration counts one traversal per player, as in solvers/mccfr.py; a
-batch adds ``K * batch`` of them, so an iteration limit is rounded up to a
+batch does ``K * batch`` of them, so an iteration limit is rounded up to a
 whole batch. A batch costs a fixed overhead beside its work (the round trip
 to the actors, the deltas through the object store, the merge):
 :attr:`RayMCCFR.overhead_share` is its measured share of the batch time.
@@ -71,8 +75,8 @@ def table_delta(table: dict, base: dict) -> dict:
     return out
 
 
-def merge_deltas(deltas) -> dict:
-    """The sum of the actors' deltas, taken in the order given."""
+def merge_deltas(deltas, scale: float = 1.0) -> dict:
+    """The sum of the actors' deltas, taken in the order given, times ``scale``."""
     merged: dict = {}
     for delta in deltas:
         for key, (legal, dr, da, player) in delta.items():
@@ -84,6 +88,10 @@ def merge_deltas(deltas) -> dict:
                     entry[1][j] += v
                 for j, v in enumerate(da):
                     entry[2][j] += v
+    if scale != 1.0:
+        for entry in merged.values():
+            entry[1] = [v * scale for v in entry[1]]
+            entry[2] = [v * scale for v in entry[2]]
     return merged
 
 
@@ -119,7 +127,7 @@ class TraversalActor:
         return True
 
     def run(self, batch_no: int, iterations: int, merged: dict | None, base: dict | None = None):
-        """Adds ``merged`` (the last batch's sum) to the base, or takes
+        """Adds ``merged`` (the last batch's merged delta) to the base, or takes
         ``base`` whole (a start or a resume); runs ``iterations`` from it;
         returns (the delta, the seconds it took)."""
         t0 = time.perf_counter()
@@ -160,6 +168,7 @@ class RayMCCFR:
         # the driver's copy of the tables, in a solver that checks the game and options
         self.local = MCCFR(game, np.random.default_rng(0), sampling, epsilon, fallback)
         self.seed, self.actors, self.batch = int(seed), int(actors), int(batch)
+        self.scale = 1.0 / self.actors  # the merge is the actors' mean delta
         self.batches = 0
         self.iteration = 0
         self.batch_seconds = 0.0   # wall time of the batches
@@ -191,7 +200,7 @@ class RayMCCFR:
         return max(0.0, 1.0 - self.work_seconds / self.batch_seconds)
 
     def iterate(self):
-        """One batch: ``batch`` iterations in each actor, then the merge."""
+        """One batch: ``batch`` iterations in each actor, then the merge (their mean delta)."""
         ray = self._ray
         t0 = time.perf_counter()
         if self._send_base:
@@ -202,7 +211,7 @@ class RayMCCFR:
             merged = ray.put(self._merged)
             refs = [h.run.remote(self.batches, self.batch, merged) for h in self._handles]
         answers = ray.get(refs)  # in actor order
-        self._merged = merge_deltas(delta for delta, _ in answers)
+        self._merged = merge_deltas((delta for delta, _ in answers), self.scale)
         apply_delta(self.local.table, self._merged)
         self.batches += 1
         self.iteration += self.actors * self.batch
