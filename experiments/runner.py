@@ -47,6 +47,13 @@ Kinds:
     contains it. A match resumes where its CSV stops, and runs of disjoint
     ``start``/``games`` ranges may share a CSV. ``table.md`` is rewritten
     from the CSVs of every match of the spec, in name order.
+
+``run(..., ray={"address": ...})`` (``kibitz experiment run --ray``) plays
+the games of the kinds strength and ismcts_match as Ray tasks
+(``agents.ray_pool``): the tournaments' files are those of one process;
+the matches' games all go to the cluster, the matches in turn (``jobs``
+unused), each CSV written in game order with the rows a run without Ray
+writes (the ``seconds`` column aside).
 """
 
 from __future__ import annotations

@@ -142,7 +142,16 @@ def op_mccfr(req):
         solver.close()
 
 
-OPS = {"tournament": op_tournament, "cli": op_cli, "network": op_network, "address": op_address,
+def op_experiment(req):
+    """``runner.run`` with ``--ray`` (this Ray), in this process."""
+    from kibitz.experiments import runner
+
+    lines = []
+    runner.run(req["spec"], out=req["out"], log=lines.append, overrides=req["overrides"], ray={"address": None})
+    return lines
+
+
+OPS = {"experiment": op_experiment, "tournament": op_tournament, "cli": op_cli, "network": op_network, "address": op_address,
        "mccfr": op_mccfr}
 
 

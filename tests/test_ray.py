@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from kibitz.agents.tournament import run_tournament
 from kibitz.cli import main
+from kibitz.experiments import runner
 from kibitz.solvers.ray_cluster import loopback_argv, loopback_env
 
 CHILD = Path(__file__).with_name("ray_child.py")
@@ -121,7 +122,7 @@ def test_tournament_on_two_nodes_is_byte_identical_and_uses_both(two_nodes, tmp_
 
 
 def test_a_worker_killed_mid_run_is_retried_with_the_same_results(local, tmp_path):
-    game = dict(MATCH, agents=["random", "ismcts(sims=30)"], games=12)
+    game = dict(MATCH, agents=["random", "ismcts(sims=20)"], games=12)
     ref = reference(tmp_path, **game)
     got = local("tournament", **game, out=str(tmp_path / "ray"), kill_worker=True)
     assert len(got["killed"]) == 1  # a process playing a batch, killed while it played
@@ -172,27 +173,23 @@ def _without_seconds(path: Path) -> list[dict]:
 
 
 def test_experiment_matches_and_strength_on_ray(local, tmp_path):
-    """``kibitz experiment run --ray``: an ismcts_match spec gives the games
-    of a run without Ray (the CSV's rows, seconds aside), a strength spec the
+    """``experiment run`` on Ray: an ismcts_match spec gives the games of a
+    run without Ray (the CSV's rows, seconds aside), a strength spec the
     same tournament files."""
     spec = str(ROOT / "experiments" / "ismcts_strength_campaign")
-    sets = ["--set", "only=pub_vs_random", "--set", "games=6", "--set", "sims=5", "--set", "jobs=1"]
-    plain = CliRunner().invoke(main, ["experiment", "run", spec, "--out", str(tmp_path / "plain"), *sets])
-    assert plain.exit_code == 0, plain.output
-    address = local("address")
-    got = local("cli", args=["experiment", "run", spec, "--out", str(tmp_path / "ray"), *sets,
-                             "--ray-address", address])
-    assert got["rc"] == 0, got["stderr"]
+    sets = {"only": "pub_vs_random", "games": 6, "sims": 5, "jobs": 1}
+    runner.run(spec, out=tmp_path / "plain", log=lambda *_: None, overrides=sets)
+    lines = local("experiment", spec=spec, out=str(tmp_path / "ray"), overrides=sets)
+    assert any("per-task overhead" in line for line in lines), lines
     assert _without_seconds(tmp_path / "ray" / "pub_vs_random.csv") == \
         _without_seconds(tmp_path / "plain" / "pub_vs_random.csv")
     assert (tmp_path / "ray" / "table.md").read_text().splitlines()[2].split("|")[1:-2] == \
         (tmp_path / "plain" / "table.md").read_text().splitlines()[2].split("|")[1:-2]
-    strength = ["experiment", "run", str(ROOT / "experiments" / "strength"), "--set", 'games=["underdog(players=3,cards=5,bank=2)"]',
-                "--set", 'agents=["random","heuristic"]', "--set", "games_per_match=12", "--set", "progress=false"]
-    plain = CliRunner().invoke(main, strength + ["--out", str(tmp_path / "splain")])
-    assert plain.exit_code == 0, plain.output
-    got = local("cli", args=strength + ["--out", str(tmp_path / "sray"), "--ray"])
-    assert got["rc"] == 0, got["stderr"]
+    spec = str(ROOT / "experiments" / "strength")
+    sets = {"games": ["underdog(players=3,cards=5,bank=2)"], "agents": ["random", "heuristic"],
+            "games_per_match": 12, "progress": False}
+    runner.run(spec, out=tmp_path / "splain", log=lambda *_: None, overrides=sets)
+    local("experiment", spec=spec, out=str(tmp_path / "sray"), overrides=sets)
     tour = "tournament_underdog_players_3_cards_5_bank_2"
     same_files(tmp_path / "splain" / tour, tmp_path / "sray" / tour)
 
@@ -236,6 +233,7 @@ def test_mccfr_on_ray_from_the_cli_converges_and_resumes(local, tmp_path):
     (["tournament", "kuhn_poker", "--agents", "random", "--ray-address", " "], "--ray-address"),
     (["solve", "kuhn_poker", "-a", "cfr+", "--ray", "--out", "p.json"], "MCCFR on Ray"),
     (["solve", "kuhn_poker", "-a", "mccfr-es", "--workers", "2", "--out", "p.json"], "give --ray too"),
+    (["experiment", "run", str(ROOT / "experiments" / "convergence"), "--ray"], "runs in one process"),
 ])
 def test_bad_ray_options_are_one_line_and_exit_2(args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -26,7 +26,6 @@ def run_command(folder, out, settings, ray, ray_address):
     from kibitz.solvers.ray_cluster import RayUnavailable
 
     ray = check_ray(ray, ray_address, 1)
-
     overrides = {}
     for item in settings:
         if "=" not in item:
@@ -37,13 +36,16 @@ def run_command(folder, out, settings, ray, ray_address):
         except tomllib.TOMLDecodeError:
             overrides[key.strip()] = value
     try:
-        runner.with_overrides(runner.load_spec(folder), overrides)
+        spec = runner.with_overrides(runner.load_spec(folder), overrides)
     except runner.SpecError as e:
         if overrides and str(e).startswith("--set"):
             raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--set") from None
         raise click.ClickException(str(e)) from None
     except FileNotFoundError as e:
         raise click.ClickException(str(e)) from None
+    if ray and spec["kind"] not in runner.RAY_KINDS:
+        raise click.UsageError(f"--ray: kind {spec['kind']} runs in one process; --ray runs the kinds "
+                               f"{', '.join(runner.RAY_KINDS)}")
     try:
         runner.run(folder, out=out, log=click.echo, overrides=overrides,
                    ray={"address": ray_address} if ray else None)
