@@ -62,8 +62,8 @@ class BatchReport:
 
     def summary(self) -> str:
         return (f"ray: {self.items} games in {self.tasks} tasks on {len(self.nodes)} node(s), "
-                f"{self.cpus} CPU slots; per-task overhead {1000 * self.overhead:.1f} ms, "
-                f"{100 * self.overhead_share:.2f}% of the work")
+                f"{self.cpus} CPU slots, busy {self.work:.1f} s; per-task overhead "
+                f"{1000 * self.overhead:.1f} ms, {100 * self.overhead_share:.2f}% of the work")
 
 
 def _noop():

@@ -4,8 +4,8 @@ overhead per game against a bare OpenSpiel playout loop, in one run.
     python benchmarks/tournament_speed.py [--game G] [--games N] [--agents random,random]
     python benchmarks/tournament_speed.py --ray [--game G] [--games N] [--agents 'ismcts(sims=100),random']
 
-``--ray`` measures an IS-MCTS match instead: one worker against a local Ray
-of 2 CPU slots (``ray.init(num_cpus=2)``), the same games, results checked
+``--ray`` measures an IS-MCTS match instead (56 games by default): one
+worker against a local Ray of 2 CPU slots (``ray.init(num_cpus=2)``), the same games, results checked
 equal, with the per-task overhead and the batches Ray ran. The script
 first runs itself again in a network namespace of its own holding only
 loopback (root: ``unshare -n``; solvers/ray_cluster.py), so Ray talks to
@@ -79,6 +79,7 @@ def ray_match(args) -> None:
     t0 = time.perf_counter()
     r2 = run_tournament(args.game, specs, args.games, seed=0, progress=False, ray=True, log=lines.append)
     two = time.perf_counter() - t0
+    busy = float(lines[-1].rsplit("busy ", 1)[1].split()[0]) if "busy " in lines[-1] else float("nan")
     node_ip = ray.util.get_node_ip_address()
     nodes = alive_nodes(ray)
     ray.shutdown()
@@ -91,6 +92,8 @@ def ray_match(args) -> None:
     print(f"ratio Ray 2 CPUs / 1:      {one / two:8.2f}x (target >= 1.7x on 2 free cores); "
           f"{one / (two + start):.2f}x with Ray's start")
     print(lines[-1])
+    print(f"the workers played {busy:.1f} s of games in the Ray run's {two:.1f} s on 2 slots "
+          f"({100 * busy / (2 * two):.0f}% busy; the rest: worker start-up and imports, the last games' tail)")
     print(f"load average {load:.1f} before the Ray run")
 
 
@@ -98,7 +101,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", default="underdog")
     ap.add_argument("--games", type=int, default=None,
-                    help="games (default 2000; with --ray 28)")
+                    help="games (default 2000; with --ray 56)")
     ap.add_argument("--agents", default=None, help="agent specs (default random,random; with --ray "
                     "'ismcts(sims=100),random')")
     ap.add_argument("--ray", action="store_true", help="an IS-MCTS match: 1 worker against Ray with 2 CPUs")
@@ -106,7 +109,7 @@ def main():
     if args.ray:
         if os.environ.get("KIBITZ_LOOPBACK") != "1":
             raise SystemExit(in_loopback_namespace())
-        args.games = args.games or 28
+        args.games = args.games or 56
         args.agents = args.agents or "ismcts(sims=100),random"
         ray_match(args)
         return

@@ -50,7 +50,7 @@ from kibitz.solvers._io import gunzip
 from kibitz.solvers.mccfr import MCCFR
 
 #: iterations each actor runs per batch, by default
-DEFAULT_BATCH = 2000
+DEFAULT_BATCH = 5000
 
 
 def actor_seed(seed: int, actor: int, batch: int) -> int:
