@@ -142,6 +142,29 @@ def op_mccfr(req):
         solver.close()
 
 
+def failing_play(payload, batch):
+    """A batch that raises on game 3, as a game whose agent raises does."""
+    from kibitz.agents.tournament import GameFailed
+
+    if 3 in batch:
+        raise GameFailed("game 3 (deal 1, seats x, y) failed: ValueError: no move")
+    return [payload for _ in batch]
+
+
+def op_failing(req):
+    """run_batches over a batch function that raises: what the driver gets."""
+    import ray
+
+    from kibitz.agents.ray_pool import run_batches
+
+    kept = []
+    try:
+        run_batches(ray, failing_play, "ok", list(range(8)), lambda i, r: kept.append(i))
+    except Exception as e:
+        return {"raised": type(e).__name__, "message": str(e), "kept": kept}
+    return {"raised": None, "kept": kept}
+
+
 def op_experiment(req):
     """``runner.run`` with ``--ray`` (this Ray), in this process."""
     from kibitz.experiments import runner
@@ -151,7 +174,7 @@ def op_experiment(req):
     return lines
 
 
-OPS = {"experiment": op_experiment, "tournament": op_tournament, "cli": op_cli, "network": op_network, "address": op_address,
+OPS = {"experiment": op_experiment, "failing": op_failing, "tournament": op_tournament, "cli": op_cli, "network": op_network, "address": op_address,
        "mccfr": op_mccfr}
 
 

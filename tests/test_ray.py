@@ -150,6 +150,12 @@ def test_resume_after_the_driver_is_killed(local, tmp_path):
     same_files(ref, out)
 
 
+def test_a_game_that_raises_stops_the_run_with_its_own_error(local):
+    got = local("failing")
+    assert got["raised"] == "GameFailed" and got["message"].startswith("game 3 ")  # not retried, not wrapped
+    assert 3 not in got["kept"]
+
+
 def test_ray_binds_and_talks_loopback_only(local):
     got = local("network")
     assert got["node_ips"] == ["127.0.0.1"]
