@@ -20,8 +20,9 @@ most two tasks per CPU slot are in flight.
 
 Failures. A worker process that dies (killed, out of memory, its node
 gone) fails its task, which Ray runs again (up to ``RETRIES`` times):
-the batch is played afresh and gives the same results. An exception raised
-by ``play`` is not retried: it is raised on the driver as itself.
+the batch is played afresh and gives the same results; past that,
+:class:`RayRunError`. An exception raised by ``play`` is not retried: it
+is raised on the driver as itself.
 Ctrl-C cancels the tasks in flight and returns with what finished.
 """
 
@@ -40,6 +41,11 @@ TARGET_OVERHEAD = 0.05
 RETRIES = 3
 #: no-op round trips that measure the per-task overhead
 OVERHEAD_PROBES = 10
+
+
+class RayRunError(RuntimeError):
+    """Ray could not finish a task (its worker died more than ``RETRIES``
+    times, its node went away, the cluster stopped)."""
 
 
 @dataclasses.dataclass
@@ -139,6 +145,11 @@ def run_batches(ray, play: Callable, payload, items: Sequence, keep: Callable, *
                     ray.cancel(other)
                 cause = e.cause if isinstance(getattr(e, "cause", None), BaseException) else None
                 raise (cause or e) from None
+            except ray.exceptions.RayError as e:
+                for other in in_flight:
+                    ray.cancel(other)
+                raise RayRunError(f"Ray could not play items {batch[0]}..{batch[-1]}: "
+                                  f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
             report.tasks += 1
             report.items += len(batch)
             report.work += seconds

@@ -77,7 +77,7 @@ def ray_options(what: str):
     def decorate(command):
         command = click.option(
             "--ray-address", default=None, metavar="ADDRESS",
-            help="The Ray cluster to run on (host:port of its head, or ray://host:10001); implies --ray. "
+            help="The Ray cluster to run on (HOST:PORT of its head node); implies --ray. "
                  "Default: RAY_ADDRESS, else the cluster `ray start` left here, else a local Ray.")(command)
         return click.option("--ray", is_flag=True,
                             help=f"Run on Ray ({what}); needs pip install 'kibitz[ray]'.")(command)

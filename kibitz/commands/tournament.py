@@ -6,11 +6,12 @@ import os
 
 import click
 
+from kibitz.agents.ray_pool import RayRunError
 from kibitz.agents.registry import split_specs
-from kibitz.commands._paths import check_ray, ray_options
-from kibitz.solvers.ray_cluster import RayUnavailable
 from kibitz.agents.tournament import GameFailed, RecordsError, format_table, run_tournament
+from kibitz.commands._paths import check_ray, ray_options
 from kibitz.games import GameStringError, load_game
+from kibitz.solvers.ray_cluster import RayUnavailable
 
 
 #: the largest --games and --workers (a tournament lists its games in memory)
@@ -57,7 +58,7 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
                                  log=lambda line: click.echo(line, err=True), ray=ray, ray_address=ray_address)
     except RayUnavailable as e:
         raise click.UsageError(str(e)) from None
-    except GameFailed as e:
+    except (GameFailed, RayRunError) as e:
         raise click.ClickException(f"{e}; the games finished before it are in {out_dir}") from None
     except RecordsError as e:
         raise click.ClickException(f"--resume: {e}") from None
