@@ -131,9 +131,10 @@ def test_a_worker_killed_mid_run_is_retried_with_the_same_results(local, tmp_pat
 
 
 def test_resume_after_the_driver_is_killed(local, tmp_path):
-    """The CLI on Ray (``--ray`` finds the child's Ray as ``ray.init`` does),
-    SIGKILLed with its processes after 3 games; ``--resume`` with
-    ``--ray-address`` finishes it, with every file as ``--workers 1`` writes it."""
+    """The CLI with ``--ray`` (no ``ray start`` cluster here, no
+    RAY_ADDRESS: it starts a local Ray of its own), SIGKILLed with its
+    processes after 3 games; ``--resume --ray-address`` on the child's Ray
+    finishes it, with every file as ``--workers 1`` writes it."""
     game = dict(MATCH, agents=["random", "ismcts(sims=15)"], games=12)
     ref = reference(tmp_path, **game)
     out = tmp_path / "ray"
