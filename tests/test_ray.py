@@ -121,31 +121,38 @@ def test_tournament_on_two_nodes_is_byte_identical_and_uses_both(two_nodes, tmp_
     same_files(ref, tmp_path / "ray")
 
 
-def test_a_worker_killed_mid_run_is_retried_with_the_same_results(local, tmp_path):
+@pytest.mark.parametrize("where", ["local", "two_nodes"])
+def test_a_worker_killed_mid_run_is_retried_with_the_same_results(where, request, tmp_path):
+    ray = request.getfixturevalue(where)
     game = dict(MATCH, agents=["random", "ismcts(sims=20)"], games=12)
     ref = reference(tmp_path, **game)
-    got = local("tournament", **game, out=str(tmp_path / "ray"), kill_worker=True)
+    got = ray("tournament", **game, out=str(tmp_path / "ray"), kill_worker=True)
     assert len(got["killed"]) == 1  # a process playing a batch, killed while it played
     assert got["finished"] == 12
     same_files(ref, tmp_path / "ray")
 
 
-def test_resume_after_the_driver_is_killed(local, tmp_path):
-    """The CLI with ``--ray`` (no ``ray start`` cluster here, no
-    RAY_ADDRESS: it starts a local Ray of its own), SIGKILLed with its
-    processes after 3 games; ``--resume --ray-address`` on the child's Ray
-    finishes it, with every file as ``--workers 1`` writes it."""
+@pytest.mark.parametrize("where", ["local", "two_nodes"])
+def test_resume_after_the_driver_is_killed(where, request, tmp_path):
+    """The CLI on Ray, SIGKILLed with its processes after 3 games;
+    ``--resume --ray-address`` on the child's Ray finishes it, with every
+    file as ``--workers 1`` writes it. The first run: on ``local``,
+    ``--ray`` alone (no ``ray start`` cluster there, no RAY_ADDRESS: it
+    starts a local Ray of its own); on ``two_nodes``, ``--ray-address``
+    of the cluster."""
+    ray = request.getfixturevalue(where)
     game = dict(MATCH, agents=["random", "ismcts(sims=15)"], games=12)
     ref = reference(tmp_path, **game)
     out = tmp_path / "ray"
     args = ["tournament", game["game"], "--agents", ",".join(game["agents"]), "--games", "12",
             "--seed", "5", "--out", str(out), "--no-progress"]
-    first = local("cli", args=args + ["--ray"], kill_when=str(out / "games.jsonl"), kill_lines=3)
+    address = ray("address")
+    start = ["--ray"] if where == "local" else ["--ray-address", address]
+    first = ray("cli", args=args + start, kill_when=str(out / "games.jsonl"), kill_lines=3)
     assert first["killed"], first
     lines = (out / "games.jsonl").read_text().count("\n")
     assert 3 <= lines < 12
-    address = local("address")
-    second = local("cli", args=args + ["--resume", "--ray-address", address])
+    second = ray("cli", args=args + ["--resume", "--ray-address", address])
     assert second["rc"] == 0, second["stderr"]
     assert "12 of 12 games" in second["stdout"]
     same_files(ref, out)
