@@ -33,10 +33,11 @@ bench: $(STAMP)
 
 # IS-MCTS strength matches (hours): resumes where the CSVs stop, then
 # rewrites the table; `make strength ONLY=pub JOBS=1` runs only the matches
-# whose name contains "pub", one at a time
+# whose name contains "pub", one at a time; `make strength RAY=1` plays
+# their games on Ray (RAY_ADDRESS, or a local Ray: docs/scaling.md)
 strength: $(STAMP)
 	$(BIN)/kibitz experiment run experiments/ismcts_strength_campaign --out docs/results/ismcts_strength \
-	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS))
+	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS)) $(if $(RAY),--ray)
 
 # The networks that `trained` plays (agents/trained/GAME.json.gz), one game at
 # a time. `make trained GAME=over_under` runs the game's recipe below with

@@ -419,9 +419,13 @@ def _worker_init():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _worker_chunk(job):
-    plan, indices = job
+def play_games(plan: Plan, indices) -> list[dict]:
+    """The records of games ``indices`` of ``plan`` (one batch of a pool or of Ray)."""
     return [play_one(plan, i) for i in indices]
+
+
+def _worker_chunk(job):
+    return play_games(*job)
 
 
 class RecordsError(ValueError):
@@ -530,8 +534,14 @@ class Outcome:
 
 def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0,
                    workers: int = 1, out_dir: str | None = None, resume: bool = False,
-                   progress: bool = True, log: Callable[[str], None] | None = None) -> Outcome:
+                   progress: bool = True, log: Callable[[str], None] | None = None,
+                   ray: bool = False, ray_address: str | None = None) -> Outcome:
     """Runs (or continues) a tournament; writes ``out_dir`` if given.
+
+    ``ray`` plays the games as Ray tasks (``agents.ray_pool``) on the Ray
+    that ``ray_address`` names, or as ``solvers.ray_cluster.session``
+    chooses; ``workers`` is then unused. The files are the same as with
+    ``workers=1``.
 
     ``games`` is rounded up to a whole number of deals (each deal is played
     in every arrangement), said through ``log``. Files: ``tournament.json``
@@ -603,7 +613,9 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
 
     pool = None
     try:
-        if workers <= 1 or len(todo) <= 1:
+        if ray and todo:
+            interrupted = _ray_games(plan, todo, keep, bar, ray_address, log)
+        elif workers <= 1 or len(todo) <= 1:
             for i in todo:
                 keep(play_one(plan, i))
         else:
@@ -666,6 +678,22 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             json.dump(_json_safe(results), f, indent=2)
         write_csv(os.path.join(out_dir, "results.csv"), results)
     return Outcome(results, len(records), total, interrupted)
+
+
+def _ray_games(plan: Plan, todo: list[int], keep, bar, address, log) -> bool:
+    """Plays the games ``todo`` on Ray; True if interrupted."""
+    from kibitz.agents.ray_pool import run_batches
+    from kibitz.solvers.ray_cluster import session
+
+    with session(address) as ray:
+        def show(report):
+            if bar:
+                bar.set_postfix(cpus=report.cpus, nodes=len(report.nodes), refresh=False)
+
+        report = run_batches(ray, play_games, plan, todo, lambda i, rec: keep(rec), on_batch=show)
+    if log:
+        log(report.summary())
+    return report.interrupted
 
 
 CSV_FIELDS = ("name", "spec", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate",

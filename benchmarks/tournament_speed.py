@@ -2,6 +2,15 @@
 overhead per game against a bare OpenSpiel playout loop, in one run.
 
     python benchmarks/tournament_speed.py [--game G] [--games N] [--agents random,random]
+    python benchmarks/tournament_speed.py --ray [--game G] [--games N] [--agents 'ismcts(sims=100),random']
+
+``--ray`` measures an IS-MCTS match instead (56 games by default): one
+worker against a local Ray of 2 CPU slots (``ray.init(num_cpus=2)``), the same games, results checked
+equal, with the per-task overhead and the batches Ray ran. The script
+first runs itself again in a network namespace of its own holding only
+loopback (root: ``unshare -n``; solvers/ray_cluster.py), so Ray talks to
+127.0.0.1 only. Ray's start is timed apart (a cluster starts once, not per
+tournament); the ratio is of the tournaments' wall times.
 
 The bare loop plays N random games (chance sampled from chance_outcomes,
 players uniformly over legal_actions) and nothing else. The tournament
@@ -40,12 +49,72 @@ def bare_playouts(game, n: int, rng: np.random.Generator) -> float:
     return time.perf_counter() - t0
 
 
+def in_loopback_namespace() -> int:
+    """Runs this script again in a loopback-only network namespace; its exit code."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from kibitz.solvers.ray_cluster import loopback_argv, loopback_env
+
+    with tempfile.TemporaryDirectory(prefix="kzray-", dir="/tmp") as home:
+        env = dict(loopback_env(home), KIBITZ_LOOPBACK="1")
+        return subprocess.run(loopback_argv([sys.executable, *sys.argv]), env=env).returncode
+
+
+def ray_match(args) -> None:
+    import ray
+
+    from kibitz.solvers.ray_cluster import alive_nodes
+
+    specs = args.agents.split(",")
+    t0 = time.perf_counter()
+    r1 = run_tournament(args.game, specs, args.games, seed=0, workers=1, progress=False)
+    one = time.perf_counter() - t0
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    start = time.perf_counter() - t0
+    lines = []
+    t0 = time.perf_counter()
+    r2 = run_tournament(args.game, specs, args.games, seed=0, progress=False, ray=True, log=lines.append)
+    two = time.perf_counter() - t0
+    busy = float(lines[-1].rsplit("busy ", 1)[1].split()[0]) if "busy " in lines[-1] else float("nan")
+    node_ip = ray.util.get_node_ip_address()
+    nodes = alive_nodes(ray)
+    ray.shutdown()
+    assert r1.results == r2.results, "results differ between 1 worker and Ray"
+    n = r1.total
+    print(f"game {args.game}, agents {args.agents}, {n} games, {os.cpu_count()} cpus; "
+          f"Ray on {nodes} node(s) at {node_ip}")
+    print(f"tournament, 1 worker:      {n / one:8.3f} games/s ({one:.1f} s)")
+    print(f"tournament, Ray 2 CPUs:    {n / two:8.3f} games/s ({two:.1f} s; Ray started in {start:.1f} s before)")
+    print(f"ratio Ray 2 CPUs / 1:      {one / two:8.2f}x (target >= 1.7x on 2 free cores); "
+          f"{one / (two + start):.2f}x with Ray's start")
+    print(lines[-1])
+    print(f"the workers played {busy:.1f} s of games in the Ray run's {two:.1f} s on 2 slots "
+          f"({100 * busy / (2 * two):.0f}% busy; the rest: worker start-up and imports, the last games' tail)")
+    print(f"load average {load:.1f} before the Ray run")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", default="underdog")
-    ap.add_argument("--games", type=int, default=2000)
-    ap.add_argument("--agents", default="random,random")
+    ap.add_argument("--games", type=int, default=None,
+                    help="games (default 2000; with --ray 56)")
+    ap.add_argument("--agents", default=None, help="agent specs (default random,random; with --ray "
+                    "'ismcts(sims=100),random')")
+    ap.add_argument("--ray", action="store_true", help="an IS-MCTS match: 1 worker against Ray with 2 CPUs")
     args = ap.parse_args()
+    if args.ray:
+        if os.environ.get("KIBITZ_LOOPBACK") != "1":
+            raise SystemExit(in_loopback_namespace())
+        args.games = args.games or 56
+        args.agents = args.agents or "ismcts(sims=100),random"
+        ray_match(args)
+        return
+    args.games = args.games or 2000
+    args.agents = args.agents or "random,random"
     game = load_game(args.game)
     specs = args.agents.split(",")
     bare_cpu = time.process_time()

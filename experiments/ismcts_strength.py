@@ -270,19 +270,58 @@ def opponent_label(args) -> str:
     return args.opponent if args.fill == "none" else f"{args.opponent} (other seats {args.fill})"
 
 
+_GAMES: dict = {}
+
+
+def play_row(args, index: int) -> dict:
+    """Game ``index`` of the match ``args``: its CSV row (a function of the
+    options and the index, the seconds aside)."""
+    game = _GAMES.get(args.game) or _GAMES.setdefault(args.game, pyspiel.load_game(args.game))
+    n = game.num_players()
+    config = ismcts_config(args)
+    spec = ismcts_spec(config)
+    seeds, deal_seed = game_seeds(args.seed, index, n)
+    seat, opp = seating(index, n, args.fill)
+    bots = seat_bots(game, args, spec, seat, opp, seeds)
+    g0 = time.perf_counter()
+    returns = play_game(game, bots, np.random.default_rng(deal_seed))
+    secs = time.perf_counter() - g0
+    row = dict(game=args.game, opponent=opponent_label(args), sims=config.sims, ismcts=spec, index=index,
+               seed=args.seed, ismcts_seat=seat, opponent_seats=" ".join(map(str, opp)), seconds=f"{secs:.3f}")
+    row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
+    return row
+
+
+def row_game(row: dict, n: int) -> tuple:
+    """(index, IS-MCTS seat, returns, opponent seats) of a row from :func:`play_row`."""
+    return (row["index"], row["ismcts_seat"], [float(row[f"return_{p}"]) for p in range(n)],
+            [int(x) for x in row["opponent_seats"].split()])
+
+
+def play_rows(matches: dict, items) -> list[dict]:
+    """The rows of ``items`` ((match name, game index) pairs) of ``matches``
+    (name -> options): one batch of a Ray run."""
+    return [play_row(matches[name], index) for name, index in items]
+
+
+def match_file(args):
+    """The match's CSV, opened to append (its header, its identity); ``done`` holds the games in it."""
+    n = pyspiel.load_game(args.game).num_players()
+    config = ismcts_config(args)
+    fields = (["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "opponent_seats",
+               "seconds"] + [f"return_{p}" for p in range(n)])
+    return AppendCSV(args.out, fields, {"game": args.game, "opponent": opponent_label(args),
+                                        "ismcts": ismcts_spec(config), "seed": args.seed})
+
+
 def play_match(args) -> list:
     """Plays (or resumes) the games ``args.start .. args.start + args.games - 1``
     of the match ``args`` into ``args.out``; returns the games this run played
     as (index, IS-MCTS seat, returns, opponent seats)."""
-    game = pyspiel.load_game(args.game)
-    n = game.num_players()
-    config = ismcts_config(args)
-    spec = ismcts_spec(config)
+    n = pyspiel.load_game(args.game).num_players()
+    spec = ismcts_spec(ismcts_config(args))
     label = opponent_label(args)
-    fields = (["game", "opponent", "sims", "ismcts", "index", "seed", "ismcts_seat", "opponent_seats",
-               "seconds"] + [f"return_{p}" for p in range(n)])
-    with AppendCSV(args.out, fields, {"game": args.game, "opponent": label, "ismcts": spec,
-                                      "seed": args.seed}) as out:
+    with match_file(args) as out:
         todo = [i for i in range(args.start, args.start + args.games) if i not in out.done]
         if len(todo) < args.games:
             print(f"{args.out}: {args.games - len(todo)} of these games are already played; "
@@ -291,17 +330,9 @@ def play_match(args) -> list:
         tty = sys.stderr.isatty()
         t0 = time.perf_counter()
         for i in todo:
-            seeds, deal_seed = game_seeds(args.seed, i, n)
-            seat, opp = seating(i, n, args.fill)
-            bots = seat_bots(game, args, spec, seat, opp, seeds)
-            g0 = time.perf_counter()
-            returns = play_game(game, bots, np.random.default_rng(deal_seed))
-            secs = time.perf_counter() - g0
-            row = dict(game=args.game, opponent=label, sims=config.sims, ismcts=spec, index=i, seed=args.seed,
-                       ismcts_seat=seat, opponent_seats=" ".join(map(str, opp)), seconds=f"{secs:.3f}")
-            row.update({f"return_{p}": f"{r:.6g}" for p, r in enumerate(returns)})
+            row = play_row(args, i)
             out.write(row)
-            played.append((i, seat, list(returns), opp))
+            played.append(row_game(row, n))
             if tty or len(played) % 10 == 0 or len(played) == len(todo):
                 m, h = mean_ci95(deal_means(played, n)[:, 2])
                 # a bar redrawn in place on a terminal; a plain line every 10 games elsewhere (log files)

@@ -47,6 +47,13 @@ Kinds:
     contains it. A match resumes where its CSV stops, and runs of disjoint
     ``start``/``games`` ranges may share a CSV. ``table.md`` is rewritten
     from the CSVs of every match of the spec, in name order.
+
+``run(..., ray={"address": ...})`` (``kibitz experiment run --ray``) plays
+the games of the kinds strength and ismcts_match as Ray tasks
+(``agents.ray_pool``): the tournaments' files are those of one process;
+the matches' games all go to the cluster, the matches in turn (``jobs``
+unused), each CSV written in game order with the rows a run without Ray
+writes (the ``seconds`` column aside).
 """
 
 from __future__ import annotations
@@ -462,7 +469,9 @@ def _plot_training(records, out: Path):
 
 
 # -------------------------------------------------------------------- strength
-def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
+def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> list[dict]:
+    """The tournaments of a strength spec; ``ray`` ({"address": ...}) plays
+    them on Ray (``workers`` unused), with the same files."""
     from kibitz.agents.tournament import run_tournament
 
     agents = list(spec["agents"])
@@ -474,7 +483,8 @@ def run_strength(spec: dict, out: Path, log=print) -> list[dict]:
         log(f"  {game_string}: {', '.join(agents)}; {n_games} games")
         outcome = run_tournament(game_string, agents, n_games, seed=seed, workers=workers,
                                  out_dir=str(out / f"tournament_{_slug(game_string)}"),
-                                 progress=spec.get("progress", True))
+                                 progress=spec.get("progress", True), log=log, ray=ray is not None,
+                                 ray_address=(ray or {}).get("address"))
         for row in outcome.results["agents"]:
             records.append({"game": game_string, **{k: row[k] for k in (
                 "name", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate")},
@@ -534,8 +544,64 @@ def _play_logged(args, log_path: Path) -> bool:
             return False
 
 
-def run_ismcts_match(spec: dict, out: Path, log=print) -> list[str]:
-    """Plays (or resumes) the spec's matches; returns the names of those that failed."""
+def _ray_matches(selected: dict, out: Path, address, log, every: float = 30.0) -> list[str]:
+    """Every game of the ``selected`` matches as Ray tasks (agents.ray_pool),
+    the matches in turn; each CSV gets its rows in game order, and the
+    progress (games/s over the cluster) is logged every ``every`` seconds.
+    Returns the names of the matches that failed (all of them, when a game
+    raises: its error is logged)."""
+    import contextlib
+
+    from kibitz.agents.ray_pool import run_batches
+    from kibitz.experiments.ismcts_strength import (ismcts_config, ismcts_spec, match_file, opponent_label,
+                                                    play_rows, report, row_game)
+    from kibitz.solvers.ray_cluster import RayUnavailable, session
+
+    files = {name: match_file(args) for name, args in selected.items()}
+    todo = {name: [i for i in range(args.start, args.start + args.games) if i not in files[name].done]
+            for name, args in selected.items()}
+    items = [(name, i) for name, indices in todo.items() for i in indices]
+    waiting = {name: {} for name in selected}
+    played = {name: [] for name in selected}
+    clock = {"start": time.perf_counter(), "said": time.perf_counter()}
+
+    def keep(item, row):
+        name, index = item
+        waiting[name][index] = row
+        indices, rows = todo[name], played[name]
+        while len(rows) < len(indices) and indices[len(rows)] in waiting[name]:
+            row = waiting[name].pop(indices[len(rows)])
+            files[name].write(row)
+            rows.append(row_game(row, sum(1 for k in row if k.startswith("return_"))))
+        done, now = sum(len(v) for v in played.values()), time.perf_counter()
+        if now - clock["said"] >= every or done == len(items):
+            clock["said"] = now
+            log(f"  ray: {done}/{len(items)} games, {done / (now - clock['start']):.3f} games/s")
+
+    try:
+        with session(address) as ray:
+            summary = run_batches(ray, play_rows, selected, items, keep).summary()
+        log("  " + summary)
+    except RayUnavailable:
+        raise
+    except Exception as e:  # a game raised: the run stops, the rows written stay
+        log(f"  FAILED: {type(e).__name__}: {e}")
+        return list(selected)
+    finally:
+        for f in files.values():
+            f.close()
+    for name, args in selected.items():
+        if played[name]:
+            with open(out / "logs" / f"{name}.log", "a") as f, contextlib.redirect_stdout(f):
+                report(args.game, opponent_label(args), ismcts_spec(ismcts_config(args)), played[name],
+                       len(played[name][0][2]), f"this run on Ray, seed {args.seed}")
+        log(f"  done   {name}")
+    return []
+
+
+def run_ismcts_match(spec: dict, out: Path, log=print, ray: dict | None = None) -> list[str]:
+    """Plays (or resumes) the spec's matches; returns the names of those that
+    failed. ``ray`` ({"address": ...}) plays their games on Ray, ``jobs`` unused."""
     from concurrent.futures import ProcessPoolExecutor
 
     from kibitz.experiments.ismcts_strength import OPTIONS, match_from_options, table_lines
@@ -548,6 +614,11 @@ def run_ismcts_match(spec: dict, out: Path, log=print) -> list[str]:
     if not selected:
         raise ValueError(f"no match name contains {only!r}")
     (out / "logs").mkdir(exist_ok=True)
+    if ray is not None:
+        failed = _ray_matches(selected, out, ray.get("address"), log)
+        paths = [out / f"{name}.csv" for name in sorted(matches) if (out / f"{name}.csv").exists()]
+        (out / "table.md").write_text("\n".join(table_lines(paths)) + "\n")
+        return failed
     failed = []
     import multiprocessing
     import sys
@@ -574,9 +645,18 @@ def _slug(game_string: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in game_string).strip("_")
 
 
-def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
-    """Runs the experiment in ``folder``; returns the output folder."""
+#: the kinds that --ray runs on Ray
+RAY_KINDS = ("strength", "ismcts_match")
+
+
+def run(folder, out=None, log=print, overrides: dict | None = None, ray: dict | None = None) -> Path:
+    """Runs the experiment in ``folder``; returns the output folder. ``ray``
+    ({"address": ADDRESS or None}) plays the games of the kinds in
+    ``RAY_KINDS`` on Ray (docs/scaling.md)."""
     spec = with_overrides(load_spec(folder), overrides)
+    if ray is not None and spec["kind"] not in RAY_KINDS:
+        raise ValueError(f"--ray: kind {spec['kind']} runs in one process; --ray runs kinds "
+                         f"{', '.join(RAY_KINDS)}")
     out = Path(out or Path("runs") / spec["name"])
     out.mkdir(parents=True, exist_ok=True)
     log(f"experiment {spec['name']} ({spec['kind']}) -> {out}")
@@ -584,13 +664,13 @@ def run(folder, out=None, log=print, overrides: dict | None = None) -> Path:
     if spec["kind"] == "convergence":
         run_convergence(spec, out, log)
     elif spec["kind"] == "strength":
-        run_strength(spec, out, log)
+        run_strength(spec, out, log, ray)
     elif spec["kind"] == "mccfr_convergence":
         run_mccfr_convergence(spec, out, log)
     elif spec["kind"] == "training":
         run_training(spec, out, log)
     else:
-        failed = run_ismcts_match(spec, out, log)
+        failed = run_ismcts_match(spec, out, log, ray)
         if failed:
             raise MatchesFailed(f"{len(failed)} match(es) failed: {', '.join(failed)} "
                                 f"(see {out / 'logs'}/NAME.log)")

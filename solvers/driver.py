@@ -168,8 +168,9 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
             if stop_flag.get("signal"):
                 reason = "interrupted"
                 break
+            before = solver.iteration
             solver.iterate()
-            bar.update(1)
+            bar.update(solver.iteration - before)  # a batch of a Ray solver counts several
             if postfix is not None:
                 bar.set_postfix(postfix(solver), refresh=False)
             now = time.perf_counter()

@@ -123,6 +123,11 @@ class MCCFR:
         if sys.getrecursionlimit() < need:
             sys.setrecursionlimit(need)
 
+    def reseed(self, seed: int) -> None:
+        """Draws from now on from a generator seeded with ``seed`` (the Ray
+        actors of solvers/mccfr_ray.py reseed per batch)."""
+        self._random = random.Random(int(seed))
+
     # -------------------------------------------------------------- iterate
     def iterate(self):
         """One iteration: one traversal per player."""

@@ -77,8 +77,20 @@ NOT_RUN = {
     "kibitz serve --agent 'ismcts(sims=-5)'": "exits 2 on purpose (tests/test_serve.py checks it)",
     "kibitz serve --port 8000": "runs until stopped (tests/test_browser.py plays at the table it serves)",
     "kibitz COMMAND --help": "COMMAND stands for each command; `kibitz --help` lists them",
-    "kibitz tournament GAME --agents a,b,c --games N [--seed S] [--workers W] [--out DIR] [--resume] "
-    "[--no-progress]": "a synopsis; the example below it runs",
+    "kibitz tournament GAME --agents a,b,c --games N [--seed S] [--workers W | --ray [--ray-address A]] "
+    "[--out DIR] [--resume] [--no-progress]": "a synopsis; the example below it runs",
+    "kibitz solve -a mccfr-es --ray --workers K": "Ray runs only in a loopback namespace here: tests/test_ray.py",
+    "kibitz tournament underdog --agents 'ismcts(sims=1000),heuristic' --games 1008 --ray --out ud-ray":
+        "hours, on Ray: tests/test_ray.py runs tournaments on Ray in a loopback namespace",
+    "kibitz solve leduc_poker -a mccfr-es --ray --workers 2 --time 10m --out leduc-es.json":
+        "ten minutes, on Ray: tests/test_ray.py runs solve --ray in a loopback namespace",
+    "kibitz tournament underdog --agents 'ismcts(sims=1000),heuristic' --games 1008 --ray-address HEAD:6379 "
+    "--out ud-ray": "needs a cluster at HEAD",
+    "kibitz solve leduc_poker -a mccfr-es --ray-address HEAD:6379 --workers 16 --time 10m --out leduc-es.json":
+        "needs a cluster at HEAD",
+    "kibitz tournament ... --ray": "a synopsis in a table",
+    "kibitz experiment run SPEC --ray": "a synopsis in a table",
+    "kibitz solve GAME -a mccfr-es\\|mccfr-os --ray --workers K [--batch B]": "a synopsis in a table",
     "kibitz replay DIR/games.jsonl --game K [--rerun]": "a synopsis; the example below it runs",
     "kibitz export SOURCE -o FILE [--unseen uniform|error] [--name NAME]": "a synopsis; docs/cli.md's export runs",
     "kibitz inspect FILE [--games N]": "a synopsis; docs/cli.md's inspect runs",

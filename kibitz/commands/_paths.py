@@ -69,3 +69,27 @@ def refuse_same_file(out, sources: dict, option="--out"):
     for what, source in sources.items():
         if Path(source).resolve() == target:
             raise click.BadParameter(f"{out} is {what}; choose another file", param_hint=option)
+
+
+def ray_options(what: str):
+    """--ray and --ray-address (docs/scaling.md), as one decorator; ``what``
+    says what --ray does in the command."""
+    def decorate(command):
+        command = click.option(
+            "--ray-address", default=None, metavar="ADDRESS",
+            help="The Ray cluster to run on (HOST:PORT of its head node); implies --ray. "
+                 "Default: RAY_ADDRESS, else the cluster `ray start` left here, else a local Ray.")(command)
+        return click.option("--ray", is_flag=True,
+                            help=f"Run on Ray ({what}); needs pip install 'kibitz[ray]'.")(command)
+    return decorate
+
+
+def check_ray(ray: bool, ray_address, workers: int, workers_meaning: str = "processes") -> bool:
+    """Whether the run uses Ray; --ray-address implies it. With ``workers_meaning``
+    "processes", --workers above 1 and --ray are refused together."""
+    ray = ray or ray_address is not None
+    if ray_address is not None and not ray_address.strip():
+        raise click.BadParameter("an empty address; give host:port of the head node", param_hint="--ray-address")
+    if ray and workers > 1 and workers_meaning == "processes":
+        raise click.UsageError("--workers W runs W local processes and --ray runs on Ray: give one")
+    return ray

@@ -6,6 +6,8 @@ import tomllib
 
 import click
 
+from kibitz.commands._paths import check_ray, ray_options
+
 
 @click.group("experiment")
 def experiment():
@@ -17,10 +19,13 @@ def experiment():
 @click.option("--out", default=None, help="Output folder (default: runs/NAME).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Override a spec key (TOML value), e.g. --set iterations=100.")
-def run_command(folder, out, settings):
+@ray_options("kinds strength and ismcts_match: their games as Ray tasks in batches; the same results")
+def run_command(folder, out, settings, ray, ray_address):
     """Run the experiment in FOLDER and write its results."""
     from kibitz.experiments import runner
+    from kibitz.solvers.ray_cluster import RayUnavailable
 
+    ray = check_ray(ray, ray_address, 1)
     overrides = {}
     for item in settings:
         if "=" not in item:
@@ -31,14 +36,20 @@ def run_command(folder, out, settings):
         except tomllib.TOMLDecodeError:
             overrides[key.strip()] = value
     try:
-        runner.with_overrides(runner.load_spec(folder), overrides)
+        spec = runner.with_overrides(runner.load_spec(folder), overrides)
     except runner.SpecError as e:
         if overrides and str(e).startswith("--set"):
             raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--set") from None
         raise click.ClickException(str(e)) from None
     except FileNotFoundError as e:
         raise click.ClickException(str(e)) from None
+    if ray and spec["kind"] not in runner.RAY_KINDS:
+        raise click.UsageError(f"--ray: kind {spec['kind']} runs in one process; --ray runs the kinds "
+                               f"{', '.join(runner.RAY_KINDS)}")
     try:
-        runner.run(folder, out=out, log=click.echo, overrides=overrides)
+        runner.run(folder, out=out, log=click.echo, overrides=overrides,
+                   ray={"address": ray_address} if ray else None)
+    except RayUnavailable as e:
+        raise click.UsageError(str(e)) from None
     except (ValueError, FileNotFoundError, runner.MatchesFailed) as e:
         raise click.ClickException(str(e)) from None

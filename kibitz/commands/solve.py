@@ -30,8 +30,12 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kibitz.commands._paths import NumberRange, run_options, writable_file
+from kibitz.commands._paths import NumberRange, check_ray, ray_options, run_options, writable_file
 from kibitz.games import GameStringError, load_game
+from kibitz.solvers.mccfr_ray import DEFAULT_BATCH
+
+#: the most MCCFR actors of one run
+MAX_ACTORS = 256
 
 
 #: iterations when neither -n, --time nor --target-nashconv bounds a run
@@ -103,9 +107,14 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--fallback", default="uniform", show_default=True,
               help="MCCFR: what the policy plays on information states it never visited: "
                    "uniform, or an agent spec (e.g. heuristic); recorded in the policy file.")
+@ray_options("MCCFR: --workers K actors traverse in parallel, merged after each batch")
+@click.option("--workers", type=click.IntRange(1, MAX_ACTORS), default=1, show_default=True,
+              help="MCCFR with --ray: K Ray actors (the same seed and K give the same policy).")
+@click.option("--batch", type=click.IntRange(min=1), default=None,
+              help=f"MCCFR with --ray: iterations per actor between merges (default {DEFAULT_BATCH}).")
 def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_every, out,
           resume, overwrite, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
-          progress, seed, epsilon, fallback):
+          progress, seed, epsilon, fallback, ray, ray_address, workers, batch):
     """Solve GAME with CFR on its compiled tree, or MCCFR over states, and save the average policy.
 
     \b
@@ -127,6 +136,11 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     limit = parse_duration(time_limit)
     if iterations is None:  # --time or --target-nashconv alone bound the run
         iterations = math.inf if limit is not None or target_nashconv is not None else DEFAULT_ITERATIONS
+    ray = check_ray(ray, ray_address, workers, workers_meaning="actors")
+    if not algorithm.startswith("mccfr") and (ray or workers != 1 or batch is not None):
+        raise click.UsageError("--ray, --workers and --batch run MCCFR on Ray (-a mccfr-es or mccfr-os)")
+    if not ray and (workers != 1 or batch is not None):
+        raise click.UsageError("--workers and --batch are the Ray actors of MCCFR: give --ray too")
     if algorithm.startswith("mccfr"):
         cfr_only = [name for name, value in (
             ("--target-nashconv", target_nashconv), ("--eval-every", eval_every),
@@ -137,7 +151,8 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         _solve_mccfr(game, algorithm, iterations=iterations, time_limit=limit, out=out,
                      resume=resume, checkpoint_every=checkpoint_every, progress=progress,
                      seed=seed, epsilon=epsilon, fallback=fallback, max_nodes=max_nodes,
-                     use_cache=not no_cache)
+                     use_cache=not no_cache,
+                     ray={"address": ray_address, "actors": workers, "batch": batch or DEFAULT_BATCH} if ray else None)
         return
     if seed != 0 or epsilon != 0.6 or fallback != "uniform":
         raise click.UsageError("--seed, --epsilon and --fallback are MCCFR options "
@@ -262,9 +277,10 @@ def _drive(solver, meta, out, resume, **loop):
 
 def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resume: bool,
                  checkpoint_every: float, progress: bool, seed: int, epsilon: float, fallback: str,
-                 max_nodes=None, use_cache: bool = True):
+                 max_nodes=None, use_cache: bool = True, ray: dict | None = None):
     """``kibitz solve --algorithm mccfr-es|mccfr-os``: MCCFR (solvers/mccfr.py)
-    in the solve driver, then the policy file and the summary.
+    in the solve driver, then the policy file and the summary. ``ray``
+    ({address, actors, batch}) runs it on Ray actors (solvers/mccfr_ray.py).
 
     The game is compiled only to evaluate and complete the policy at the end
     (when it has at most ``max_nodes`` nodes, default 20,000: a larger
@@ -283,17 +299,19 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
             make_agent(fallback, game, 0, seed)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--fallback") from None
-    try:
-        solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
-                             epsilon=epsilon, fallback=fallback)
-    except ValueError as e:
-        raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
+    settings = {"seed": seed, "epsilon": epsilon, "fallback": fallback}
+    if ray is None:
+        try:
+            solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
+                                 epsilon=epsilon, fallback=fallback)
+        except ValueError as e:
+            raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
+        reason, seconds = _drive_mccfr(solver, game, algorithm, settings, out, resume, iterations,
+                                       time_limit, checkpoint_every, progress)
+    else:
+        reason, seconds, solver = _drive_mccfr_ray(game, algorithm, settings, ray, out, resume, iterations,
+                                                   time_limit, checkpoint_every, progress)
     out = Path(out)
-    meta = driver.checkpoint_meta(str(game), algorithm,
-                                  {"seed": seed, "epsilon": epsilon, "fallback": fallback})
-    reason, seconds, _ = _drive(solver, meta, out, resume, iterations=iterations,
-                                time_limit=time_limit, eval_every=0,
-                                checkpoint_every=checkpoint_every, progress=progress)
     budget = max_nodes or mccfr.EVAL_MAX_NODES
     try:
         tree = tree_mod.compile_tree(game, max_nodes=budget, use_cache=use_cache)
@@ -306,6 +324,9 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
     click.echo(f"algorithm:   {algorithm} (seed {seed}{', epsilon %g' % epsilon if algorithm == 'mccfr-os' else ''})")
     click.echo(f"iterations:  {solver.iteration:,} ({driver.STOPPED[reason]})")
     click.echo(f"seconds:     {seconds:.2f}{rate}")
+    if ray is not None:
+        click.echo(f"ray:         {ray['actors']} actor(s), {ray['batch']} iterations each per batch; "
+                   f"merges and round trips {100 * solver.overhead_share:.1f}% of the batch time")
     cov = doc["coverage"]
     click.echo(f"infostates:  {cov['visited']:,} visited" + (
         f", {cov['filled_with_fallback']:,} unvisited written as uniform" if cov["filled_with_fallback"] else ""))
@@ -316,3 +337,43 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
     else:
         click.echo(f"NashConv:    not computed (more than {budget:,} nodes; --max-nodes raises the budget)")
     click.echo(f"policy:      {out}")
+
+
+def _drive_mccfr(solver, game, algorithm, settings, out, resume, iterations, time_limit, checkpoint_every,
+                 progress):
+    from kibitz.solvers import driver
+
+    meta = driver.checkpoint_meta(str(game), algorithm, settings)
+    reason, seconds, _ = _drive(solver, meta, Path(out), resume, iterations=iterations,
+                                time_limit=time_limit, eval_every=0,
+                                checkpoint_every=checkpoint_every, progress=progress)
+    return reason, seconds
+
+
+def _drive_mccfr_ray(game, algorithm, settings, ray_opts, out, resume, iterations, time_limit,
+                     checkpoint_every, progress):
+    """MCCFR on Ray actors in the solve driver; (reason, seconds, solver)."""
+    from kibitz.solvers import mccfr
+    from kibitz.solvers.mccfr_ray import RayMCCFR
+    from kibitz.solvers.ray_cluster import RayUnavailable, session
+
+    try:
+        with session(ray_opts["address"]) as ray:
+            try:
+                solver = RayMCCFR(game, seed=settings["seed"], actors=ray_opts["actors"],
+                                  batch=ray_opts["batch"], sampling=mccfr.ALGORITHMS[algorithm],
+                                  epsilon=settings["epsilon"], fallback=settings["fallback"])
+            except ValueError as e:
+                raise click.UsageError(str(e)) from None
+            try:
+                reason, seconds = _drive_mccfr(solver, game, algorithm,
+                                               {**settings, "actors": solver.actors, "batch": solver.batch},
+                                               out, resume, iterations, time_limit, checkpoint_every, progress)
+            except ray.exceptions.RayActorError as e:
+                raise click.ClickException(f"a Ray actor died ({type(e).__name__}); the last checkpoint "
+                                           f"is kept: continue with --resume") from None
+            finally:
+                solver.close()
+    except RayUnavailable as e:
+        raise click.UsageError(str(e)) from None
+    return reason, seconds, solver

@@ -6,9 +6,12 @@ import os
 
 import click
 
+from kibitz.agents.ray_pool import RayRunError
 from kibitz.agents.registry import split_specs
 from kibitz.agents.tournament import GameFailed, RecordsError, format_table, run_tournament
+from kibitz.commands._paths import check_ray, ray_options
 from kibitz.games import GameStringError, load_game
+from kibitz.solvers.ray_cluster import RayUnavailable
 
 
 #: the largest --games and --workers (a tournament lists its games in memory)
@@ -31,7 +34,8 @@ MAX_WORKERS = 64
                    "(default: tournament-SEED).")
 @click.option("--resume", is_flag=True, help="Continue the tournament in --out from the games it finished.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, no_progress):
+@ray_options("games as Ray tasks in batches, instead of --workers; the same results")
+def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, no_progress, ray, ray_address):
     """Run a bot tournament on GAME: every agent plays every seat on duplicate deals.
 
     Prints per agent: games, mean payoff with a 95% confidence interval, win
@@ -46,12 +50,15 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
         specs = split_specs(agent_list)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--agents") from None
+    ray = check_ray(ray, ray_address, workers)
     out_dir = out_dir or f"tournament-{seed}"
     try:
         outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
                                  out_dir=out_dir, resume=resume, progress=not no_progress,
-                                 log=lambda line: click.echo(line, err=True))
-    except GameFailed as e:
+                                 log=lambda line: click.echo(line, err=True), ray=ray, ray_address=ray_address)
+    except RayUnavailable as e:
+        raise click.UsageError(str(e)) from None
+    except (GameFailed, RayRunError) as e:
         raise click.ClickException(f"{e}; the games finished before it are in {out_dir}") from None
     except RecordsError as e:
         raise click.ClickException(f"--resume: {e}") from None
