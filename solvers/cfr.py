@@ -165,6 +165,8 @@ class CFRSolver:
         self.threads = threads
         if layout == "auto":
             layout = "fast" if threads == 1 and tree.num_nodes < COMPACT_FROM else "compact"
+        if threads > 1 and not config.alternating_updates:
+            raise ValueError("threads > 1 runs alternating updates only (not simultaneous)")
         if threads > 1 and layout == "fast":
             raise ValueError("layout='fast' runs on one thread; threads > 1 needs 'compact' or 'auto'")
         self.layout = layout
