@@ -194,6 +194,7 @@ class CFRSolver:
         self._infosets_start = np.cumsum(
             [0] + [len(x) for x in self._player_infosets]).astype(np.int64)
         self._opp = np.zeros(tree.num_nodes)
+        self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
         if layout == "fast":
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
             one = np.uint32(len(self.prob) - 1)
@@ -255,7 +256,7 @@ class CFRSolver:
         self.iteration += 1
         weight = float(self.iteration) ** cfg.average_gamma
         discount, pos, neg = self._discount()
-        parent = tree.parent.view(np.uint32)  # the root's -1 is never read
+        parent = self._parent
         if cfg.alternating_updates and self.threads > 1:
             numba.set_num_threads(self.threads)
             x = self._threads
