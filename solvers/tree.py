@@ -323,6 +323,7 @@ class _DepthFirst:
         self.term_returns = array.array("d")
         # Per information state.
         self.infoset_of: dict = {}
+        self.infoset_legal: list = []  # the legal actions of each, as a list
         self.infoset_player = array.array("i")
         self.infoset_slots = array.array("i", [0])
         self.slot_action = array.array("i")
@@ -408,13 +409,13 @@ class _DepthFirst:
         if k is None:
             k = len(self.infoset_player)
             self.infoset_of[key] = k
+            self.infoset_legal.append(list(legal))
             self.infoset_player.append(cur)
             self.slot_action.extend(legal)
             self.infoset_slots.append(len(self.slot_action))
             self.infoset_parent_slot.append(own_last_slot)
             return k
-        base, end = self.infoset_slots[k], self.infoset_slots[k + 1]
-        if list(self.slot_action[base:end]) != list(legal):
+        if self.infoset_legal[k] != list(legal):
             raise ValueError(f"{self.game}: information state {key!r} has different legal "
                              "actions in different histories")
         if self.infoset_parent_slot[k] != own_last_slot:
@@ -452,7 +453,8 @@ class _DirectDepthFirst(_DepthFirst):
         term_node, term_returns = self.term_nodes.append, self.term_returns.extend
         chance_prob = self.chance_prob
         slots = self.infoset_slots
-        infoset = self.infoset
+        infoset, known = self.infoset, self.infoset_of.get
+        legal_of_known, parent_slot = self.infoset_legal, self.infoset_parent_slot
         # (parent's position or None: the one the state holds; action into
         # the node; parent; slot or chance-edge number; depth; own_last)
         if stack is None:
@@ -502,7 +504,10 @@ class _DirectDepthFirst(_DepthFirst):
             player(cur)
             legal = legal_of(cur)
             key = string_from(state, cur)
-            k = infoset(key, cur, legal, own_last[cur])
+            # a known information state, checked as infoset() checks it
+            k = known(key)
+            if k is None or legal_of_known[k] != legal or parent_slot[k] != own_last[cur]:
+                k = infoset(key, cur, legal, own_last[cur])
             node_infoset(k)
             base = slots[k]
             head, tail = own_last[:cur], own_last[cur + 1:]
