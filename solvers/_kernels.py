@@ -371,8 +371,14 @@ def terminal_values(num_children, terminal_outcome, returns_table, p, val):
     """``val[i]`` = player ``p``'s return at terminal node ``i`` (the
     ``t``-th terminal's row ``terminal_outcome[t]`` of ``returns_table``),
     0.0 at the other nodes."""
-    t = 0
-    for i in range(num_children.shape[0]):
+    _terminal_range(0, num_children.shape[0], 0, num_children, terminal_outcome, returns_table, p,
+                    val)
+
+
+@numba.njit(**_JIT)
+def _terminal_range(a, b, t, num_children, terminal_outcome, returns_table, p, val):
+    """:func:`terminal_values` on nodes ``a..b-1``, ``t`` terminals before ``a``."""
+    for i in range(a, b):
         if num_children[i] == 0:
             val[i] = returns_table[terminal_outcome[t], p]
             t += 1
@@ -437,10 +443,10 @@ def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_fac
 # ----------------------------------------------------------------- two cores
 # The alternating iteration on ``T`` threads (numba ``prange``). Reach and
 # values go level by level (breadth-first levels are contiguous:
-# ``level_start``): a node's reach reads its parent's only, an internal
-# node's value sums its children from the last to the first, as the serial
-# edge loop does, so both are bit-for-bit those of
-# :func:`alternating_iteration`; a level of fewer than ``SERIAL_LEVEL``
+# ``level_start``), each level cut into ``T`` runs that never split the
+# children of one node: a node's reach reads its parent's only, and each
+# run adds its edges into their parents' values in the serial edge loop's
+# order, so both are bit-for-bit those of :func:`alternating_iteration`; a level of fewer than ``SERIAL_LEVEL``
 # nodes runs on one thread (starting threads would cost more). Regrets:
 # ``p``'s decision nodes (ascending) are split into ``T`` runs, each adding
 # its terms into its own row of ``regret_parts``, and the rows are added to
@@ -455,7 +461,7 @@ SERIAL_LEVEL = 20_000
 
 @numba.njit(**_PAR)
 def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_factor, parent,
-                                edge, prob_p, level_start, node_chunks, terminal_chunks, p_nodes,
+                                edge, prob_p, level_start, level_cuts, node_chunks, terminal_chunks, p_nodes,
                                 p_chunks, first_child, num_children, prob, infosets,
                                 infoset_chunks, infoset_parent_slot, slot_infoset, infoset_slots,
                                 terminal_outcome, returns_table, reach_is, cumulative, regret,
@@ -467,31 +473,11 @@ def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_fa
                            reach_is, prob, weight, cumulative)
     own_slots_to_one(prob, infosets, infoset_slots, prob_p)
     opp[0] = 1.0
-    levels = level_start.shape[0] - 1
-    for d in range(1, levels):
-        lo = level_start[d]
-        hi = level_start[d + 1]
-        if hi - lo < SERIAL_LEVEL:
-            for c in range(lo, hi):
-                opp[c] = opp[parent[c]] * prob_p[edge[c]]
-        else:
-            for c in numba.prange(lo, hi):
-                opp[c] = opp[parent[c]] * prob_p[edge[c]]
+    _level_pass(True, level_start, level_cuts, runs, parent, edge, prob_p, opp)
     for t in numba.prange(runs):
-        k = terminal_chunks[t]
-        for i in range(node_chunks[t], node_chunks[t + 1]):
-            if num_children[i] == 0:
-                val[i] = returns_table[terminal_outcome[k], p]
-                k += 1
-    for d in range(levels - 1, -1, -1):
-        lo = level_start[d]
-        hi = level_start[d + 1]
-        if hi - lo < SERIAL_LEVEL:
-            for i in range(lo, hi):
-                _node_value(i, first_child, num_children, prob, edge, val)
-        else:
-            for i in numba.prange(lo, hi):
-                _node_value(i, first_child, num_children, prob, edge, val)
+        _terminal_range(node_chunks[t], node_chunks[t + 1], terminal_chunks[t], num_children,
+                        terminal_outcome, returns_table, p, val)
+    _level_pass(False, level_start, level_cuts, runs, parent, edge, prob, val)
     for t in numba.prange(runs):
         add_regrets(p_nodes[p_chunks[t]:p_chunks[t + 1]], first_child, num_children, edge, opp,
                     val, regret_parts[t])
@@ -509,29 +495,57 @@ def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_fa
                                   neg_factor, prob)
 
 
+@numba.njit(**_PAR)
+def _level_pass(reach, level_start, level_cuts, runs, parent, edge, weights, out):
+    """Reach (``reach``: top-down, :func:`_reach_range`) or values (bottom-up,
+    :func:`_values_range`) level by level, a level of ``SERIAL_LEVEL`` nodes
+    or more in ``runs`` runs on as many threads."""
+    levels = level_start.shape[0] - 1
+    for j in range(1, levels):
+        d = j if reach else levels - j
+        if level_start[d + 1] - level_start[d] < SERIAL_LEVEL:
+            _edge_range(reach, level_start[d], level_start[d + 1], parent, edge, weights, out)
+        else:
+            for t in numba.prange(runs):
+                _edge_range(reach, level_cuts[d, t], level_cuts[d, t + 1], parent, edge, weights,
+                            out)
+
+
 @numba.njit(**_JIT)
-def _node_value(i, first_child, num_children, prob, edge, val):
-    """An internal node's value: its children's, from the last to the first."""
-    nc = num_children[i]
-    if nc == 0:
-        return
-    fc = first_child[i]
-    v = 0.0
-    for c in range(fc + nc - 1, fc - 1, -1):
-        v += prob[edge[c]] * val[c]
-    val[i] = v
+def _edge_range(reach, a, b, parent, edge, weights, out):
+    if reach:
+        _reach_range(a, b, parent, edge, weights, out)
+    else:
+        _values_range(a, b, parent, edge, weights, out)
+
+
+@numba.njit(**_JIT)
+def _reach_range(a, b, parent, edge, prob_p, opp):
+    """:func:`edge_reach` on the edges into nodes ``a..b-1``."""
+    for c in range(a, b):
+        opp[c] = opp[parent[c]] * prob_p[edge[c]]
+
+
+@numba.njit(**_JIT)
+def _values_range(a, b, parent, edge, prob, val):
+    """:func:`edge_values` on the edges into nodes ``b-1`` down to ``a``."""
+    for c in range(b - 1, a - 1, -1):
+        val[parent[c]] += prob[edge[c]] * val[c]
 
 
 @numba.njit(**_JIT)
 def alternating_iteration_threads(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, prob_p, level_start, node_chunks, terminal_chunks,
+                                  parent, edge, prob_p, level_start, level_cuts, node_chunks,
+                                  terminal_chunks,
                                   p_nodes, p_nodes_start, p_chunks, first_child, num_children,
                                   prob, infosets, infosets_start, infoset_chunks,
                                   infoset_parent_slot, slot_infoset, infoset_slots,
                                   terminal_outcome, returns_table, reach_is, cumulative, regret,
                                   regret_parts, opp, val):
     """:func:`alternating_iteration` on ``T`` threads (see above).
-    ``level_start[d]`` is the first node of level ``d``; ``node_chunks``
+    ``level_start[d]`` is the first node of level ``d``, and row ``d`` of
+    ``level_cuts`` cuts that level into ``T`` runs, never between two
+    children of one node; ``node_chunks``
     cuts the nodes into ``T`` runs, ``terminal_chunks[t]`` counting the
     terminals before run ``t``; row ``p`` of ``p_chunks`` and of
     ``infoset_chunks`` cuts player ``p``'s decision nodes and information
@@ -539,7 +553,7 @@ def alternating_iteration_threads(weight, rm_plus, discount, pos_factor, neg_fac
     for p in range(num_players):
         _alternating_update_threads(
             p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, prob_p,
-            level_start, node_chunks, terminal_chunks,
+            level_start, level_cuts, node_chunks, terminal_chunks,
             p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]], p_chunks[p], first_child,
             num_children, prob, infosets[infosets_start[p]:infosets_start[p + 1]],
             infoset_chunks[p], infoset_parent_slot, slot_infoset, infoset_slots,

@@ -181,6 +181,7 @@ class CFRSolver:
                                  for p in range(n)]
         self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
         self._reach_is = np.zeros(tree.num_infosets)
+        self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
         if not config.alternating_updates:
             self._returns = tree.returns
             self._reach = np.zeros((tree.num_nodes, n + 1))
@@ -194,7 +195,6 @@ class CFRSolver:
         self._infosets_start = np.cumsum(
             [0] + [len(x) for x in self._player_infosets]).astype(np.int64)
         self._opp = np.zeros(tree.num_nodes)
-        self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
         if layout == "fast":
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
             one = np.uint32(len(self.prob) - 1)
@@ -262,7 +262,8 @@ class CFRSolver:
             x = self._threads
             K.alternating_iteration_threads(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
-                tree.edge, self._prob_p, x["level_start"], x["node_chunks"], x["terminal_chunks"],
+                tree.edge, self._prob_p, x["level_start"], x["level_cuts"], x["node_chunks"],
+                x["terminal_chunks"],
                 self._p_nodes, self._p_nodes_start, x["p_chunks"], tree.first_child,
                 tree.num_children, self.prob, self._infosets_flat, self._infosets_start,
                 x["infoset_chunks"], tree.infoset_parent_slot, tree.slot_infoset,
@@ -326,9 +327,20 @@ def _threads_layout(tree: Tree, p_nodes_start: np.ndarray, infosets_start: np.nd
         starts.append(int((tree.first_child[lo:hi].astype(np.int64) + nc).max()) if nc.any()
                       else tree.num_nodes)
     runs = np.arange(threads + 1)
+    level_start = np.array(starts, dtype=np.int64)
+    # cut each level into runs at the first child of a node (never inside
+    # one node's children)
+    level_cuts = np.zeros((len(starts) - 1, threads + 1), dtype=np.int64)
+    for d in range(1, len(starts) - 1):
+        lo, hi = starts[d], starts[d + 1]
+        cuts = lo + runs * (hi - lo) // threads
+        parents = tree.parent[lo:hi]
+        first = np.flatnonzero(np.concatenate([[True], parents[1:] != parents[:-1]])) + lo
+        level_cuts[d] = first[np.minimum(np.searchsorted(first, cuts), len(first) - 1)]
+        level_cuts[d, 0], level_cuts[d, -1] = lo, hi
     node_chunks = runs * tree.num_nodes // threads
     terminal = np.concatenate([[0], np.cumsum(tree.num_children == 0)])
-    return dict(level_start=np.array(starts, dtype=np.int64),
+    return dict(level_start=level_start, level_cuts=level_cuts,
                 node_chunks=node_chunks.astype(np.int64),
                 terminal_chunks=terminal[node_chunks].astype(np.int64),
                 p_chunks=np.array([runs * c // threads for c in np.diff(p_nodes_start)],
