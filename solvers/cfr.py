@@ -212,13 +212,13 @@ class CFRSolver:
                                                 threads)
 
     def working_arrays(self) -> list:
-        """The arrays the solver holds beside the tree (for memory figures)."""
-        names = ("regret", "cumulative", "prob", "_prob_p", "_terminals", "_reach_is", "_all_infosets", "_p_nodes",
-                 "_infosets_flat", "_opp", "_val", "_returns", "_reach", "_vals")
-        arrays = [getattr(self, name) for name in names if hasattr(self, name)]
-        arrays += self._player_infosets
-        if hasattr(self, "_threads"):
-            arrays += [x for x in self._threads.values() if isinstance(x, np.ndarray)]
+        """The arrays the solver holds beside the tree (for memory figures;
+        views of the tree's arrays are the tree's)."""
+        arrays = []
+        for value in vars(self).values():
+            values = value.values() if isinstance(value, dict) else \
+                value if isinstance(value, list) else [value]
+            arrays += [a for a in values if isinstance(a, np.ndarray) and a.base is None]
         return arrays
 
     def nbytes(self) -> int:
