@@ -456,7 +456,7 @@ def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_fac
 # sums up to rounding (the terms of a slot are grouped by run).
 
 _PAR = dict(_JIT, parallel=True)
-SERIAL_LEVEL = 20_000
+SERIAL_LEVEL = 100_000
 
 
 @numba.njit(**_PAR)
