@@ -446,8 +446,9 @@ def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_fac
 # ``level_start``), each level cut into ``T`` runs that never split the
 # children of one node: a node's reach reads its parent's only, and each
 # run adds its edges into their parents' values in the serial edge loop's
-# order, so both are bit-for-bit those of :func:`alternating_iteration`; a level of fewer than ``SERIAL_LEVEL``
-# nodes runs on one thread (starting threads would cost more). Regrets:
+# order, so both are bit-for-bit those of :func:`alternating_iteration`; a
+# level of fewer than ``SERIAL_LEVEL`` nodes runs on one thread (starting
+# threads would cost more). Regrets:
 # ``p``'s decision nodes (ascending) are split into ``T`` runs, each adding
 # its terms into its own row of ``regret_parts``, and the rows are added to
 # the regrets in run order; average accumulation and regret matching split
