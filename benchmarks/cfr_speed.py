@@ -42,15 +42,6 @@ def timed_iterations(step, seconds: float) -> tuple[int, float]:
             return count, elapsed
 
 
-def solver_bytes(solver: CFRSolver) -> int:
-    arrays = [solver.regret, solver.cumulative, solver.prob, solver._reach_is,
-              *solver._player_infosets]
-    arrays += [solver._internal, solver._parent, solver._edge_p, solver._p_nodes,
-               solver._infosets_flat, solver._opp, solver._val] if solver.config.alternating_updates \
-        else [solver._reach, solver._vals]
-    return sum(a.nbytes for a in arrays)
-
-
 def bench(game_string: str, seconds: float, rounds: int) -> dict:
     game = pyspiel.load_game(game_string)
     t0 = time.perf_counter()
@@ -73,7 +64,7 @@ def bench(game_string: str, seconds: float, rounds: int) -> dict:
     return {
         "game": str(game), "nodes": tree.num_nodes, "infosets": tree.num_infosets,
         "compile_nodes_per_s": tree.num_nodes / compile_s, "os_cache_s": cache_s,
-        "bytes_per_node": (tree.nbytes + solver_bytes(ours)) / tree.num_nodes,
+        "bytes_per_node": (tree.nbytes + ours.nbytes()) / tree.num_nodes,
         "ours_its": 1 / per_ours, "theirs_its": 1 / per_theirs, "ratio": per_theirs / per_ours,
     }
 

@@ -55,7 +55,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
+import numba
 import numpy as np
 
 from kibitz.solvers import _kernels as K
@@ -132,6 +134,15 @@ def make_config(algorithm: str, *, alternating_updates: bool = True, alpha=None,
     return dataclasses.replace(cfg, **changes)
 
 
+#: how the solver holds its working arrays: ``fast`` keeps a value row and an
+#: edge map per player (about 8 + 4 bytes per node per player), ``compact``
+#: one value row for the updated player (bit-for-bit the same numbers, some
+#: 10-30% slower per iteration); ``auto`` is ``fast`` on one thread below
+#: :data:`COMPACT_FROM` nodes, ``compact`` otherwise
+LAYOUTS = ("auto", "fast", "compact")
+COMPACT_FROM = 1_000_000
+
+
 class CFRSolver:
     """CFR and its variants on a compiled :class:`~solvers.tree.Tree`.
 
@@ -143,9 +154,29 @@ class CFRSolver:
     True
     """
 
-    def __init__(self, tree: Tree, config: CFRConfig = ALGORITHMS["cfr"]):
+    def __init__(self, tree: Tree, config: CFRConfig = ALGORITHMS["cfr"], threads: int = 1,
+                 layout: str = "auto"):
+        if not isinstance(threads, int) or not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"threads={threads!r}: an integer from 1 to "
+                             f"{numba.config.NUMBA_NUM_THREADS} (the cores numba may use)")
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout={layout!r}: one of {', '.join(LAYOUTS)}")
+        if threads > 1:
+            # OpenMP threads that spin while they wait stall for a whole time
+            # slice when another process holds the other core (measured
+            # 0.03x of one thread on a busy machine, against 0.55x passive);
+            # read once, when numba starts its thread pool
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self.tree = tree
         self.config = config
+        self.threads = threads
+        if layout == "auto":
+            layout = "fast" if threads == 1 and tree.num_nodes < COMPACT_FROM else "compact"
+        if threads > 1 and not config.alternating_updates:
+            raise ValueError("threads > 1 runs alternating updates only (not simultaneous)")
+        if threads > 1 and layout == "fast":
+            raise ValueError("layout='fast' runs on one thread; threads > 1 needs 'compact' or 'auto'")
+        self.layout = layout
         n, S = tree.num_players, tree.num_slots
         self.iteration = 0
         self.regret = np.zeros(S)
@@ -157,27 +188,49 @@ class CFRSolver:
                                  for p in range(n)]
         self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
         self._reach_is = np.zeros(tree.num_infosets)
-        if config.alternating_updates:
+        self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
+        if not config.alternating_updates:
+            self._returns = tree.returns
+            self._reach = np.zeros((tree.num_nodes, n + 1))
+            self._vals = np.zeros((tree.num_nodes, n))
+            return
+        # Decision nodes of player 0, then of player 1, ...
+        p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
+        self._p_nodes = np.concatenate(p_nodes).astype(np.uint32)
+        self._p_nodes_start = np.cumsum([0] + [len(x) for x in p_nodes]).astype(np.int64)
+        self._infosets_flat = np.concatenate(self._player_infosets).astype(np.int32)
+        self._infosets_start = np.cumsum(
+            [0] + [len(x) for x in self._player_infosets]).astype(np.int64)
+        self._opp = np.zeros(tree.num_nodes)
+        if layout == "fast":
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
-            self._parent = np.maximum(tree.parent, 0).astype(np.uint32)
             one = np.uint32(len(self.prob) - 1)
             # Per player p: edge with p's own edges pointing at the constant 1.0.
             self._edge_p = np.repeat(tree.edge[None, :], n, axis=0)
             for p in range(n):
                 self._edge_p[p, 1:][tree.player[tree.parent[1:]] == p] = one
-            # Decision nodes of player 0, then of player 1, ...
-            p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
-            self._p_nodes = np.concatenate(p_nodes).astype(np.uint32)
-            self._p_nodes_start = np.cumsum([0] + [len(x) for x in p_nodes]).astype(np.int64)
-            self._infosets_flat = np.concatenate(self._player_infosets).astype(np.int32)
-            self._infosets_start = np.cumsum(
-                [0] + [len(x) for x in self._player_infosets]).astype(np.int64)
-            self._opp = np.zeros(tree.num_nodes)
             # Row p holds p's values; terminal entries are p's returns, never overwritten.
             self._val = np.ascontiguousarray(tree.returns.T)
         else:
-            self._reach = np.zeros((tree.num_nodes, n + 1))
-            self._vals = np.zeros((tree.num_nodes, n))
+            self._prob_p = np.zeros_like(self.prob)  # prob, the updated player's slots at 1.0
+            self._val = np.zeros(tree.num_nodes)  # the updated player's values
+            if threads > 1:
+                self._threads = _threads_layout(tree, self._p_nodes_start, self._infosets_start,
+                                                threads)
+
+    def working_arrays(self) -> list:
+        """The arrays the solver holds beside the tree (for memory figures;
+        views of the tree's arrays are the tree's)."""
+        arrays = []
+        for value in vars(self).values():
+            values = value.values() if isinstance(value, dict) else \
+                value if isinstance(value, list) else [value]
+            arrays += [a for a in values if isinstance(a, np.ndarray) and a.base is None]
+        return arrays
+
+    def nbytes(self) -> int:
+        """Bytes of :meth:`working_arrays`."""
+        return sum(a.nbytes for a in self.working_arrays())
 
     # -- state for checkpoints ------------------------------------------------
     def state_dict(self) -> dict:
@@ -210,9 +263,30 @@ class CFRSolver:
         self.iteration += 1
         weight = float(self.iteration) ** cfg.average_gamma
         discount, pos, neg = self._discount()
-        if cfg.alternating_updates:
+        parent = self._parent
+        if cfg.alternating_updates and self.threads > 1:
+            numba.set_num_threads(self.threads)
+            x = self._threads
+            K.alternating_iteration_threads(
+                weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
+                tree.edge, self._prob_p, x["level_start"], x["level_cuts"], x["node_chunks"],
+                x["terminal_chunks"],
+                self._p_nodes, self._p_nodes_start, x["p_chunks"], tree.first_child,
+                tree.num_children, self.prob, self._infosets_flat, self._infosets_start,
+                x["infoset_chunks"], tree.infoset_parent_slot, tree.slot_infoset,
+                tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
+                self.cumulative, self.regret, x["regret_parts"], self._opp, self._val)
+        elif cfg.alternating_updates and self.layout == "compact":
+            K.alternating_iteration_compact(
+                weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
+                tree.edge, self._p_nodes, self._p_nodes_start, tree.first_child,
+                tree.num_children, self.prob, self._prob_p, self._infosets_flat,
+                self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
+                tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
+                self.cumulative, self.regret, self._opp, self._val)
+        elif cfg.alternating_updates:
             K.alternating_iteration(
-                weight, cfg.regret_matching_plus, discount, pos, neg, self._parent, tree.edge,
+                weight, cfg.regret_matching_plus, discount, pos, neg, parent, tree.edge,
                 self._edge_p, self._internal, self._p_nodes, self._p_nodes_start,
                 tree.first_child, tree.num_children, self.prob, self._infosets_flat,
                 self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
@@ -227,7 +301,7 @@ class CFRSolver:
             K.all_reach(tree.first_child, tree.num_children, tree.player, tree.edge, self.prob,
                         tree.num_players, self._reach)
             K.simultaneous_values(tree.first_child, tree.num_children, tree.player, tree.edge,
-                                  self.prob, tree.returns, self._reach, self._vals, self.regret)
+                                  self.prob, self._returns, self._reach, self._vals, self.regret)
             K.update_regrets_and_policy(infosets, tree.infoset_slots, self.regret,
                                         cfg.regret_matching_plus, discount, pos, neg, self.prob)
 
@@ -244,6 +318,43 @@ class CFRSolver:
         """The average policy as a slot vector: the cumulative policy
         normalised per information state, uniform where it is all zero."""
         return normalise(self.tree, self.cumulative)
+
+
+def _threads_layout(tree: Tree, p_nodes_start: np.ndarray, infosets_start: np.ndarray,
+                    threads: int) -> dict:
+    """What :func:`_kernels.alternating_iteration_threads` reads beside the
+    tree: where each breadth-first level starts, the nodes cut into
+    ``threads`` runs (with the terminals before each), each player's
+    decision nodes and information states cut into ``threads`` runs, and
+    the per-run regrets."""
+    starts = [0, 1]
+    while starts[-1] < tree.num_nodes:
+        lo, hi = starts[-2], starts[-1]
+        nc = tree.num_children[lo:hi]
+        starts.append(int((tree.first_child[lo:hi].astype(np.int64) + nc).max()) if nc.any()
+                      else tree.num_nodes)
+    runs = np.arange(threads + 1)
+    level_start = np.array(starts, dtype=np.int64)
+    # cut each level into runs at the first child of a node (never inside
+    # one node's children)
+    level_cuts = np.zeros((len(starts) - 1, threads + 1), dtype=np.int64)
+    for d in range(1, len(starts) - 1):
+        lo, hi = starts[d], starts[d + 1]
+        cuts = lo + runs * (hi - lo) // threads
+        parents = tree.parent[lo:hi]
+        first = np.flatnonzero(np.concatenate([[True], parents[1:] != parents[:-1]])) + lo
+        level_cuts[d] = first[np.minimum(np.searchsorted(first, cuts), len(first) - 1)]
+        level_cuts[d, 0], level_cuts[d, -1] = lo, hi
+    node_chunks = runs * tree.num_nodes // threads
+    terminal = np.concatenate([[0], np.cumsum(tree.num_children == 0)])
+    return dict(level_start=level_start, level_cuts=level_cuts,
+                node_chunks=node_chunks.astype(np.int64),
+                terminal_chunks=terminal[node_chunks].astype(np.int64),
+                p_chunks=np.array([runs * c // threads for c in np.diff(p_nodes_start)],
+                                  dtype=np.int64),
+                infoset_chunks=np.array([runs * c // threads for c in np.diff(infosets_start)],
+                                        dtype=np.int64),
+                regret_parts=np.zeros((threads, tree.num_slots)))
 
 
 def normalise(tree: Tree, weights: np.ndarray) -> np.ndarray:

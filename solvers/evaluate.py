@@ -59,9 +59,9 @@ def _levels(tree: Tree) -> np.ndarray:
 
 def expected_returns(tree: Tree, policy: np.ndarray) -> np.ndarray:
     """Expected returns of every player under the profile ``policy``."""
-    val = np.zeros((tree.num_nodes, tree.num_players))
+    val = tree.returns  # computed afresh: terminal rows are the returns
     K.expected_values(tree.first_child, tree.num_children, tree.edge,
-                      tree.probability_vector(policy), tree.returns, val)
+                      tree.probability_vector(policy), val, val)
     return val[0].copy()
 
 
@@ -80,7 +80,7 @@ def best_response(tree: Tree, policy: np.ndarray, player: int):
     infosets = np.flatnonzero(tree.infoset_player == player).astype(np.int32)
     best = np.full(tree.num_infosets, -1, dtype=np.int32)
     best[infosets] = 0
-    util = np.ascontiguousarray(tree.returns[:, player])
+    util = tree.player_returns(player)
     w = np.zeros(tree.num_nodes)
     top = int(levels[infosets].max()) if len(infosets) else -1
     q = np.zeros(tree.num_slots)

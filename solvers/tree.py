@@ -14,17 +14,24 @@ array                  shape       meaning
 ``player``             (N,) int8   acting player, ``-1`` chance, ``-4`` terminal
                                    (pyspiel's ``PlayerId`` values)
 ``first_child``        (N,) uint32 index of the first child (0 for terminals)
-``num_children``       (N,) uint32 number of children (0 for terminals)
+``num_children``       (N,) uint*  number of children (0 for terminals); uint8,
+                                   uint16 or uint32, the smallest that holds
+                                   the largest count
 ``parent``             (N,) int32  parent index (-1 for the root)
-``action``             (N,) int32  action leading to the node (-1 for the root)
+``action``             (N,) int*   action leading to the node (-1 for the
+                                   root); int16, or int32 for actions past
+                                   32,767
 ``edge``               (N,) uint32 where the probability of the edge into the
                                    node lives in a probability vector: a slot
                                    ``< S`` for a decision (the current policy),
-                                   ``S + j`` for the ``j``-th chance edge (0 for
-                                   the root, which has no edge)
-``chance_prob``        (C,) f64    probabilities of the chance edges
-``node_infoset``       (N,) int32  information state of a decision node, or -1
-``returns``            (N, n) f64  terminal returns (0 elsewhere)
+                                   ``S + j`` for a chance edge of probability
+                                   ``chance_prob[j]`` (0 for the root, which
+                                   has no edge)
+``chance_prob``        (C,) f64    the distinct chance probabilities, ascending
+``terminal_outcome``   (T,) uint*  per terminal node, in node order: its row of
+                                   ``returns_table`` (uint16, or uint32 past
+                                   65,535 distinct rows)
+``returns_table``      (R, n) f64  the distinct terminal return vectors
 ``infoset_player``     (I,) int32  player to act
 ``infoset_slots``      (I+1,) i32  slots of information state ``k`` are
                                    ``infoset_slots[k]:infoset_slots[k+1]``
@@ -34,6 +41,15 @@ array                  shape       meaning
                                    decision on the path (-1 if none)
 ``infoset_strings``    I strings   ``information_state_string`` of each
 =====================  ==========  ==============================================
+
+Computed when asked, not held: ``returns`` (N, n) f64, the terminal
+returns with zeros elsewhere (from ``terminal_outcome`` and
+``returns_table``; held, at 8 bytes per player per node, it would be the
+largest array), and ``node_infoset`` (N,) int32, the information state of
+a decision node or -1 (the information state of the slot of its first
+child's edge). Chance probabilities and
+return vectors repeat (a deal's ``1/k``, a win's shares), so storing each
+distinct one once costs next to nothing.
 
 Index arrays that the hot loops read are unsigned, which spares numba a
 negative-index check on every access (measured: about 1.5x faster CFR).
@@ -81,7 +97,7 @@ import pyspiel
 from kibitz.games import search
 from kibitz.solvers._io import atomic_write
 
-TREE_FORMAT_VERSION = 2
+TREE_FORMAT_VERSION = 3
 DEFAULT_MAX_NODES = 20_000_000
 CHANCE = int(pyspiel.PlayerId.CHANCE)
 TERMINAL = int(pyspiel.PlayerId.TERMINAL)
@@ -104,8 +120,8 @@ class Tree:
     action: np.ndarray
     edge: np.ndarray
     chance_prob: np.ndarray
-    node_infoset: np.ndarray
-    returns: np.ndarray
+    terminal_outcome: np.ndarray
+    returns_table: np.ndarray
     infoset_player: np.ndarray
     infoset_slots: np.ndarray
     slot_action: np.ndarray
@@ -133,6 +149,27 @@ class Tree:
     @property
     def num_chance_nodes(self) -> int:
         return int(np.count_nonzero(self.player == CHANCE))
+
+    @property
+    def returns(self) -> np.ndarray:
+        """(N, n) terminal returns, zero elsewhere (computed, not held)."""
+        out = np.zeros((self.num_nodes, self.num_players))
+        out[self.player == TERMINAL] = self.returns_table[self.terminal_outcome]
+        return out
+
+    @property
+    def node_infoset(self) -> np.ndarray:
+        """(N,) information state of each decision node, -1 elsewhere (computed)."""
+        out = np.full(self.num_nodes, -1, dtype=np.int32)
+        decision = np.flatnonzero(self.player >= 0)
+        out[decision] = self.slot_infoset[self.edge[self.first_child[decision]]]
+        return out
+
+    def player_returns(self, player: int) -> np.ndarray:
+        """(N,) ``player``'s terminal returns, zero elsewhere (computed)."""
+        out = np.zeros(self.num_nodes)
+        out[self.player == TERMINAL] = self.returns_table[self.terminal_outcome, player]
+        return out
 
     @property
     def nbytes(self) -> int:
@@ -262,6 +299,8 @@ def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto",
     tree = _breadth_first_tree(walk)
     tree.compile_seconds = time.perf_counter() - t0
     _check(tree)
+    order = np.argsort(np.frombuffer(walk.depth, dtype=np.int32), kind="stable")
+    assert np.array_equal(tree.node_infoset, np.frombuffer(walk.node_infoset, dtype=np.int32)[order])
     return tree
 
 
@@ -284,6 +323,7 @@ class _DepthFirst:
         self.term_returns = array.array("d")
         # Per information state.
         self.infoset_of: dict = {}
+        self.infoset_legal: list = []  # the legal actions of each, as a list
         self.infoset_player = array.array("i")
         self.infoset_slots = array.array("i", [0])
         self.slot_action = array.array("i")
@@ -369,13 +409,13 @@ class _DepthFirst:
         if k is None:
             k = len(self.infoset_player)
             self.infoset_of[key] = k
+            self.infoset_legal.append(list(legal))
             self.infoset_player.append(cur)
             self.slot_action.extend(legal)
             self.infoset_slots.append(len(self.slot_action))
             self.infoset_parent_slot.append(own_last_slot)
             return k
-        base, end = self.infoset_slots[k], self.infoset_slots[k + 1]
-        if list(self.slot_action[base:end]) != list(legal):
+        if self.infoset_legal[k] != list(legal):
             raise ValueError(f"{self.game}: information state {key!r} has different legal "
                              "actions in different histories")
         if self.infoset_parent_slot[k] != own_last_slot:
@@ -413,7 +453,8 @@ class _DirectDepthFirst(_DepthFirst):
         term_node, term_returns = self.term_nodes.append, self.term_returns.extend
         chance_prob = self.chance_prob
         slots = self.infoset_slots
-        infoset = self.infoset
+        infoset, known = self.infoset, self.infoset_of.get
+        legal_of_known, parent_slot = self.infoset_legal, self.infoset_parent_slot
         # (parent's position or None: the one the state holds; action into
         # the node; parent; slot or chance-edge number; depth; own_last)
         if stack is None:
@@ -463,7 +504,10 @@ class _DirectDepthFirst(_DepthFirst):
             player(cur)
             legal = legal_of(cur)
             key = string_from(state, cur)
-            k = infoset(key, cur, legal, own_last[cur])
+            # a known information state, checked as infoset() checks it
+            k = known(key)
+            if k is None or legal_of_known[k] != legal or parent_slot[k] != own_last[cur]:
+                k = infoset(key, cur, legal, own_last[cur])
             node_infoset(k)
             base = slots[k]
             head, tail = own_last[:cur], own_last[cur + 1:]
@@ -585,10 +629,13 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
     parent_old = np.frombuffer(walk.parent, dtype=np.int32)[order]
     parent_np = np.where(parent_old >= 0, new_of_old[np.maximum(parent_old, 0)], -1).astype(np.int32)
     edge_local_np = np.frombuffer(walk.edge_local, dtype=np.int32)[order]
-    returns_np = np.zeros((num_nodes, n), dtype=np.float64)
-    if len(walk.term_nodes):
-        returns_np[new_of_old[np.frombuffer(walk.term_nodes, dtype=np.int32)]] = \
-            np.frombuffer(walk.term_returns, dtype=np.float64).reshape(-1, n)
+    # terminal returns in breadth-first node order, each distinct vector once
+    term_new = new_of_old[np.frombuffer(walk.term_nodes, dtype=np.int32)]
+    term_returns = np.frombuffer(walk.term_returns, dtype=np.float64).reshape(-1, n)
+    term_returns = term_returns[np.argsort(term_new, kind="stable")]
+    returns_table, outcome = np.unique(term_returns, axis=0, return_inverse=True)
+    chance_prob, chance_index = np.unique(np.frombuffer(walk.chance_prob, dtype=np.float64),
+                                          return_inverse=True)
     slots_np = np.frombuffer(walk.infoset_slots, dtype=np.int32).copy()
     strings = [None] * len(walk.infoset_of)
     for s, k in walk.infoset_of.items():
@@ -598,13 +645,14 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
         num_players=n,
         player=player_np,
         first_child=_first_children(parent_np),
-        num_children=np.bincount(parent_np[1:], minlength=num_nodes).astype(np.uint32),
+        num_children=_compact(np.bincount(parent_np[1:], minlength=num_nodes),
+                              np.uint8, np.uint16, np.uint32),
         parent=parent_np,
-        action=np.frombuffer(walk.action, dtype=np.int32)[order].copy(),
-        edge=_edges(edge_local_np, player_np, parent_np, num_slots),
-        chance_prob=np.frombuffer(walk.chance_prob, dtype=np.float64).copy(),
-        node_infoset=np.frombuffer(walk.node_infoset, dtype=np.int32)[order].copy(),
-        returns=returns_np,
+        action=_compact(np.frombuffer(walk.action, dtype=np.int32)[order], np.int16, np.int32),
+        edge=_edges(edge_local_np, player_np, parent_np, num_slots, chance_index),
+        chance_prob=chance_prob,
+        terminal_outcome=_compact(outcome.reshape(-1), np.uint16, np.uint32),
+        returns_table=returns_table.reshape(-1, n),
         infoset_player=np.frombuffer(walk.infoset_player, dtype=np.int32).copy(),
         infoset_slots=slots_np,
         slot_action=np.frombuffer(walk.slot_action, dtype=np.int32).copy(),
@@ -614,11 +662,25 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
     )
 
 
-def _edges(edge_local: np.ndarray, player: np.ndarray, parent: np.ndarray, num_slots: int) -> np.ndarray:
-    """``edge`` from the walk's per-node slot or chance-edge number (see the layout)."""
+def _compact(values: np.ndarray, *dtypes) -> np.ndarray:
+    """``values`` in the first of ``dtypes`` that holds them all."""
+    lo, hi = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+    for dtype in dtypes:
+        info = np.iinfo(dtype)
+        if info.min <= lo and hi <= info.max:
+            return values.astype(dtype)
+    raise ValueError(f"values {lo}..{hi} fit none of {dtypes}")
+
+
+def _edges(edge_local: np.ndarray, player: np.ndarray, parent: np.ndarray, num_slots: int,
+           chance_index: np.ndarray) -> np.ndarray:
+    """``edge`` from the walk's per-node slot or chance-edge number (see the
+    layout); ``chance_index`` maps a chance-edge number to its distinct
+    probability."""
     parent_is_chance = np.zeros(len(player), dtype=bool)
     parent_is_chance[1:] = player[parent[1:]] == CHANCE
-    edge = np.where(parent_is_chance, edge_local + num_slots, edge_local)
+    edge = edge_local.astype(np.int64)
+    edge[parent_is_chance] = chance_index.reshape(-1)[edge[parent_is_chance]] + num_slots
     edge[0] = 0
     return edge.astype(np.uint32)
 
@@ -657,7 +719,7 @@ def _check(tree: Tree) -> None:
 
 
 _ARRAYS = ("player", "first_child", "num_children", "parent", "action", "edge", "chance_prob",
-           "node_infoset", "returns", "infoset_player", "infoset_slots", "slot_action",
+           "terminal_outcome", "returns_table", "infoset_player", "infoset_slots", "slot_action",
            "slot_infoset", "infoset_parent_slot")
 
 

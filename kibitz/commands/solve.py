@@ -98,6 +98,9 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--max-nodes", type=click.IntRange(min=1), default=None,
               help="Node budget of the tree compiler (default 20,000,000).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the compiled-tree cache.")
+@click.option("--threads", type=click.IntRange(1, 2), default=1, show_default=True,
+              help="CFR: cores the iterations use (2: deterministic, equal to one thread to "
+                   "about 1e-12; pays on trees of a million nodes or more).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -109,12 +112,13 @@ def parse_duration(text: str | None) -> float | None:
                    "uniform, or an agent spec (e.g. heuristic); recorded in the policy file.")
 @ray_options("MCCFR: --workers K actors traverse in parallel, merged after each batch")
 @click.option("--workers", type=click.IntRange(1, MAX_ACTORS), default=1, show_default=True,
-              help="MCCFR with --ray: K Ray actors (the same seed and K give the same policy).")
+              help="CFR: processes the tree compiler walks a kibitz game with (1 or 2); MCCFR with --ray: "
+                   "K Ray actors (the same seed and K give the same policy).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
               help=f"MCCFR with --ray: iterations per actor between merges (default {DEFAULT_BATCH}).")
 def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_every, out,
           resume, overwrite, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
-          progress, seed, epsilon, fallback, ray, ray_address, workers, batch):
+          threads, progress, seed, epsilon, fallback, ray, ray_address, workers, batch):
     """Solve GAME with CFR on its compiled tree, or MCCFR over states, and save the average policy.
 
     \b
@@ -137,15 +141,19 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     if iterations is None:  # --time or --target-nashconv alone bound the run
         iterations = math.inf if limit is not None or target_nashconv is not None else DEFAULT_ITERATIONS
     ray = check_ray(ray, ray_address, workers, workers_meaning="actors")
-    if not algorithm.startswith("mccfr") and (ray or workers != 1 or batch is not None):
-        raise click.UsageError("--ray, --workers and --batch run MCCFR on Ray (-a mccfr-es or mccfr-os)")
-    if not ray and (workers != 1 or batch is not None):
+    if not algorithm.startswith("mccfr") and (ray or batch is not None):
+        raise click.UsageError("--ray and --batch run MCCFR on Ray (-a mccfr-es or mccfr-os)")
+    if not algorithm.startswith("mccfr") and workers > 2:
+        raise click.BadParameter(f"{workers}: CFR's tree compiler walks with 1 or 2 processes; allowed: 1, 2 "
+                                 "(more are MCCFR's Ray actors: -a mccfr-es --ray)", param_hint="--workers")
+    if algorithm.startswith("mccfr") and not ray and (workers != 1 or batch is not None):
         raise click.UsageError("--workers and --batch are the Ray actors of MCCFR: give --ray too")
     if algorithm.startswith("mccfr"):
         cfr_only = [name for name, value in (
             ("--target-nashconv", target_nashconv), ("--eval-every", eval_every),
             ("--simultaneous", simultaneous or None), ("--alpha", alpha), ("--beta", beta),
-            ("--gamma", gamma)) if value is not None]
+            ("--gamma", gamma), ("--threads", threads if threads != 1 else None))
+            if value is not None]
         if cfr_only:
             raise click.UsageError(f"{', '.join(cfr_only)}: CFR options, not used by {algorithm}")
         _solve_mccfr(game, algorithm, iterations=iterations, time_limit=limit, out=out,
@@ -157,6 +165,8 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     if seed != 0 or epsilon != 0.6 or fallback != "uniform":
         raise click.UsageError("--seed, --epsilon and --fallback are MCCFR options "
                                "(--algorithm mccfr-es or mccfr-os)")
+    if simultaneous and threads > 1:
+        raise click.UsageError("--threads 2 runs alternating updates only (not --simultaneous)")
     try:
         config = cfr_mod.make_config(algorithm, alternating_updates=not simultaneous,
                                      alpha=alpha, beta=beta, gamma=gamma)
@@ -171,7 +181,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
 
     try:
         tree = tree_mod.compile_tree(game, max_nodes=max_nodes or tree_mod.DEFAULT_MAX_NODES,
-                                     use_cache=not no_cache, progress=report)
+                                     use_cache=not no_cache, progress=report, workers=workers)
     except tree_mod.TreeTooLarge as e:
         raise click.ClickException(str(e)) from None
     except ValueError as e:  # a game the compiler cannot walk
@@ -197,7 +207,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
     from kibitz.solvers import _kernels
 
     _kernels.warmup()  # load the compiled loops before the clock starts
-    solver = cfr_mod.CFRSolver(tree, config)
+    solver = cfr_mod.CFRSolver(tree, config, threads=threads)
     meta = driver.checkpoint_meta(tree.game_string, algorithm, config.as_dict(),
                                   nodes=int(tree.num_nodes), slots=int(tree.num_slots))
     if eval_every is None:
