@@ -183,7 +183,8 @@ def test_init_of_another_shape_is_refused(tmp_path):
 
 def test_time_ends_the_collection_and_fits_what_was_played(tmp_path):
     out = tmp_path / "net.npz"
-    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "heuristic", "--games", "400", "--chunk", "10",
+    # a shard of 10 games of the search takes far longer than the limit (heuristic games could finish within it)
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "ismcts(sims=100)", "--games", "400", "--chunk", "10",
                                   "--time", "0.01s", "--hidden", "8", "--epochs", "1", "--no-progress",
                                   "--out", str(out)])
     assert r.exit_code == 0, r.output
