@@ -53,7 +53,7 @@ strength: $(STAMP)
 DISTILL_over_under  = --teacher "ismcts(one_step)" --encoding compact --games 320 --chunk 8 --epochs 40
 TEMP_over_under     = 0.1
 INIT_underdog       = --teacher heuristic --encoding observation_tensor --games 3000 --chunk 100 --epochs 30
-DISTILL_underdog    = --teacher "ismcts(belief_opponents,sims=400)" --encoding observation_tensor --games 160 --chunk 4 --epochs 15 --lr 1e-3
+DISTILL_underdog    = --teacher "ismcts(belief_opponents,sims=400)" --encoding observation_tensor --games 500 --chunk 4 --epochs 15 --lr 1e-3
 TEMP_underdog       = 0.1
 TRAIN_pub           = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 2000 --steps 2000
 DISTILL_doubt_and_bet = --teacher heuristic --opponent none --encoding compact --games 1500 --chunk 50 --epochs 3
