@@ -101,9 +101,12 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         raise click.UsageError(f"{out} exists; --overwrite replaces it, or choose another --out")
     try:
         train_mod.check_trainable(game)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    try:
         check_encoding(game, encoding)
     except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="'--encoding'" if "encoding" in str(e) else "GAME") from None
+        raise click.BadParameter(str(e), param_hint="'--encoding'") from None
     if output_kind is None:
         output_kind = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
     if output_kind not in output_kinds(game):
@@ -156,8 +159,6 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     except teacher_games.DataMismatch as e:
         raise click.BadParameter(str(e), param_hint="--data") from None
     except KeyboardInterrupt:
-        if bar is not None:
-            bar.close()
         raise click.ClickException(f"interrupted: the finished games are kept in {folder}; "
                                    "the same command continues") from None
     finally:
