@@ -135,6 +135,25 @@ def check_folder(folder: Path, meta: dict) -> None:
         path.write_text(json.dumps({k: meta[k] for k in META_KEYS}, indent=1) + "\n")
 
 
+def anchor_shards(folder: Path, game_string: str, encoding: str, games: int | None) -> list[Path]:
+    """The shards of an anchor's data ``folder`` (another teacher's games of the
+    same game and encoding) holding its games ``0..games-1`` (all: None), in
+    order; DataMismatch naming what differs or is missing."""
+    path = folder / "data.json"
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise DataMismatch(f"{path}: not a kibitz teacher-data folder ({e})") from None
+    for key, want in (("game", game_string), ("encoding", encoding)):
+        if meta.get(key) != want:
+            raise DataMismatch(f"{folder} holds data of {key}={meta.get(key)!r}; this fit needs {want!r}")
+    shards = [(lo, hi, p) for lo, hi, p in done_shards(folder) if games is None or lo < games]
+    have = sum(hi - lo for lo, hi, _ in shards)
+    if not shards or (games is not None and have < games):
+        raise DataMismatch(f"{folder} holds {have} games; {games if games is not None else 'at least 1'} needed")
+    return [p for _, _, p in shards]
+
+
 def _worker_init():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

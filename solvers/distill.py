@@ -20,6 +20,23 @@ parameters of the epoch with the lowest held-out loss are the result, and
 each epoch reports the held-out loss and the share of held-out decisions
 where the network's most likely move is the teacher's.
 
+An *anchor* (another teacher's decisions, e.g. the heuristic's, of which the
+network is already a copy) adds its decisions to every epoch with weight
+``w`` each (``anchor_weight``), so that the loss is
+
+    ``L = (sum_{B_t} CE + w sum_{B_a} CE) / (|B_t| + w |B_a|)``
+
+over a minibatch's teacher rows ``B_t`` and anchor rows ``B_a``: the fit
+follows the teacher where it has seen the teacher's moves and stays near
+the anchor's play elsewhere, which a fine-tune on a few thousand of a
+search's decisions alone does not (it forgets what the copy knew). The
+anchor's held-out games are held out too; the held-out loss and agreement
+that choose the epoch are the teacher's, and the anchor's agreement is
+reported beside them. This is a cross-entropy counterpart of regularising
+towards an anchor policy (piKL: A. P. Jacob, D. J. Wu, G. Farina, A. Lerer,
+H. Hu, A. Bakhtin, J. Andreas, N. Brown, "Modeling Strong and Human-Like
+Gameplay with KL-Regularized Search", ICML 2022).
+
 The network reads the encoding divided by a per-input scale
 (:func:`solvers.train.input_scale`), folded into its first layer at the
 end, as in training. Same data, settings and seed, same parameters.
@@ -92,6 +109,14 @@ def load_examples(paths, target: str = "moves") -> Examples:
                     np.concatenate([p["game"] for p in parts]))
 
 
+def concat(a: Examples, b: Examples) -> Examples:
+    """The rows of ``a`` then those of ``b``."""
+    offset = np.concatenate([a.offset[:-1], b.offset + a.offset[-1]])
+    return Examples(np.concatenate([a.x, b.x]), np.concatenate([a.legal, b.legal]), offset,
+                    np.concatenate([a.target, b.target]), np.concatenate([a.taken, b.taken]),
+                    np.concatenate([a.game, b.game]))
+
+
 def _batch(ex: Examples, which, num_actions: int):
     """Padded arrays of rows ``which``: acts, valid, targets (width a power of two)."""
     counts = ex.offset[which + 1] - ex.offset[which]
@@ -114,7 +139,8 @@ def held_out(ex: Examples) -> np.ndarray:
 
 
 def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: float = 1e-3,
-        batch: int = 256, seed: int = 0, inv_scale=None, init=None, on_epoch=None):
+        batch: int = 256, seed: int = 0, inv_scale=None, init=None, on_epoch=None, anchor=None,
+        anchor_weight: float = 1.0):
     """Fits a network of ``spec`` to ``ex`` (see the module docstring).
 
     Returns ``(params, history)``: the parameters (numpy float32, the input
@@ -122,6 +148,8 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     ``epoch``, ``loss`` (training), ``held_out_loss``, ``agreement``.
     ``init``: starting parameters (a network of ``spec`` on the raw
     encoding, e.g. :func:`network.load`'s) instead of fresh ones.
+    ``anchor``: the anchor's :class:`Examples`, each row weighing
+    ``anchor_weight`` (the records then add ``anchor_agreement``).
     ``on_epoch(record)`` after each epoch."""
     import jax
     import jax.numpy as jnp
@@ -129,6 +157,13 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
 
     if epochs < 1 or batch < 1 or not 0 < lr <= 1:
         raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
+    if not anchor_weight > 0:
+        raise ValueError(f"anchor_weight={anchor_weight}: allowed > 0")
+    teacher_rows = len(ex)
+    if anchor is not None:
+        ex = concat(ex, anchor)
+    row_weight = np.ones(len(ex), np.float32)
+    row_weight[teacher_rows:] = anchor_weight
     index = network.action_index(spec, game)
     jindex = None if index is None else jnp.asarray(index)
     num_actions = game.num_distinct_actions()
@@ -150,7 +185,8 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         logp = jax.nn.log_softmax(z, axis=-1)
         ce = -jnp.sum(tgt * jnp.where(valid > 0, logp, 0.0), axis=-1)
         agree = (jnp.argmax(z, axis=-1) == jnp.argmax(tgt + (valid - 1.0), axis=-1)).astype(jnp.float32)
-        return jnp.sum(weight * ce) / jnp.maximum(jnp.sum(weight), 1.0), jnp.sum(weight * agree)
+        total = jnp.sum(weight)
+        return jnp.sum(weight * ce) / jnp.where(total > 0, total, 1.0), jnp.sum(weight * agree)
 
     grad = jax.value_and_grad(loss, has_aux=True)
 
@@ -162,7 +198,9 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
 
     evaluate = jax.jit(loss)
     out = held_out(ex)
-    train_rows, test_rows = np.flatnonzero(~out), np.flatnonzero(out)
+    train_rows = np.flatnonzero(~out)
+    test_rows = np.flatnonzero(out[:teacher_rows])
+    anchor_test = np.flatnonzero(out[teacher_rows:]) + teacher_rows
     if not len(train_rows):
         raise ValueError("no training rows: every game is held out (the data needs games with index % 10 != 9)")
     x = ex.x * inv
@@ -171,7 +209,7 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         rows = batch
         acts, valid, tgt = _batch(ex, which, num_actions)
         pad = rows - len(which)
-        w = np.concatenate([np.ones(len(which), np.float32), np.zeros(pad, np.float32)])
+        w = np.concatenate([row_weight[which], np.zeros(pad, np.float32)])
         xs = np.concatenate([x[which], np.zeros((pad, x.shape[1]), np.float32)])
         acts = np.concatenate([acts, np.zeros((pad, acts.shape[1]), np.int32)])
         valid = np.concatenate([valid, np.zeros((pad, valid.shape[1]), bool)])
@@ -180,17 +218,20 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         return xs, acts, valid.astype(np.float32), tgt, w
 
     def measure(p, rows):
-        total = agree = 0.0
+        """Mean loss and agreement over ``rows`` (of one kind: teacher or anchor)."""
+        total = agree = weight = 0.0
         for lo in range(0, len(rows), batch):
             xs, acts, valid, tgt, w = padded(rows[lo:lo + batch])
             value, a = evaluate(p, xs, acts, valid, tgt, w)
             total += float(value) * float(w.sum())
             agree += float(a)
-        return total / max(len(rows), 1), agree / max(len(rows), 1)
+            weight += float(w.sum())
+        return total / max(weight, 1e-12), agree / max(weight, 1e-12)
 
     counts = ex.offset[1:] - ex.offset[:-1]
     bucket = np.minimum(np.maximum([1 << max(int(c) - 1, 0).bit_length() for c in counts], 64), num_actions)
     test_rows = test_rows[np.argsort(bucket[test_rows], kind="stable")]
+    anchor_test = anchor_test[np.argsort(bucket[anchor_test], kind="stable")]
 
     def minibatches(order):
         """``order`` cut into minibatches of rows of one width bucket (a
@@ -211,10 +252,13 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         seen = running = 0.0
         for which in minibatches(rng.permutation(train_rows)):
             params, state, value = step(params, state, *padded(which))
-            running += float(value) * len(which)
-            seen += len(which)
+            w = float(row_weight[which].sum())
+            running += float(value) * w
+            seen += w
         test_loss, agreement = measure(params, test_rows) if len(test_rows) else (running / seen, float("nan"))
         record = {"epoch": epoch, "loss": running / seen, "held_out_loss": test_loss, "agreement": agreement}
+        if anchor is not None:
+            record["anchor_agreement"] = measure(params, anchor_test)[1] if len(anchor_test) else float("nan")
         history.append(record)
         if test_loss < best_loss:
             best_loss, best = test_loss, [np.asarray(p, np.float32) for p in params]

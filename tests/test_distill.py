@@ -190,3 +190,58 @@ def test_time_ends_the_collection_and_fits_what_was_played(tmp_path):
     assert r.exit_code == 0, r.output
     assert "data:        " in r.output and " 10 games," in r.output, r.output
     assert len(teacher_games.done_shards(tmp_path / "net.npz.data")) == 1 and out.exists()
+
+
+def test_an_anchor_is_fitted_beside_the_teacher_with_its_weight(tmp_path):
+    """The anchor's rows join the training minibatches with their weight: at weight 1
+    the training losses are those of fitting the two data sets as one; a heavier
+    anchor pulls the network towards the anchor's moves; the epoch is chosen on
+    the teacher's held-out decisions alone. Here the teacher is the random agent
+    (nothing to learn) and the anchor the heuristic (near deterministic)."""
+    game = load_game(GAME)
+    anchor = _heuristic_examples(tmp_path, games=40)
+    folder = tmp_path / "r"
+    teacher_games.collect(GAME, "random", "", "information_state_tensor", 0, 40, folder, chunk=20)
+    anchor_paths = [p for _, _, p in teacher_games.done_shards(tmp_path / "h")]
+    teacher = distill.load_examples([p for _, _, p in teacher_games.done_shards(folder)])
+    spec = network.NetworkSpec.for_game(game, hidden=(16,))
+    inv = 1.0 / train.input_scale(game, spec.encoding, 0)
+    kw = dict(epochs=3, batch=64, lr=3e-3, inv_scale=inv)
+    _, joint = distill.fit(game, spec, distill.concat(teacher, anchor), **kw)
+    _, anchored = distill.fit(game, spec, teacher, anchor=anchor, **kw)
+    assert [r["loss"] for r in joint] == pytest.approx([r["loss"] for r in anchored], rel=1e-6)
+    # held out: the teacher's rows only (the joint fit's held-out rows mix both)
+    assert [r["held_out_loss"] for r in joint] != [r["held_out_loss"] for r in anchored]
+    _, light = distill.fit(game, spec, teacher, anchor=anchor, anchor_weight=0.05, **kw)
+    _, heavy = distill.fit(game, spec, teacher, anchor=anchor, anchor_weight=20.0, **kw)
+    assert heavy[-1]["anchor_agreement"] > light[-1]["anchor_agreement"] + 0.1, (light, heavy)
+    with pytest.raises(ValueError, match="anchor_weight=0"):
+        distill.fit(game, spec, teacher, anchor=anchor, anchor_weight=0, **kw)
+    # the anchor folder must hold the same game and encoding, and enough games
+    h = tmp_path / "h"
+    assert teacher_games.anchor_shards(h, str(game), "information_state_tensor", 20) == anchor_paths[:1]
+    assert teacher_games.anchor_shards(h, str(game), "information_state_tensor", None) == anchor_paths
+    with pytest.raises(teacher_games.DataMismatch, match="encoding='information_state_tensor'"):
+        teacher_games.anchor_shards(h, str(game), "observation_tensor", None)
+    with pytest.raises(teacher_games.DataMismatch, match="holds 40 games; 50 needed"):
+        teacher_games.anchor_shards(h, str(game), "information_state_tensor", 50)
+
+
+def test_kibitz_distill_with_an_anchor(tmp_path):
+    folder = tmp_path / "anchor"
+    teacher_games.collect(GAME, "random", "", "information_state_tensor", 0, 20, folder, chunk=10)
+    base = ["distill", GAME, "--teacher", "heuristic", "--games", "10", "--chunk", "10", "--epochs", "2",
+            "--hidden", "8", "--no-progress", "--data", str(tmp_path / "d")]
+    r = CliRunner().invoke(main, base + ["--anchor", str(folder), "--anchor-games", "10", "--anchor-weight", "0.5",
+                                         "--out", str(tmp_path / "a.npz")])
+    assert r.exit_code == 0, r.output
+    assert f"anchor:      {folder}: 10 games" in r.output and "weight 0.5 each" in r.output
+    assert "anchor agreement" in r.output
+    for extra, hint, words in (
+            (["--anchor", str(folder), "--encoding", "observation_tensor"], "--anchor", "encoding="),
+            (["--anchor", str(folder), "--anchor-games", "30"], "--anchor", "holds 20 games; 30 needed"),
+            (["--anchor-weight", "2"], "--anchor DIR", "need"),
+            (["--anchor", str(folder), "--anchor-weight", "0"], "--anchor-weight", "0")):
+        r = CliRunner().invoke(main, base + extra + ["--out", str(tmp_path / "b.npz")])
+        assert r.exit_code == 2 and "Traceback" not in r.output, (extra, r.output)
+        assert hint in r.output and words in r.output, (extra, r.output)

@@ -4,6 +4,7 @@
                    [--games N] [--data DIR] [--workers W] [--time LIMIT]
                    [--encoding NAME] [--output dense|factored] [--hidden 128,128]
                    [--epochs E] [--lr X] [--batch B] [--target moves|visits] [--seed S]
+                   [--init FILE] [--anchor DIR [--anchor-games N] [--anchor-weight W]]
 
 Two stages (docs/solvers/training.md, "Distillation"): the teacher (an agent
 spec, e.g. ``ismcts(one_step)``) plays ``--games`` games against
@@ -13,6 +14,9 @@ settings continues, so an interrupted collection loses at most the games
 in flight; ``--time`` ends the collection early and fits what is there);
 then the network is fitted to them (solvers/distill.py) and written to
 FILE with :func:`solvers.network.save`, ready for ``kibitz export``.
+``--anchor`` adds another teacher's decisions (a data folder of the same
+game and encoding, e.g. the heuristic's that ``--init``'s network was
+fitted to) to the fit, each weighing ``--anchor-weight``.
 """
 
 from __future__ import annotations
@@ -71,6 +75,14 @@ def _agent(spec: str, game, what: str) -> None:
 @click.option("--init", "init_file", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Start the fit from this network file (the same encoding, output and hidden widths), "
                    "e.g. one distilled from a cheaper teacher.")
+@click.option("--anchor", "anchor_dir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Another teacher's data folder (same game and encoding, e.g. the heuristic's that --init "
+                   "was fitted to) whose decisions are fitted too, so the network stays near that play where "
+                   "the teacher's games say nothing.")
+@click.option("--anchor-games", type=click.IntRange(min=1), default=None,
+              help="Use the anchor's games 0..N-1 (the shards holding them). Default: all.")
+@click.option("--anchor-weight", type=NumberRange(0, 1000, min_open=True), default=1.0, show_default=True,
+              help="Weight of each anchor decision in the loss (a teacher decision weighs 1).")
 @click.option("--target", type=click.Choice(["moves", "visits"]), default="moves", show_default=True,
               help="Fit the teacher's moves (one-hot) or its search's root visit shares.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -79,7 +91,8 @@ def _agent(spec: str, game, what: str) -> None:
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
 def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk, time_limit, encoding, output_kind,
-            hidden, epochs, lr, batch, init_file, target, seed, overwrite, progress):
+            hidden, epochs, lr, batch, init_file, anchor_dir, anchor_games, anchor_weight, target, seed, overwrite,
+            progress):
     """Fit a network policy for GAME to a teacher's moves (policy distillation) and save it.
 
     \b
@@ -128,6 +141,14 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
                                      f"output, hidden {init_spec.hidden} for {init_spec.game}; this fit needs "
                                      f"{spec.encoding}, {spec.output}, {spec.hidden} for {spec.game}",
                                      param_hint="--init")
+    if (anchor_games is not None or anchor_weight != 1.0) and not anchor_dir:
+        raise click.UsageError("--anchor-games and --anchor-weight need --anchor DIR")
+    anchor_paths = None
+    if anchor_dir:
+        try:
+            anchor_paths = teacher_games.anchor_shards(Path(anchor_dir), str(game), encoding, anchor_games)
+        except teacher_games.DataMismatch as e:
+            raise click.BadParameter(str(e), param_hint="--anchor") from None
     limit = parse_duration(time_limit)
     folder = Path(data_dir) if data_dir else Path(out + ".data")
     if folder.exists() and not folder.is_dir():
@@ -168,6 +189,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     shards = [p for lo, hi, p in teacher_games.done_shards(folder) if hi <= games]
     try:
         ex = distill_mod.load_examples(shards, target)
+        anchor = distill_mod.load_examples(anchor_paths, "moves") if anchor_paths else None
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     inv = 1.0 / train_mod.input_scale(game, encoding, seed)
@@ -185,7 +207,8 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     t1 = time.perf_counter()
     try:
         params, history = distill_mod.fit(game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed,
-                                          inv_scale=inv, init=init, on_epoch=on_epoch)
+                                          inv_scale=inv, init=init, on_epoch=on_epoch, anchor=anchor,
+                                          anchor_weight=anchor_weight)
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     finally:
@@ -197,13 +220,17 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     click.echo(f"teacher:     {teacher}" + (f" against {opponent}" if opponent else " in every seat"))
     click.echo(f"data:        {folder}: {played:,} games, {len(ex):,} decisions "
                f"({int(distill_mod.held_out(ex).sum()):,} held out); collection {collect_seconds:.1f} s this run")
+    if anchor is not None:
+        click.echo(f"anchor:      {anchor_dir}: {len(set(anchor.game.tolist())):,} games, {len(anchor):,} decisions, "
+                   f"weight {anchor_weight:g} each")
     click.echo(f"encoding:    {encoding} input, {output_kind} output; hidden {','.join(map(str, hidden))}; "
                f"target {target}")
     click.echo(f"fit:         {epochs} epochs, batch {batch}, lr {lr:g}, seed {seed}"
                + (f", from {init_file}" if init_file else "") + f": {time.perf_counter() - t1:.1f} s")
     for r in history:
         click.echo(f"  epoch {r['epoch']:>3}: loss {r['loss']:.4f}, held-out loss {r['held_out_loss']:.4f}, "
-                   f"agreement {r['agreement']:.1%}")
+                   f"agreement {r['agreement']:.1%}"
+                   + (f", anchor agreement {r['anchor_agreement']:.1%}" if "anchor_agreement" in r else ""))
     click.echo(f"kept:        epoch {best['epoch']} (held-out loss {best['held_out_loss']:.4f}, "
                f"agreement with the teacher {best['agreement']:.1%})")
     click.echo(f"network:     {out} ({spec.input_size:,} inputs, {spec.num_actions:,} actions)")
