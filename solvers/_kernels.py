@@ -387,32 +387,32 @@ def _terminal_range(a, b, t, num_children, terminal_outcome, returns_table, p, v
 
 
 @numba.njit(**_JIT)
-def own_slots_to_one(prob, infosets, infoset_slots, prob_p):
-    """``prob_p`` = ``prob`` with the slots of ``infosets`` (one player's) set
-    to 1.0: the factors of a counterfactual reach."""
-    prob_p[:] = prob
-    for j in range(infosets.shape[0]):
-        k = infosets[j]
-        for s in range(infoset_slots[k], infoset_slots[k + 1]):
-            prob_p[s] = 1.0
+def others_reach(parent, edge, player, p, prob, opp):
+    """:func:`edge_reach` with ``p``'s own edges at 1.0 (the edges out of
+    ``p``'s decision nodes, ``player[parent[c]] == p``): the counterfactual
+    reach of ``p``, read from ``prob`` without a copy whose own slots are
+    1.0 (bit-for-bit: a product by 1.0 is exact)."""
+    opp[0] = 1.0
+    for c in range(1, parent.shape[0]):
+        u = parent[c]
+        opp[c] = opp[u] if player[u] == p else opp[u] * prob[edge[c]]
 
 
 @numba.njit(**_JIT)
 def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
-                       p_nodes, first_child, num_children, prob, prob_p, infosets,
+                       player, p_nodes, first_child, num_children, prob, infosets,
                        infoset_parent_slot, slot_infoset, infoset_slots, terminal_outcome,
                        returns_table, reach_is, cumulative, regret, opp, val):
     """:func:`alternating_update` without the per-player arrays (``edge_p``,
     a value row per player): bit-for-bit the same numbers, in about half the
     solver's memory, some 10-30% slower (measured). Step 2 multiplies by
-    ``prob_p``, ``prob`` with ``p``'s own slots at 1.0
-    (:func:`own_slots_to_one`), along ``edge``; step 3 starts from ``p``'s
-    terminal returns (:func:`terminal_values`).
+    ``prob`` along ``edge`` except on ``p``'s own edges (:func:`others_reach`,
+    which reads ``player``); step 3 starts from ``p``'s terminal returns
+    (:func:`terminal_values`).
     """
     own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach_is)
     accumulate_average(infosets, infoset_slots, reach_is, prob, weight, cumulative)
-    own_slots_to_one(prob, infosets, infoset_slots, prob_p)
-    edge_reach(parent, edge, prob_p, opp)
+    others_reach(parent, edge, player, p, prob, opp)
     terminal_values(num_children, terminal_outcome, returns_table, p, val)
     edge_values(parent, edge, prob, val)
     add_regrets(p_nodes, first_child, num_children, edge, opp, val, regret)
@@ -422,8 +422,8 @@ def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_fac
 
 @numba.njit(**_JIT)
 def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, p_nodes, p_nodes_start, first_child, num_children,
-                                  prob, prob_p, infosets, infosets_start, infoset_parent_slot,
+                                  parent, edge, player, p_nodes, p_nodes_start, first_child, num_children,
+                                  prob, infosets, infosets_start, infoset_parent_slot,
                                   slot_infoset, infoset_slots, terminal_outcome, returns_table,
                                   reach_is, cumulative, regret, opp, val):
     """:func:`alternating_iteration` in less memory (the solver's compact
@@ -433,8 +433,8 @@ def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_fac
     ``infosets[infosets_start[p]:infosets_start[p + 1]]``."""
     for p in range(num_players):
         alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
-                           p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]], first_child,
-                           num_children, prob, prob_p,
+                           player, p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]], first_child,
+                           num_children, prob,
                            infosets[infosets_start[p]:infosets_start[p + 1]],
                            infoset_parent_slot, slot_infoset, infoset_slots,
                            terminal_outcome, returns_table, reach_is, cumulative, regret, opp, val)
@@ -462,7 +462,7 @@ SERIAL_LEVEL = 100_000
 
 @numba.njit(**_PAR)
 def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_factor, parent,
-                                edge, prob_p, level_start, level_cuts, node_chunks, terminal_chunks, p_nodes,
+                                edge, player, level_start, level_cuts, node_chunks, terminal_chunks, p_nodes,
                                 p_chunks, first_child, num_children, prob, infosets,
                                 infoset_chunks, infoset_parent_slot, slot_infoset, infoset_slots,
                                 terminal_outcome, returns_table, reach_is, cumulative, regret,
@@ -472,13 +472,12 @@ def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_fa
     for t in numba.prange(runs):
         accumulate_average(infosets[infoset_chunks[t]:infoset_chunks[t + 1]], infoset_slots,
                            reach_is, prob, weight, cumulative)
-    own_slots_to_one(prob, infosets, infoset_slots, prob_p)
     opp[0] = 1.0
-    _level_pass(True, level_start, level_cuts, runs, parent, edge, prob_p, opp)
+    _level_pass(True, level_start, level_cuts, runs, parent, edge, player, p, prob, opp)
     for t in numba.prange(runs):
         _terminal_range(node_chunks[t], node_chunks[t + 1], terminal_chunks[t], num_children,
                         terminal_outcome, returns_table, p, val)
-    _level_pass(False, level_start, level_cuts, runs, parent, edge, prob, val)
+    _level_pass(False, level_start, level_cuts, runs, parent, edge, player, p, prob, val)
     for t in numba.prange(runs):
         add_regrets(p_nodes[p_chunks[t]:p_chunks[t + 1]], first_child, num_children, edge, opp,
                     val, regret_parts[t])
@@ -497,34 +496,36 @@ def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_fa
 
 
 @numba.njit(**_PAR)
-def _level_pass(reach, level_start, level_cuts, runs, parent, edge, weights, out):
-    """Reach (``reach``: top-down, :func:`_reach_range`) or values (bottom-up,
-    :func:`_values_range`) level by level, a level of ``SERIAL_LEVEL`` nodes
-    or more in ``runs`` runs on as many threads."""
+def _level_pass(reach, level_start, level_cuts, runs, parent, edge, player, p, weights, out):
+    """Reach (``reach``: top-down, :func:`_reach_range`, ``p``'s own edges at
+    1.0) or values (bottom-up, :func:`_values_range`) level by level, a level
+    of ``SERIAL_LEVEL`` nodes or more in ``runs`` runs on as many threads."""
     levels = level_start.shape[0] - 1
     for j in range(1, levels):
         d = j if reach else levels - j
         if level_start[d + 1] - level_start[d] < SERIAL_LEVEL:
-            _edge_range(reach, level_start[d], level_start[d + 1], parent, edge, weights, out)
+            _edge_range(reach, level_start[d], level_start[d + 1], parent, edge, player, p, weights,
+                        out)
         else:
             for t in numba.prange(runs):
-                _edge_range(reach, level_cuts[d, t], level_cuts[d, t + 1], parent, edge, weights,
-                            out)
+                _edge_range(reach, level_cuts[d, t], level_cuts[d, t + 1], parent, edge, player, p,
+                            weights, out)
 
 
 @numba.njit(**_JIT)
-def _edge_range(reach, a, b, parent, edge, weights, out):
+def _edge_range(reach, a, b, parent, edge, player, p, weights, out):
     if reach:
-        _reach_range(a, b, parent, edge, weights, out)
+        _reach_range(a, b, parent, edge, player, p, weights, out)
     else:
         _values_range(a, b, parent, edge, weights, out)
 
 
 @numba.njit(**_JIT)
-def _reach_range(a, b, parent, edge, prob_p, opp):
-    """:func:`edge_reach` on the edges into nodes ``a..b-1``."""
+def _reach_range(a, b, parent, edge, player, p, prob, opp):
+    """:func:`others_reach` on the edges into nodes ``a..b-1``."""
     for c in range(a, b):
-        opp[c] = opp[parent[c]] * prob_p[edge[c]]
+        u = parent[c]
+        opp[c] = opp[u] if player[u] == p else opp[u] * prob[edge[c]]
 
 
 @numba.njit(**_JIT)
@@ -536,7 +537,7 @@ def _values_range(a, b, parent, edge, prob, val):
 
 @numba.njit(**_JIT)
 def alternating_iteration_threads(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, prob_p, level_start, level_cuts, node_chunks,
+                                  parent, edge, player, level_start, level_cuts, node_chunks,
                                   terminal_chunks,
                                   p_nodes, p_nodes_start, p_chunks, first_child, num_children,
                                   prob, infosets, infosets_start, infoset_chunks,
@@ -553,7 +554,7 @@ def alternating_iteration_threads(weight, rm_plus, discount, pos_factor, neg_fac
     states into ``T`` runs (offsets into the player's slice)."""
     for p in range(num_players):
         _alternating_update_threads(
-            p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, prob_p,
+            p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, player,
             level_start, level_cuts, node_chunks, terminal_chunks,
             p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]], p_chunks[p], first_child,
             num_children, prob, infosets[infosets_start[p]:infosets_start[p + 1]],

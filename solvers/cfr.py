@@ -184,12 +184,10 @@ class CFRSolver:
         # Current policy and chance probabilities, indexed by tree.edge, and a
         # constant 1.0 at the end (see _kernels.alternating_update).
         self.prob = np.append(tree.probability_vector(tree.uniform_policy()), 1.0)
-        self._player_infosets = [np.flatnonzero(tree.infoset_player == p).astype(np.int32)
-                                 for p in range(n)]
-        self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
-        self._reach_is = np.zeros(tree.num_infosets)
         self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
         if not config.alternating_updates:
+            self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
+            self._reach_is = np.zeros(tree.num_infosets)
             self._returns = tree.returns
             self._reach = np.zeros((tree.num_nodes, n + 1))
             self._vals = np.zeros((tree.num_nodes, n))
@@ -198,10 +196,15 @@ class CFRSolver:
         p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
         self._p_nodes = np.concatenate(p_nodes).astype(np.uint32)
         self._p_nodes_start = np.cumsum([0] + [len(x) for x in p_nodes]).astype(np.int64)
-        self._infosets_flat = np.concatenate(self._player_infosets).astype(np.int32)
-        self._infosets_start = np.cumsum(
-            [0] + [len(x) for x in self._player_infosets]).astype(np.int64)
+        # Information states of player 0, then of player 1, ... (ascending in each)
+        self._infosets_flat = np.argsort(tree.infoset_player, kind="stable").astype(np.int32)
+        self._infosets_start = np.searchsorted(tree.infoset_player[self._infosets_flat],
+                                               np.arange(n + 1)).astype(np.int64)
         self._opp = np.zeros(tree.num_nodes)
+        # The own reach of each information state lives in the first entries
+        # of _opp: each update reads it (average accumulation) before it
+        # computes the counterfactual reach into _opp.
+        self._reach_is = self._opp[:tree.num_infosets]
         if layout == "fast":
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
             one = np.uint32(len(self.prob) - 1)
@@ -212,7 +215,6 @@ class CFRSolver:
             # Row p holds p's values; terminal entries are p's returns, never overwritten.
             self._val = np.ascontiguousarray(tree.returns.T)
         else:
-            self._prob_p = np.zeros_like(self.prob)  # prob, the updated player's slots at 1.0
             self._val = np.zeros(tree.num_nodes)  # the updated player's values
             if threads > 1:
                 self._threads = _threads_layout(tree, self._p_nodes_start, self._infosets_start,
@@ -269,7 +271,7 @@ class CFRSolver:
             x = self._threads
             K.alternating_iteration_threads(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
-                tree.edge, self._prob_p, x["level_start"], x["level_cuts"], x["node_chunks"],
+                tree.edge, tree.player, x["level_start"], x["level_cuts"], x["node_chunks"],
                 x["terminal_chunks"],
                 self._p_nodes, self._p_nodes_start, x["p_chunks"], tree.first_child,
                 tree.num_children, self.prob, self._infosets_flat, self._infosets_start,
@@ -279,8 +281,8 @@ class CFRSolver:
         elif cfg.alternating_updates and self.layout == "compact":
             K.alternating_iteration_compact(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
-                tree.edge, self._p_nodes, self._p_nodes_start, tree.first_child,
-                tree.num_children, self.prob, self._prob_p, self._infosets_flat,
+                tree.edge, tree.player, self._p_nodes, self._p_nodes_start, tree.first_child,
+                tree.num_children, self.prob, self._infosets_flat,
                 self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
                 tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
                 self.cumulative, self.regret, self._opp, self._val)
