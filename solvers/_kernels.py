@@ -266,10 +266,9 @@ def warmup() -> None:
     outcome = np.array([1, 0], dtype=np.uint16)
     table = np.array([[-1.0], [1.0]])
     start = np.array([0, 1], dtype=np.int64)
-    alternating_iteration_compact(1.0, True, False, 1.0, 1.0, 1, parent, edge, internal, start,
-                                  first_child, num_children, prob, prob.copy(), infosets, start,
-                                  parent_slot, slot_infoset, slots, outcome, table, reach_is, cum,
-                                  regret, opp, val)
+    alternating_iteration_compact(1.0, True, False, 1.0, 1.0, 1, parent, edge, player,
+                                  num_children, prob, infosets, start, parent_slot, slot_infoset,
+                                  slots, outcome, table, reach_is, cum, regret, opp, val)
     val2 = np.array([0.0, 1.0, -1.0])
     edge_p = np.array([0, 2, 2], dtype=np.uint32)
     prob3 = np.array([0.5, 0.5, 1.0])
@@ -310,6 +309,24 @@ def add_regrets(p_nodes, first_child, num_children, edge, opp, val, regret):
         fc = first_child[i]
         for c in range(fc, fc + num_children[i]):
             regret[edge[c]] += r * (val[c] - v)
+
+
+@numba.njit(**_JIT)
+def add_regrets_scan(p, player, num_children, edge, opp, val, regret):
+    """:func:`add_regrets` at ``p``'s decision nodes found by scanning
+    ``player``, each node's first child counted from ``num_children`` (the
+    children of breadth-first nodes are contiguous): no list of ``p``'s
+    nodes and no ``first_child`` array; the same terms in the same order."""
+    c = 1
+    for i in range(player.shape[0]):
+        k = num_children[i]
+        if player[i] == p:
+            r = opp[i]
+            if r != 0.0:
+                v = val[i]
+                for d in range(c, c + k):
+                    regret[edge[d]] += r * (val[d] - v)
+        c += k
 
 
 @numba.njit(**_JIT)
@@ -400,7 +417,7 @@ def others_reach(parent, edge, player, p, prob, opp):
 
 @numba.njit(**_JIT)
 def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
-                       player, p_nodes, first_child, num_children, prob, infosets,
+                       player, num_children, prob, infosets,
                        infoset_parent_slot, slot_infoset, infoset_slots, terminal_outcome,
                        returns_table, reach_is, cumulative, regret, opp, val):
     """:func:`alternating_update` without the per-player arrays (``edge_p``,
@@ -415,26 +432,23 @@ def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_fac
     others_reach(parent, edge, player, p, prob, opp)
     terminal_values(num_children, terminal_outcome, returns_table, p, val)
     edge_values(parent, edge, prob, val)
-    add_regrets(p_nodes, first_child, num_children, edge, opp, val, regret)
+    add_regrets_scan(p, player, num_children, edge, opp, val, regret)
     update_regrets_and_policy(infosets, infoset_slots, regret, rm_plus, discount, pos_factor,
                               neg_factor, prob)
 
 
 @numba.njit(**_JIT)
 def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, player, p_nodes, p_nodes_start, first_child, num_children,
+                                  parent, edge, player, num_children,
                                   prob, infosets, infosets_start, infoset_parent_slot,
                                   slot_infoset, infoset_slots, terminal_outcome, returns_table,
                                   reach_is, cumulative, regret, opp, val):
     """:func:`alternating_iteration` in less memory (the solver's compact
     layout): :func:`alternating_update_compact` for each player in turn. Per
-    player ``p``: the slices
-    ``p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]]`` and
-    ``infosets[infosets_start[p]:infosets_start[p + 1]]``."""
+    player ``p``: the slice ``infosets[infosets_start[p]:infosets_start[p + 1]]``."""
     for p in range(num_players):
         alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
-                           player, p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]], first_child,
-                           num_children, prob,
+                           player, num_children, prob,
                            infosets[infosets_start[p]:infosets_start[p + 1]],
                            infoset_parent_slot, slot_infoset, infoset_slots,
                            terminal_outcome, returns_table, reach_is, cumulative, regret, opp, val)

@@ -188,14 +188,18 @@ class CFRSolver:
         if not config.alternating_updates:
             self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
             self._reach_is = np.zeros(tree.num_infosets)
+            self._first_child = tree.first_child
             self._returns = tree.returns
             self._reach = np.zeros((tree.num_nodes, n + 1))
             self._vals = np.zeros((tree.num_nodes, n))
             return
-        # Decision nodes of player 0, then of player 1, ...
-        p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
-        self._p_nodes = np.concatenate(p_nodes).astype(np.uint32)
-        self._p_nodes_start = np.cumsum([0] + [len(x) for x in p_nodes]).astype(np.int64)
+        if layout == "fast" or threads > 1:
+            # Decision nodes of player 0, then of player 1, ..., and where each
+            # node's children start (the compact layout scans for both)
+            p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
+            self._p_nodes = np.concatenate(p_nodes).astype(np.uint32)
+            self._p_nodes_start = np.cumsum([0] + [len(x) for x in p_nodes]).astype(np.int64)
+            self._first_child = tree.first_child
         # Information states of player 0, then of player 1, ... (ascending in each)
         self._infosets_flat = np.argsort(tree.infoset_player, kind="stable").astype(np.int32)
         self._infosets_start = np.searchsorted(tree.infoset_player[self._infosets_flat],
@@ -273,7 +277,7 @@ class CFRSolver:
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
                 tree.edge, tree.player, x["level_start"], x["level_cuts"], x["node_chunks"],
                 x["terminal_chunks"],
-                self._p_nodes, self._p_nodes_start, x["p_chunks"], tree.first_child,
+                self._p_nodes, self._p_nodes_start, x["p_chunks"], self._first_child,
                 tree.num_children, self.prob, self._infosets_flat, self._infosets_start,
                 x["infoset_chunks"], tree.infoset_parent_slot, tree.slot_infoset,
                 tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
@@ -281,8 +285,7 @@ class CFRSolver:
         elif cfg.alternating_updates and self.layout == "compact":
             K.alternating_iteration_compact(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
-                tree.edge, tree.player, self._p_nodes, self._p_nodes_start, tree.first_child,
-                tree.num_children, self.prob, self._infosets_flat,
+                tree.edge, tree.player, tree.num_children, self.prob, self._infosets_flat,
                 self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
                 tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
                 self.cumulative, self.regret, self._opp, self._val)
@@ -290,7 +293,7 @@ class CFRSolver:
             K.alternating_iteration(
                 weight, cfg.regret_matching_plus, discount, pos, neg, parent, tree.edge,
                 self._edge_p, self._internal, self._p_nodes, self._p_nodes_start,
-                tree.first_child, tree.num_children, self.prob, self._infosets_flat,
+                self._first_child, tree.num_children, self.prob, self._infosets_flat,
                 self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
                 tree.infoset_slots, self._reach_is, self.cumulative, self.regret, self._opp,
                 self._val)
@@ -300,9 +303,9 @@ class CFRSolver:
                         self._reach_is)
             K.accumulate_average(infosets, tree.infoset_slots, self._reach_is, self.prob,
                                  weight, self.cumulative)
-            K.all_reach(tree.first_child, tree.num_children, tree.player, tree.edge, self.prob,
+            K.all_reach(self._first_child, tree.num_children, tree.player, tree.edge, self.prob,
                         tree.num_players, self._reach)
-            K.simultaneous_values(tree.first_child, tree.num_children, tree.player, tree.edge,
+            K.simultaneous_values(self._first_child, tree.num_children, tree.player, tree.edge,
                                   self.prob, self._returns, self._reach, self._vals, self.regret)
             K.update_regrets_and_policy(infosets, tree.infoset_slots, self.regret,
                                         cfg.regret_matching_plus, discount, pos, neg, self.prob)
@@ -330,10 +333,11 @@ def _threads_layout(tree: Tree, p_nodes_start: np.ndarray, infosets_start: np.nd
     decision nodes and information states cut into ``threads`` runs, and
     the per-run regrets."""
     starts = [0, 1]
+    first_child = tree.first_child
     while starts[-1] < tree.num_nodes:
         lo, hi = starts[-2], starts[-1]
         nc = tree.num_children[lo:hi]
-        starts.append(int((tree.first_child[lo:hi].astype(np.int64) + nc).max()) if nc.any()
+        starts.append(int((first_child[lo:hi].astype(np.int64) + nc).max()) if nc.any()
                       else tree.num_nodes)
     runs = np.arange(threads + 1)
     level_start = np.array(starts, dtype=np.int64)

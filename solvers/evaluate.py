@@ -75,7 +75,8 @@ def best_response(tree: Tree, policy: np.ndarray, player: int):
     """
     prob = tree.probability_vector(policy)
     opp = np.zeros(tree.num_nodes)
-    K.opponent_reach(tree.first_child, tree.num_children, tree.player, tree.edge, prob, player, opp)
+    first_child, node_infoset = tree.first_child, tree.node_infoset  # computed: once here
+    K.opponent_reach(first_child, tree.num_children, tree.player, tree.edge, prob, player, opp)
     levels = _levels(tree)
     infosets = np.flatnonzero(tree.infoset_player == player).astype(np.int32)
     best = np.full(tree.num_infosets, -1, dtype=np.int32)
@@ -86,11 +87,11 @@ def best_response(tree: Tree, policy: np.ndarray, player: int):
     q = np.zeros(tree.num_slots)
     for level in range(top, -1, -1):
         q[:] = 0.0
-        K.best_response_pass(tree.first_child, tree.num_children, tree.player, tree.edge, util,
-                             player, opp, tree.node_infoset, levels, level, best, w, q)
+        K.best_response_pass(first_child, tree.num_children, tree.player, tree.edge, util,
+                             player, opp, node_infoset, levels, level, best, w, q)
         K.choose_best(infosets, tree.infoset_slots, levels, level, q, best)
-    K.best_response_pass(tree.first_child, tree.num_children, tree.player, tree.edge, util,
-                         player, opp, tree.node_infoset, levels, -1, best, w, q)
+    K.best_response_pass(first_child, tree.num_children, tree.player, tree.edge, util,
+                         player, opp, node_infoset, levels, -1, best, w, q)
     return float(w[0]), best
 
 

@@ -13,7 +13,8 @@ array                  shape       meaning
 =====================  ==========  ==============================================
 ``player``             (N,) int8   acting player, ``-1`` chance, ``-4`` terminal
                                    (pyspiel's ``PlayerId`` values)
-``first_child``        (N,) uint32 index of the first child (0 for terminals)
+``first_child``        (N,) uint32 index of the first child (0 for terminals;
+                                   computed from ``parent``, not held)
 ``num_children``       (N,) uint*  number of children (0 for terminals); uint8,
                                    uint16 or uint32, the smallest that holds
                                    the largest count
@@ -114,7 +115,6 @@ class Tree:
     game_string: str
     num_players: int
     player: np.ndarray
-    first_child: np.ndarray
     num_children: np.ndarray
     parent: np.ndarray
     action: np.ndarray
@@ -149,6 +149,13 @@ class Tree:
     @property
     def num_chance_nodes(self) -> int:
         return int(np.count_nonzero(self.player == CHANCE))
+
+    @property
+    def first_child(self) -> np.ndarray:
+        """(N,) index of each node's first child, 0 for terminals (computed
+        from ``parent``, not held: callers that pass it to many loops keep
+        their own copy, e.g. the CFR solver's fast layout)."""
+        return _first_children(self.parent)
 
     @property
     def returns(self) -> np.ndarray:
@@ -644,7 +651,6 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
         game_string=str(walk.game),
         num_players=n,
         player=player_np,
-        first_child=_first_children(parent_np),
         num_children=_compact(np.bincount(parent_np[1:], minlength=num_nodes),
                               np.uint8, np.uint16, np.uint32),
         parent=parent_np,
@@ -714,13 +720,17 @@ def _check(tree: Tree) -> None:
     assert np.all(nc[internal] > 0) and np.all(nc[~internal] == 0)
     kids = np.arange(1, tree.num_nodes)
     assert np.all(tree.parent[kids] < kids)
-    assert np.all(tree.first_child[tree.parent[kids]] <= kids)
-    assert np.all(kids < tree.first_child[tree.parent[kids]] + nc[tree.parent[kids]])
+    first = tree.first_child
+    assert np.all(first[tree.parent[kids]] <= kids)
+    assert np.all(kids < first[tree.parent[kids]] + nc[tree.parent[kids]])
 
 
-_ARRAYS = ("player", "first_child", "num_children", "parent", "action", "edge", "chance_prob",
+_ARRAYS = ("player", "num_children", "parent", "action", "edge", "chance_prob",
            "terminal_outcome", "returns_table", "infoset_player", "infoset_slots", "slot_action",
            "slot_infoset", "infoset_parent_slot")
+#: written to the file beside _ARRAYS (tree format 3 holds it), not read back:
+#: the tree computes it
+_DERIVED = ("first_child",)
 
 
 def save_tree(tree: Tree, path) -> None:
@@ -733,7 +743,7 @@ def save_tree(tree: Tree, path) -> None:
     atomic_write(path, lambda f: np.savez(
         f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
         strings=np.frombuffer(b"".join(encoded), dtype=np.uint8), string_offsets=offsets,
-        **{name: getattr(tree, name) for name in _ARRAYS}))
+        **{name: getattr(tree, name) for name in _ARRAYS + _DERIVED}))
 
 
 def load_tree(path) -> Tree:
