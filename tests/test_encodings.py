@@ -1,5 +1,5 @@
 """Input encodings and action factors (games/encoding.py), Doubt and Bet's
-``compact`` encoding and factors, and Over/Under's ``compact`` encoding:
+``compact`` encoding and factors, and Over/Under's and Pub's ``compact`` encodings:
 sizes from the parameters, values that depend only on the viewer's
 information, hand-checked positions."""
 
@@ -24,7 +24,7 @@ def pieces(game, x):
             for p in games.encoding_layout(game, "compact")}
 
 
-def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_and_over_under_compact():
+def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_over_under_and_pub_compact():
     for short in [*games.REGISTRY, "kuhn_poker"]:
         game = games.load_game(short)
         assert games.encodings(game)[:2] == (games.INFORMATION_STATE_TENSOR, games.OBSERVATION_TENSOR)
@@ -36,6 +36,7 @@ def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_and_over_under
                                                                  "compact")
     assert games.encodings(games.load_game("over_under")) == ("information_state_tensor", "observation_tensor",
                                                               "compact")
+    assert games.encodings(games.load_game("pub")) == ("information_state_tensor", "observation_tensor", "compact")
     with pytest.raises(ValueError, match="underdog has no encoding 'compact'; allowed: information_state_tensor, "
                                          "observation_tensor$"):
         games.encoding_size(games.load_game("underdog"), "compact")
