@@ -55,7 +55,9 @@ TEMP_over_under     = 0.1
 INIT_underdog       = --teacher heuristic --encoding observation_tensor --games 3000 --chunk 100 --epochs 30
 DISTILL_underdog    = --teacher "ismcts(belief_opponents,sims=400)" --encoding observation_tensor --games 500 --chunk 4 --epochs 15 --lr 1e-3
 TEMP_underdog       = 0.1
-TRAIN_pub           = --encoding observation_tensor --opponent heuristic --opponent-share 0.75 --imitation-steps 2000 --steps 2000
+INIT_pub            = --teacher heuristic --opponent none --encoding compact --games 4000 --chunk 100 --epochs 20
+DISTILL_pub         = --teacher ismcts --encoding compact --games 1404 --chunk 4 --epochs 15
+TEMP_pub            = 0.1
 DISTILL_doubt_and_bet = --teacher heuristic --opponent none --encoding compact --games 1500 --chunk 50 --epochs 3
 TEMP_doubt_and_bet  = 0.1
 DATA_doubt_and_bet  = build/distill/doubt_and_bet_heuristic

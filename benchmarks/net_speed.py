@@ -55,7 +55,7 @@ def main():
     parser.add_argument("--hidden", default="128,128")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--encoding", default="information_state_tensor",
-                        help="the input of the games that offer it (compact: doubt_and_bet, over_under)")
+                        help="the input of the games that offer it (compact: doubt_and_bet, over_under, pub)")
     parser.add_argument("--trained", action="store_true", help="time the shipped networks (trained)")
     args = parser.parse_args()
     hidden = tuple(int(h) for h in args.hidden.split(","))

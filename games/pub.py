@@ -72,6 +72,16 @@ Observation (current view only)::
     observer n | to_move n+1 (last: chance / nobody) | own_hand N |
     face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6
 
+For learning the game also offers the ``compact`` encoding
+(:class:`CompactEncoder`, ``PubState.compact_tensor(player)``: 185 floats at
+the defaults): per suit the player's cards and ranks, every other
+collection's count in the player's turn order, the unseen cards, and the
+suit majority chance and score of :class:`ScoreEstimate` (what the
+heuristic plays by); the face-up and drawn cards; the heuristic's take,
+draw, keep and take-both costs; per seat its collection's size and score.
+It depends only on what the player has seen; its index table is the rules
+page's section "Compact encoding".
+
 Events. ``PubState.log()`` is the game's events in order, each a named tuple
 (``typing.NamedTuple``) whose first field ``kind`` names it, with these
 fields after it: ``Removed(card)``, ``Deal(player, card)``, ``Reveal(player, card)``,
@@ -85,6 +95,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import pyspiel
 
 from kibitz.games import _common, search
@@ -231,6 +242,7 @@ SPEC = _common.GameSpec(
     params=PARAMS,
     small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
     search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS}),
+    encodings=("compact",),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, LONG_NAME, PARAMS, min_players=3, max_players=8)
@@ -259,6 +271,101 @@ def scores_of(cards_by_seat, suits: int, ranks: int) -> list[int]:
             if counts[s][suit] != top or top == 0:
                 scores[s] += sums[s][suit]
     return scores
+
+
+# ------------------------------------------------------- score estimate
+# What the heuristic (agents/heuristics/pub.py) plays by, and the compact
+# encoding shows: an estimate of a seat's final score from what it has seen.
+
+#: Chance of ending with a suit majority, by the lead over the best rival
+#: (leads -2, -1, 0, 1, 2; linear in between, flat outside).
+MAJORITY_CHANCE = (0.05, 0.3, 0.8, 0.95, 1.0)
+
+
+def majority_chance(lead: float) -> float:
+    """The estimated chance of a suit majority with ``lead`` more cards of
+    the suit than the best rival (:data:`MAJORITY_CHANCE`, interpolated)."""
+    x = min(max(lead + 2, 0.0), 4.0)
+    i = min(int(x), 3)
+    return MAJORITY_CHANCE[i] + (x - i) * (MAJORITY_CHANCE[i + 1] - MAJORITY_CHANCE[i])
+
+
+class ScoreEstimate:
+    """What seat ``me`` has seen of ``state`` and its estimate of its final score.
+
+    Seen: its own hand, every collection, the face-up card and a drawn card
+    waiting for the choice. Per suit, ``count`` and ``sum`` are the cards
+    and ranks ``me`` holds (hand and collection) and ``rival`` the most any
+    other seat is expected to hold: its collection plus ``hand / suits`` for
+    its hidden hand. The estimate of a suit is its ranks times the chance of
+    NOT holding the majority, ``1 - majority_chance(count - rival)``; the
+    estimate of the seat is the sum over the suits it holds.
+    """
+
+    def __init__(self, state, me):
+        game = state.get_game()
+        self.suits, self.ranks = game.num_suits, game.num_ranks
+        self.num_cards = game.num_cards
+        colls = state.collections
+        mine = colls[me] + state.hands[me]
+        self.seen = set(mine)
+        for c in colls:
+            self.seen.update(c)
+        if state.face_up >= 0:
+            self.seen.add(state.face_up)
+        if state.drawn_card >= 0:
+            self.seen.add(state.drawn_card)
+        self.count = [0] * self.suits
+        self.sum = [0] * self.suits
+        for x in mine:
+            self.count[x // self.ranks] += 1
+            self.sum[x // self.ranks] += x % self.ranks + 1
+        hidden = game.hand_size / self.suits  # expected cards of a suit in a hidden hand
+        self.rival = [0.0] * self.suits
+        for s, c in enumerate(colls):
+            if s == me:
+                continue
+            per_suit = [hidden] * self.suits
+            for x in c:
+                per_suit[x // self.ranks] += 1
+            for suit in range(self.suits):
+                self.rival[suit] = max(self.rival[suit], per_suit[suit])
+        self.base = self.estimate(self.count, self.sum)
+
+    def estimate(self, count, sums) -> float:
+        """The estimated score of holding ``count[s]`` cards of ranks summing to ``sums[s]`` per suit."""
+        return sum(sums[s] * (1.0 - majority_chance(count[s] - self.rival[s]))
+                   for s in range(self.suits) if count[s])
+
+    def cost(self, cards) -> float:
+        """How much adding ``cards`` raises the estimated final score."""
+        count, sums = self.count[:], self.sum[:]
+        for x in cards:
+            count[x // self.ranks] += 1
+            sums[x // self.ranks] += x % self.ranks + 1
+        return self.estimate(count, sums) - self.base
+
+    def unseen(self) -> list[int]:
+        """The cards ``me`` has not seen, ascending."""
+        return [x for x in range(self.num_cards) if x not in self.seen]
+
+    def draw_cost(self, face: int) -> float | None:
+        """The expected cost of drawing with ``face`` face up, averaged over
+        the unseen cards: a lower card of another suit at the cheaper of
+        keeping it alone and taking both, any other card with ``face``.
+        None when ``me`` has seen every card."""
+        unseen = self.unseen()
+        if not unseen:
+            return None
+        ranks = self.ranks
+        total = 0.0
+        for x in unseen:
+            both = self.cost((face, x))
+            if x % ranks < face % ranks and x // ranks != face // ranks:
+                total += min(both, self.cost((x,)))
+            else:
+                total += both
+        return total / len(unseen)
 
 
 class PubGame(pyspiel.Game):
@@ -314,12 +421,22 @@ class PubGame(pyspiel.Game):
             max_game_length=self.setup_length + self.max_events,
         )
         super().__init__(game_type, info, p)
+        self.compact = CompactEncoder(self)
 
     def new_initial_state(self):
         return PubState(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         return PubObserver(iig_obs_type, self, params)
+
+    # encodings for learning (kibitz.games.encoding)
+    def compact_tensor_size(self) -> int:
+        """Floats in the ``compact`` encoding (:class:`CompactEncoder`)."""
+        return self.compact.size
+
+    def compact_tensor_layout(self) -> list:
+        """``[(piece, size, shape)]`` of the ``compact`` encoding, in order."""
+        return list(self.compact.pieces)
 
 
 class _Core(_common.SlotsState):
@@ -563,6 +680,13 @@ class PubState(_common.CoreSnapshots, pyspiel.State):
         """The game's events, in order: the named tuples of the module docstring."""
         return tuple(self._c.log)
 
+    def compact_tensor(self, player):
+        """``player``'s ``compact`` encoding (:class:`CompactEncoder`): a
+        float32 array of ``compact_tensor_size()`` floats."""
+        if not 0 <= player < self._n:
+            raise ValueError(f"player {player} is not a seat of this game (0..{self._n - 1})")
+        return self.get_game().compact.encode(self, player)
+
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
             names = self.get_game().card_names
@@ -791,6 +915,116 @@ class PubObserver(_common.Observer):
             cur = state.current_player()
             bits.append(f"to move p{cur}" if cur >= 0 else "to move chance")
         return " | ".join(bits)
+
+
+class CompactEncoder:
+    """The ``compact`` encoding: a couple of hundred floats for learning,
+    the table as one player has seen it, with the numbers the heuristic plays
+    by (:class:`ScoreEstimate`). The index table is the section "Compact
+    encoding" of docs/rules/pub.md; in short (n players, S suits, R ranks,
+    N = S*R cards, D = the deck after the deal, T = R(R+1)/2 the ranks of a
+    suit, M = S*T)::
+
+        phase    6            one-hot: setup | reveal | turn | drawn | choose | over
+        deck     3            deck left/D (1 in the set-up), removed/N, cards
+                              the viewer has not seen/N
+        suits    S x (n+7)    per suit: own count/R, own rank sum/T, each other
+                              seat's collection count/R (in the viewer's turn
+                              order), largest rival collection count/R, lead
+                              (own - that)/R, unseen count/R, unseen rank sum/T,
+                              estimated majority chance, estimated score/T
+        face_up  S+1+N        suit one-hot, rank/R, card one-hot
+        drawn    S+1+N        the same for a drawn card waiting for the choice
+        costs    6            /R: take, draw (expected), take - draw (on a
+                              turn); keep drawn, take both, both - keep (on
+                              the choice)
+        seats    n x 3        per seat, the viewer first, then the next seats
+                              in turn order: collection cards/D, the score its
+                              collection (the viewer's: with its hand) would
+                              make now/M, its turn
+
+    "Own" cards are the viewer's hand and collection; everything here is
+    what the viewer has seen, so two states that differ only in cards it has
+    not seen (others' hands, the removed cards, the deck's order) have the
+    same tensor.
+    """
+
+    DECK_ITEMS = 3
+    COST_ITEMS = 6
+    SEAT_ITEMS = 3
+
+    def __init__(self, game):
+        n, S, R, N = game.num_seats, game.num_suits, game.num_ranks, game.num_cards
+        self.n, self.S, self.R, self.N = n, S, R, N
+        self.D = game.deck_after_deal
+        self.T = R * (R + 1) // 2
+        self.M = S * self.T
+        self.removed = game.num_removed
+        self.suit_items = n + 7
+        self.pieces = [("phase", len(PHASE_NAMES), (len(PHASE_NAMES),)),
+                       ("deck", self.DECK_ITEMS, (self.DECK_ITEMS,)),
+                       ("suits", S * self.suit_items, (S, self.suit_items)),
+                       ("face_up", S + 1 + N, (S + 1 + N,)),
+                       ("drawn", S + 1 + N, (S + 1 + N,)),
+                       ("costs", self.COST_ITEMS, (self.COST_ITEMS,)),
+                       ("seats", n * self.SEAT_ITEMS, (n, self.SEAT_ITEMS))]
+        self.size = sum(size for _, size, _ in self.pieces)
+
+    def positions(self, me: int) -> list:
+        """The seats in the viewer's order: ``me``, then ``me + 1``, ... (mod n)."""
+        return [(me + j) % self.n for j in range(self.n)]
+
+    def _card(self, view, card):
+        S, R = self.S, self.R
+        suit, r = divmod(card, R)
+        view[suit] = 1
+        view[S] = (r + 1) / R
+        view[S + 1 + card] = 1
+
+    def encode(self, state, me: int) -> np.ndarray:
+        c = state._c
+        n, S, R, T = self.n, self.S, self.R, self.T
+        tensor, v = _common.tensor_views(self.pieces)
+        v["phase"][c.phase] = 1
+        est = ScoreEstimate(state, me)
+        unseen = est.unseen()
+        v["deck"][:] = (min(_deck_count(c), self.D) / self.D, self.removed / self.N, len(unseen) / self.N)
+        order = self.positions(me)
+        coll_count = [[0] * S for _ in range(n)]
+        for s in range(n):
+            for x in c.coll[s]:
+                coll_count[s][x // R] += 1
+        unseen_count, unseen_sum = [0] * S, [0] * S
+        for x in unseen:
+            unseen_count[x // R] += 1
+            unseen_sum[x // R] += x % R + 1
+        suits = v["suits"]
+        for suit in range(S):
+            others = [coll_count[p][suit] for p in order[1:]]
+            best = max(others)
+            mine = est.count[suit]
+            chance = majority_chance(mine - est.rival[suit])
+            suits[suit] = (mine / R, est.sum[suit] / T, *(k / R for k in others), best / R,
+                           (mine - best) / R, unseen_count[suit] / R, unseen_sum[suit] / T,
+                           chance, est.sum[suit] * (1.0 - chance) / T)
+        if c.face >= 0:
+            self._card(v["face_up"], c.face)
+        if c.drawn >= 0:
+            self._card(v["drawn"], c.drawn)
+        costs = v["costs"]
+        if c.phase == TURN:
+            take, draw = est.cost((c.face,)), est.draw_cost(c.face)
+            costs[0:3] = (take / R, draw / R, (take - draw) / R)
+        elif c.phase == CHOOSE:
+            keep, both = est.cost((c.drawn,)), est.cost((c.face, c.drawn))
+            costs[3:6] = (keep / R, both / R, (both - keep) / R)
+        turn = c.player if c.phase in (TURN, CHOOSE) else -1
+        known = [c.coll[p] + (c.hands[p] if p == me else ()) for p in range(n)]
+        score = scores_of(known, S, R)
+        seats = v["seats"]
+        for j, p in enumerate(order):
+            seats[j] = (len(c.coll[p]) / self.D, score[p] / self.M, p == turn)
+        return tensor
 
 
 _common.register(SPEC, _GAME_TYPE, PubGame)

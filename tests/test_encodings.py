@@ -1,5 +1,5 @@
 """Input encodings and action factors (games/encoding.py), Doubt and Bet's
-``compact`` encoding and factors, and Over/Under's ``compact`` encoding:
+``compact`` encoding and factors, and Over/Under's and Pub's ``compact`` encodings:
 sizes from the parameters, values that depend only on the viewer's
 information, hand-checked positions."""
 
@@ -24,7 +24,7 @@ def pieces(game, x):
             for p in games.encoding_layout(game, "compact")}
 
 
-def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_and_over_under_compact():
+def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_over_under_and_pub_compact():
     for short in [*games.REGISTRY, "kuhn_poker"]:
         game = games.load_game(short)
         assert games.encodings(game)[:2] == (games.INFORMATION_STATE_TENSOR, games.OBSERVATION_TENSOR)
@@ -36,6 +36,7 @@ def test_every_game_offers_both_pyspiel_tensors_and_doubt_and_bet_and_over_under
                                                                  "compact")
     assert games.encodings(games.load_game("over_under")) == ("information_state_tensor", "observation_tensor",
                                                               "compact")
+    assert games.encodings(games.load_game("pub")) == ("information_state_tensor", "observation_tensor", "compact")
     with pytest.raises(ValueError, match="underdog has no encoding 'compact'; allowed: information_state_tensor, "
                                          "observation_tensor$"):
         games.encoding_size(games.load_game("underdog"), "compact")
@@ -116,9 +117,15 @@ def test_compact_at_the_default_size_is_a_few_hundred_floats():
 def test_equal_information_states_mean_equal_compact_tensors(game_string, count):
     """Over every state of random games (chance nodes and the end too) and
     every player: the same information-state string, the same compact tensor."""
+    _check_equal_information_states_equal_compact(game_string, count)
+
+
+def _check_equal_information_states_equal_compact(game_string, count, skip=lambda state: False):
     game = pyspiel.load_game(game_string)
     seen, repeats = {}, 0
     for state in _random_states(game, np.random.default_rng(5), count):
+        if skip(state):
+            continue
         for p in range(game.num_players()):
             x = state.compact_tensor(p).tobytes()
             first = seen.setdefault(state.information_state_string(p), (x, state.history()))
@@ -436,18 +443,21 @@ def test_over_under_jokers_in_the_compact_encoding():
     np.testing.assert_allclose(v["seats"][:, 4], [0, 1])  # p1 (position 1 from p0) gives
 
 
-def test_over_under_the_rules_page_gives_the_default_offsets():
+@pytest.mark.parametrize("short, grouped, size", [("over_under", ("stacks", "seats"), 134),
+                                                   ("pub", ("suits", "seats"), 185)])
+def test_the_rules_page_gives_the_default_compact_offsets(short, grouped, size):
     import pathlib
 
-    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "rules" / "over_under.md").read_text()
-    game = games.load_game("over_under")
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "rules" / f"{short}.md").read_text()
+    game = games.load_game(short)
     parts = []
     for p in games.encoding_layout(game, "compact"):
         a, b = p["offset"], p["offset"] + p["size"] - 1
-        extra = f" ({p['shape'][1]} each)" if p["name"] in ("stacks", "seats") else ""
+        extra = f" ({p['shape'][1]} each)" if p["name"] in grouped else ""
         parts.append(f"{p['name']} {a}–{b}{extra}")
     assert " ".join(", ".join(parts).split()) in " ".join(text.split())
-    assert "`compact_tensor_size()` floats, 134 at the defaults" in " ".join(text.split())
+    assert game.compact_tensor_size() == size
+    assert f"`compact_tensor_size()` floats, {size} at the defaults" in " ".join(text.split())
 
 
 def test_over_under_compact_trains_exports_and_plays(tmp_path, monkeypatch):
@@ -481,3 +491,138 @@ def test_over_under_compact_trains_exports_and_plays(tmp_path, monkeypatch):
                 action = agents[state.current_player()].step(state)
                 assert action in state.legal_actions()
                 state.apply_action(action)
+
+
+# ------------------------------------------------------------- pub's compact
+
+from kibitz.agents.heuristics import pub as pubh  # noqa: E402
+from kibitz.games import pub  # noqa: E402
+
+PUB_CONFIGS = ["pub", "pub(players=3,suits=2,ranks=4,removed=0,hand=1)",
+               "pub(players=6,suits=3,ranks=9,removed=2,payoff=score)", "pub(players=8,suits=1,ranks=13,removed=0)"]
+
+
+def _pub_size(game):
+    n, S, N = game.num_seats, game.num_suits, game.num_cards
+    return 6 + 3 + S * (n + 7) + 2 * (S + 1 + N) + 6 + n * 3
+
+
+@pytest.mark.parametrize("game_string", PUB_CONFIGS)
+def test_pub_compact_size_follows_the_parameters_and_values_are_in_range(game_string):
+    game = games.load_game(game_string)
+    n, S, R, N = game.num_seats, game.num_suits, game.num_ranks, game.num_cards
+    assert game.compact_tensor_size() == _pub_size(game) == games.encoding_size(game, "compact")
+    layout = games.encoding_layout(game, "compact")
+    assert [p["name"] for p in layout] == ["phase", "deck", "suits", "face_up", "drawn", "costs", "seats"]
+    assert [p["shape"] for p in layout] == [[6], [3], [S, n + 7], [S + 1 + N], [S + 1 + N], [6], [n, 3]]
+    for state in itertools.islice(_random_states(game, np.random.default_rng(0), 3), 400):
+        for p in range(n):
+            x = games.encoding_tensor(state, p, "compact")
+            assert x.dtype == np.float32 and x.shape == (game.compact_tensor_size(),)
+            v = pieces(game, x)
+            assert v["phase"].sum() == 1 and np.isfinite(x).all()
+            lead = v["suits"][:, n + 2]
+            assert lead.min() >= -1 and lead.max() <= 1
+            rest = np.delete(x, [layout[2]["offset"] + s * (n + 7) + n + 2 for s in range(S)]
+                             + list(range(layout[5]["offset"], layout[5]["offset"] + 6)))
+            assert rest.min() >= 0 and rest.max() <= 1 + 1e-6
+            # a cost is a difference of two estimates in 0..(every rank) = S*R(R+1)/2, over R
+            assert np.abs(v["costs"]).max() <= S * (R + 1) / 2
+            for name in ("face_up", "drawn"):
+                assert v[name][:S].sum() == (v[name][S + 1:].sum()) <= 1
+    with pytest.raises(ValueError, match="player 9 is not a seat"):
+        state.compact_tensor(9)
+
+
+@pytest.mark.parametrize("game_string, count", CONFIGS["pub"][:2])
+def test_pub_equal_information_states_mean_equal_compact_tensors(game_string, count):
+    """After the deal (whose progress, in phase ``setup``, the string does
+    not show), at chance nodes and the end too: the same information-state
+    string, the same compact tensor."""
+    _check_equal_information_states_equal_compact(game_string, count, skip=lambda state: state.phase == "setup")
+
+
+@pytest.mark.parametrize("game_string", PUB_CONFIGS[:3])
+def test_pub_compact_is_unchanged_when_the_hidden_cards_are_drawn_again(game_string):
+    """Other seats' hands and the removed cards drawn again from the viewer's
+    unseen cards (the state differs, the viewer's information does not)."""
+    game = games.load_game(game_string)
+    rng = np.random.default_rng(2)
+    changed = 0
+    for k, state in enumerate(_random_states(game, np.random.default_rng(4), 4)):
+        if k % 5 or state.is_chance_node() and state.phase == "setup":
+            continue
+        for p in range(game.num_players()):
+            other = state.resample_from_infostate(p, rng.random)
+            changed += other.hands != state.hands
+            np.testing.assert_array_equal(other.compact_tensor(p), state.compact_tensor(p))
+    assert changed > 10
+
+
+@pytest.mark.parametrize("game_string", PUB_CONFIGS[:3])
+def test_pub_compact_costs_are_the_heuristics_numbers(game_string):
+    """The heuristic takes when the take cost is at most the draw cost, and
+    takes both when that costs less than keeping: the signs of the two
+    differences in the tensor give its move."""
+    game = games.load_game(game_string)
+    checked = set()
+    for state in _random_states(game, np.random.default_rng(7), 30):
+        if state.is_chance_node() or state.is_terminal():
+            continue
+        me = state.current_player()
+        costs = pieces(game, state.compact_tensor(me))["costs"]
+        move = pubh.PubHeuristic(game, me).step(state)
+        if state.phase == "turn":
+            assert np.all(costs[3:] == 0) and (move == pub.TAKE) == (costs[2] <= 0)
+        else:
+            assert np.all(costs[:3] == 0) and (move == pub.TAKE_BOTH) == (costs[5] < 0)
+        checked.add(move)
+    assert checked == {pub.TAKE, pub.DRAW, pub.KEEP_DRAWN, pub.TAKE_BOTH}
+
+
+def test_pub_a_hand_checked_game_in_the_compact_encoding():
+    # 2 suits of A-4 (AS=0 .. 4S=3, AH=4 .. 4H=7), 3 players, one card each, 5 cards left after the deal
+    game = games.load_game("pub(players=3,suits=2,ranks=4,removed=0,hand=1)")
+    state = game.new_initial_state()
+    for a in [1, 4, 6, 3]:  # p0 2S, p1 AH, p2 3H; 4S face up
+        state.apply_action(a)
+    v = pieces(game, state.compact_tensor(0))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 1, 0, 0, 0])
+    np.testing.assert_allclose(v["deck"], [4 / 5, 0, 6 / 8])  # p0 has seen 2S and 4S
+    # p0's rivals: no collections, a hidden hand worth 1/2 card of each suit. Spades: lead 1 - 1/2,
+    # majority chance 0.8 + 0.5 * 0.15 = 0.875, estimate 2 * 0.125. Hearts: chance(-1/2) = 0.55
+    #            own  sum   p1 p2 best lead  unseen sum  chance  estimate/T
+    np.testing.assert_allclose(v["suits"], [[1 / 4, 2 / 10, 0, 0, 0, 1 / 4, 2 / 4, 4 / 10, 0.875, 0.025],
+                                            [0, 0, 0, 0, 0, 0, 1, 1, 0.55, 0]], rtol=1e-6)
+    np.testing.assert_allclose(v["face_up"], [1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0])
+    assert not v["drawn"].any()
+    # take 4S: 2 spades at chance 0.975, 6 * 0.025 - 0.25 = -0.1. Draw: AS, 3S come with 4S (-0.25 each);
+    # AH, 2H, 3H are lower of another suit (cheaper of both / keep: 0.025, 0.15, 0.275); 4H comes with it (0.4)
+    draw = (-0.25 - 0.25 + 0.025 + 0.15 + 0.275 + 0.4) / 6
+    np.testing.assert_allclose(v["costs"], [-0.1 / 4, draw / 4, (-0.1 - draw) / 4, 0, 0, 0], rtol=1e-5)
+    np.testing.assert_allclose(v["seats"], [[0, 0, 1], [0, 0, 0], [0, 0, 0]])  # 2S alone: a spade majority
+    for a in [pub.TAKE, 2, pub.DRAW, 5]:  # p0 takes 4S; 3S face up; p1 draws 2H: lower, another suit
+        state.apply_action(a)
+    assert state.phase == "choose"
+    v = pieces(game, state.compact_tensor(1))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 0, 0, 1, 0])
+    np.testing.assert_allclose(v["deck"], [2 / 5, 0, 4 / 8])
+    # p1 holds AH; its order is p1, p2, p0; p0's rival spades 1 + 1/2: chance(-1.5) = 0.175
+    np.testing.assert_allclose(v["suits"], [[0, 0, 0, 1 / 4, 1 / 4, -1 / 4, 2 / 4, 3 / 10, 0.175, 0],
+                                            [1 / 4, 1 / 10, 0, 0, 0, 1 / 4, 2 / 4, 7 / 10, 0.875, 0.0125]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(v["face_up"], [1, 0, 3 / 4, 0, 0, 1, 0, 0, 0, 0, 0])
+    np.testing.assert_allclose(v["drawn"], [0, 1, 2 / 4, 0, 0, 0, 0, 0, 1, 0, 0])
+    # keep 2H: 3 * 0.025 - 0.125 = -0.05; both: + 3S at chance 0.55 (3 * 0.45) -> 1.3
+    np.testing.assert_allclose(v["costs"], [0, 0, 0, -0.05 / 4, 1.3 / 4, 1.35 / 4], rtol=1e-5)
+    np.testing.assert_allclose(v["seats"], [[0, 0, 1], [0, 0, 0], [1 / 5, 0, 0]])
+    assert pubh.PubHeuristic(game, 1).step(state) == pub.KEEP_DRAWN
+    # p1 keeps 2H; p2 takes 3S; 4H face up; p0 draws AS and takes both: the deck is empty
+    for a in [pub.KEEP_DRAWN, pub.TAKE, 7, pub.DRAW, 0, pub.TAKE_BOTH]:
+        state.apply_action(a)
+    assert state.is_terminal() and state.scores == (4, 0, 6)
+    v = pieces(game, state.compact_tensor(2))
+    np.testing.assert_array_equal(v["phase"], [0, 0, 0, 0, 0, 1])
+    assert v["deck"][0] == 0 and not v["costs"].any()
+    # p2's view: p2 3S + 3H (3 for the spades p0 holds more of), p0 4S 4H AS, p1 2H; hearts tie at 1
+    np.testing.assert_allclose(v["seats"], [[1 / 5, 3 / 20, 0], [3 / 5, 0, 0], [1 / 5, 0, 0]])

@@ -71,7 +71,7 @@ def _npz(ctx, param, value):
               help="Stop after this long (this run's wall time): 90, 90s, 10m, 1h30m.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
 @click.option("--encoding", default="information_state_tensor", show_default=True,
-              help="The network's input: one of the game's encodings (doubt_and_bet and over_under also offer "
+              help="The network's input: one of the game's encodings (doubt_and_bet, over_under and pub also offer "
                    "compact).")
 @click.option("--output", "output_kind", type=click.Choice(["dense", "factored"]), default=None,
               help="The network's output: a logit per action (dense) or sums of the game's factor logits "
