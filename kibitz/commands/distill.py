@@ -28,7 +28,7 @@ import click
 
 from kibitz.commands._paths import NumberRange
 from kibitz.commands.solve import parse_duration
-from kibitz.commands.train import _hidden, _npz
+from kibitz.commands.train import _hidden, _npz, network_io
 from kibitz.games import GameStringError, load_game
 
 
@@ -101,7 +101,6 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
       kibitz distill 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --teacher 'ismcts(sims=200)' --out pub.npz
     """
     from kibitz.agents import distill as teacher_games
-    from kibitz.games import check_encoding, output_kinds
     from kibitz.solvers import distill as distill_mod
     from kibitz.solvers import network
     from kibitz.solvers import train as train_mod
@@ -112,19 +111,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         raise click.BadParameter(str(e), param_hint="GAME") from None
     if Path(out).exists() and not overwrite:
         raise click.UsageError(f"{out} exists; --overwrite replaces it, or choose another --out")
-    try:
-        train_mod.check_trainable(game)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="GAME") from None
-    try:
-        check_encoding(game, encoding)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="'--encoding'") from None
-    if output_kind is None:
-        output_kind = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
-    if output_kind not in output_kinds(game):
-        raise click.BadParameter(f"{game.get_type().short_name} has no action factors; allowed: "
-                                 f"{', '.join(output_kinds(game))}", param_hint="'--output'")
+    output_kind = network_io(game, encoding, output_kind)
     _agent(teacher, game, "--teacher")
     opponent = "" if opponent == "none" else opponent
     if opponent:

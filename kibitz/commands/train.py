@@ -60,6 +60,31 @@ def _npz(ctx, param, value):
     return value
 
 
+def network_io(game, encoding: str, output_kind: str | None) -> str:
+    """Checks that ``game`` can be learnt from ``encoding`` (one line naming
+    GAME, --encoding or --output otherwise) and returns the output kind:
+    ``output_kind``, or by default factored for an encoding other than the
+    information-state tensor in a game with action factors, else dense."""
+    from kibitz.games import check_encoding, output_kinds
+    from kibitz.solvers import network
+    from kibitz.solvers import train as train_mod
+
+    try:
+        train_mod.check_trainable(game)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    try:
+        check_encoding(game, encoding)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--encoding'") from None
+    if output_kind is None:
+        output_kind = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
+    if output_kind not in output_kinds(game):
+        raise click.BadParameter(f"{game.get_type().short_name} has no action factors; allowed: "
+                                 f"{', '.join(output_kinds(game))}", param_hint="'--output'")
+    return output_kind
+
+
 @click.command()
 @click.argument("game_string", metavar="GAME")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
@@ -120,7 +145,6 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
       kibitz train 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --time 5m --out pub-net.npz
       kibitz train doubt_and_bet --encoding compact --time 1h --out db-net.npz
     """
-    from kibitz.games import check_encoding, output_kinds
     from kibitz.solvers import driver, network
     from kibitz.solvers import train as train_mod
     from kibitz.solvers import tree as tree_mod
@@ -130,19 +154,7 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
     _refuse_to_replace(out, resume, overwrite)
-    try:
-        train_mod.check_trainable(game)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="GAME") from None
-    try:
-        check_encoding(game, encoding)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="'--encoding'") from None
-    if output_kind is None:
-        output_kind = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
-    if output_kind not in output_kinds(game):
-        raise click.BadParameter(f"{game.get_type().short_name} has no action factors; allowed: "
-                                 f"{', '.join(output_kinds(game))}", param_hint="'--output'")
+    output_kind = network_io(game, encoding, output_kind)
     factory = None
     if opponent_share is None:
         opponent_share = 0.5 if opponent else 0.0
