@@ -77,7 +77,7 @@ def _agent(spec: str, game, what: str) -> None:
                    "e.g. one distilled from a cheaper teacher.")
 @click.option("--anchor", "anchor_dir", type=click.Path(file_okay=False, exists=True), default=None,
               help="Another teacher's data folder (same game and encoding, e.g. the heuristic's that --init "
-                   "was fitted to) whose decisions are fitted too, so the network stays near that play where "
+                   "was fitted to) whose moves are fitted too, so the network stays near that play where "
                    "the teacher's games say nothing.")
 @click.option("--anchor-games", type=click.IntRange(min=1), default=None,
               help="Use the anchor's games 0..N-1 (the shards holding them). Default: all.")
