@@ -330,12 +330,22 @@ class ScoreEstimate:
                 per_suit[x // self.ranks] += 1
             for suit in range(self.suits):
                 self.rival[suit] = max(self.rival[suit], per_suit[suit])
+        # 1 - majority_chance by (suit, count): a draw's cost asks for the
+        # same few counts of each suit once per unseen card
+        self._miss = {}
         self.base = self.estimate(self.count, self.sum)
+
+    def _miss_chance(self, suit: int, count: int) -> float:
+        """The chance of NOT holding the majority of ``suit`` with ``count`` of its cards."""
+        key = (suit, count)
+        miss = self._miss.get(key)
+        if miss is None:
+            miss = self._miss[key] = 1.0 - majority_chance(count - self.rival[suit])
+        return miss
 
     def estimate(self, count, sums) -> float:
         """The estimated score of holding ``count[s]`` cards of ranks summing to ``sums[s]`` per suit."""
-        return sum(sums[s] * (1.0 - majority_chance(count[s] - self.rival[s]))
-                   for s in range(self.suits) if count[s])
+        return sum(sums[s] * self._miss_chance(s, count[s]) for s in range(self.suits) if count[s])
 
     def cost(self, cards) -> float:
         """How much adding ``cards`` raises the estimated final score."""

@@ -614,6 +614,41 @@ def test_view_keys_give_the_same_search_as_information_strings(game_string, monk
     assert fast == slow
 
 
+def test_pub_policy_key_follows_the_information_state_and_fixes_the_heuristics_move(monkeypatch):
+    from kibitz.agents.heuristics import HEURISTICS
+    from kibitz.agents.heuristics import pub as pub_heuristic
+
+    game = pyspiel.load_game("pub")
+    heur = [HEURISTICS["pub"](game, p, p) for p in range(4)]
+    move_of, decisions = {}, 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(chance_step(state, rng))
+                continue
+            me = state.current_player()
+            key = pub_heuristic.policy_key(state, me)
+            # every world the player cannot tell apart has its key
+            for _ in range(3):
+                world = state.resample_from_infostate(me, np.random.default_rng(seed).random)
+                assert pub_heuristic.policy_key(world, me) == key
+            move = heur[me].step(state)
+            assert move_of.setdefault(key, move) == move
+            decisions += 1
+            # random moves as well, so that keys meet states the heuristic would not reach
+            state.apply_action(move if rng.random() < 0.5 else int(rng.choice(state.legal_actions())))
+    assert decisions > 12 * 20
+    # the search with the model cached by the key is the search with the information-state string
+    state = first_decision(game, seed=4, skip=6)
+    me = state.current_player()
+    fast = make_search(game, me, np.random.default_rng(2), sims=200, opponents="heuristic").search(state)
+    monkeypatch.setattr(pub_heuristic, "policy_key", None)
+    slow = make_search(game, me, np.random.default_rng(2), sims=200, opponents="heuristic").search(state)
+    assert fast == slow
+
+
 def test_every_agent_option_is_in_the_docs_options_table():
     from pathlib import Path
 

@@ -46,3 +46,12 @@ class PubHeuristic(Agent):
         if draw is None:
             return pub.TAKE
         return pub.TAKE if view.cost((face,)) <= draw else pub.DRAW
+
+
+def policy_key(state, player):
+    """What this heuristic's move for ``player`` depends on (IS-MCTS caches
+    the model's moves by it instead of the information-state string): the
+    seat's hand as a set, every collection, the face-up and the drawn card.
+    The cards it has not seen, and so whether the deck is empty, follow
+    from these."""
+    return (tuple(sorted(state.hands[player])), state.collections, state.face_up, state.drawn_card)
