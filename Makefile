@@ -58,9 +58,10 @@ TEMP_underdog       = 0.1
 INIT_pub            = --teacher heuristic --opponent none --encoding compact --games 4000 --chunk 100 --epochs 20
 DISTILL_pub         = --teacher ismcts --encoding compact --games 1404 --chunk 4 --epochs 15
 TEMP_pub            = 0.1
-DISTILL_doubt_and_bet = --teacher heuristic --opponent none --encoding compact --games 1500 --chunk 50 --epochs 3
+INIT_doubt_and_bet  = --teacher heuristic --opponent none --encoding compact --games 1500 --chunk 50 --epochs 3
+DISTILL_doubt_and_bet = --teacher "ismcts(shortlist_model,sims=300)" --encoding compact --games 724 --chunk 4 \
+    --epochs 15 --lr 3e-4 --anchor build/distill/doubt_and_bet_heuristic --anchor-games 150 --anchor-weight 0.25
 TEMP_doubt_and_bet  = 0.1
-DATA_doubt_and_bet  = build/distill/doubt_and_bet_heuristic
 NET = build/trained/$(GAME).npz
 DATA = $(or $(DATA_$(GAME)),build/distill/$(GAME))
 RECIPE = $(TRAIN_$(GAME))$(DISTILL_$(GAME))
