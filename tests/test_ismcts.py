@@ -622,7 +622,7 @@ def test_pub_policy_key_follows_the_information_state_and_fixes_the_heuristics_m
     heur = [HEURISTICS["pub"](game, p, p) for p in range(4)]
     move_of, decisions = {}, 0
     for seed in range(12):
-        rng = np.random.default_rng(seed)
+        rng, worlds = np.random.default_rng(seed), np.random.default_rng(100 + seed)
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
@@ -632,7 +632,7 @@ def test_pub_policy_key_follows_the_information_state_and_fixes_the_heuristics_m
             key = pub_heuristic.policy_key(state, me)
             # every world the player cannot tell apart has its key
             for _ in range(3):
-                world = state.resample_from_infostate(me, np.random.default_rng(seed).random)
+                world = state.resample_from_infostate(me, worlds.random)
                 assert pub_heuristic.policy_key(world, me) == key
             move = heur[me].step(state)
             assert move_of.setdefault(key, move) == move
