@@ -36,7 +36,7 @@ def opponent_reach(first_child, num_children, player, edge, prob, p, opp):
 
 
 @numba.njit(**_JIT)
-def own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach):
+def own_reach(infosets, infoset_parent_slot, infoset_parent, prob, reach):
     """``reach[k]`` = the acting player's own probability of playing to
     information state ``k``, for the information states listed in
     ``infosets`` (ascending, so earlier ones come first)."""
@@ -46,7 +46,7 @@ def own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach):
         if s < 0:
             reach[k] = 1.0
         else:
-            reach[k] = reach[slot_infoset[s]] * prob[s]
+            reach[k] = reach[infoset_parent[k]] * prob[s]
 
 
 @numba.njit(**_JIT)
@@ -246,13 +246,13 @@ def warmup() -> None:
     infosets = np.array([0], dtype=np.int32)
     slots = np.array([0, 2], dtype=np.int32)
     parent_slot = np.array([-1], dtype=np.int32)
-    slot_infoset = np.array([0, 0], dtype=np.int32)
+    infoset_parent = np.array([-1], dtype=np.int32)
     level = np.array([0], dtype=np.int32)
     best = np.zeros(1, dtype=np.int32)
     opp, val, w = np.zeros(3), np.zeros(3), np.zeros(3)
     regret, cum, q, reach_is = np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(1)
     opponent_reach(first_child, num_children, player, edge, prob, 0, opp)
-    own_reach(infosets, parent_slot, slot_infoset, prob, reach_is)
+    own_reach(infosets, parent_slot, infoset_parent, prob, reach_is)
     accumulate_average(infosets, slots, reach_is, prob, 1.0, cum)
     update_regrets_and_policy(infosets, slots, regret, True, False, 1.0, 1.0, prob)
     reach, vals = np.zeros((3, 2)), np.zeros((3, 1))
@@ -266,15 +266,17 @@ def warmup() -> None:
     outcome = np.array([1, 0], dtype=np.uint16)
     table = np.array([[-1.0], [1.0]])
     start = np.array([0, 1], dtype=np.int64)
+    f32 = np.float32  # the solver's compact layout (float32 policy, reach, values)
     alternating_iteration_compact(1.0, True, False, 1.0, 1.0, 1, parent, edge, player,
-                                  num_children, prob, infosets, start, parent_slot, slot_infoset,
-                                  slots, outcome, table, reach_is, cum, regret, opp, val)
+                                  num_children, prob.astype(f32), infosets, start, parent_slot,
+                                  infoset_parent, slots, outcome, table, reach_is.astype(f32), cum,
+                                  regret, opp.astype(f32), val.astype(f32))
     val2 = np.array([0.0, 1.0, -1.0])
     edge_p = np.array([0, 2, 2], dtype=np.uint32)
     prob3 = np.array([0.5, 0.5, 1.0])
     alternating_iteration(1.0, True, False, 1.0, 1.0, parent, edge, edge_p[None, :], internal,
                           internal, start, first_child, num_children, prob3, infosets, start,
-                          parent_slot, slot_infoset, slots, reach_is, cum, regret, opp,
+                          parent_slot, infoset_parent, slots, reach_is, cum, regret, opp,
                           val2[None, :])
 
 
@@ -321,18 +323,25 @@ def add_regrets_scan(p, player, num_children, edge, opp, val, regret):
     for i in range(player.shape[0]):
         k = num_children[i]
         if player[i] == p:
-            r = opp[i]
-            if r != 0.0:
-                v = val[i]
-                for d in range(c, c + k):
-                    regret[edge[d]] += r * (val[d] - v)
+            _node_regrets(i, c, k, edge, opp, val, regret)
         c += k
+
+
+@numba.njit(**_JIT)
+def _node_regrets(i, c, k, edge, opp, val, regret):
+    """``regret[edge[d]] += opp[i] * (val[d] - val[i])`` for node ``i``'s
+    children ``d = c..c+k-1`` (nothing where ``opp[i]`` is 0)."""
+    r = opp[i]
+    if r != 0.0:
+        v = val[i]
+        for d in range(c, c + k):
+            regret[edge[d]] += r * (val[d] - v)
 
 
 @numba.njit(**_JIT)
 def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, edge_p,
                        internal, p_nodes, first_child, num_children, prob, infosets,
-                       infoset_parent_slot, slot_infoset, infoset_slots, reach_is, cumulative,
+                       infoset_parent_slot, infoset_parent, infoset_slots, reach_is, cumulative,
                        regret, opp, val):
     """Player ``p``'s whole update of one alternating CFR iteration, fused.
 
@@ -354,7 +363,7 @@ def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, par
     Branch-free flat loops over edges measured about twice as fast as
     per-node loops with pruning.
     """
-    own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach_is)
+    own_reach(infosets, infoset_parent_slot, infoset_parent, prob, reach_is)
     accumulate_average(infosets, infoset_slots, reach_is, prob, weight, cumulative)
     edge_reach(parent, edge_p, prob, opp)
     for j in range(internal.shape[0]):
@@ -368,7 +377,7 @@ def alternating_update(p, weight, rm_plus, discount, pos_factor, neg_factor, par
 @numba.njit(**_JIT)
 def alternating_iteration(weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, edge_p,
                           internal, p_nodes, p_nodes_start, first_child, num_children, prob,
-                          infosets, infosets_start, infoset_parent_slot, slot_infoset,
+                          infosets, infosets_start, infoset_parent_slot, infoset_parent,
                           infoset_slots, reach_is, cumulative, regret, opp, val):
     """One whole alternating iteration in one call: :func:`alternating_update`
     for each player in turn. Per player ``p``: ``edge_p[p]``, ``val[p]``, and
@@ -379,7 +388,7 @@ def alternating_iteration(weight, rm_plus, discount, pos_factor, neg_factor, par
                            edge_p[p], internal, p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]],
                            first_child, num_children, prob,
                            infosets[infosets_start[p]:infosets_start[p + 1]],
-                           infoset_parent_slot, slot_infoset, infoset_slots, reach_is, cumulative,
+                           infoset_parent_slot, infoset_parent, infoset_slots, reach_is, cumulative,
                            regret, opp, val[p])
 
 
@@ -418,16 +427,16 @@ def others_reach(parent, edge, player, p, prob, opp):
 @numba.njit(**_JIT)
 def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
                        player, num_children, prob, infosets,
-                       infoset_parent_slot, slot_infoset, infoset_slots, terminal_outcome,
+                       infoset_parent_slot, infoset_parent, infoset_slots, terminal_outcome,
                        returns_table, reach_is, cumulative, regret, opp, val):
     """:func:`alternating_update` without the per-player arrays (``edge_p``,
-    a value row per player): bit-for-bit the same numbers, in about half the
+    a value row per player): bit-for-bit the same numbers given the same dtypes, in about half the
     solver's memory, some 10-30% slower (measured). Step 2 multiplies by
     ``prob`` along ``edge`` except on ``p``'s own edges (:func:`others_reach`,
     which reads ``player``); step 3 starts from ``p``'s terminal returns
     (:func:`terminal_values`).
     """
-    own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach_is)
+    own_reach(infosets, infoset_parent_slot, infoset_parent, prob, reach_is)
     accumulate_average(infosets, infoset_slots, reach_is, prob, weight, cumulative)
     others_reach(parent, edge, player, p, prob, opp)
     terminal_values(num_children, terminal_outcome, returns_table, p, val)
@@ -441,7 +450,7 @@ def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_fac
 def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
                                   parent, edge, player, num_children,
                                   prob, infosets, infosets_start, infoset_parent_slot,
-                                  slot_infoset, infoset_slots, terminal_outcome, returns_table,
+                                  infoset_parent, infoset_slots, terminal_outcome, returns_table,
                                   reach_is, cumulative, regret, opp, val):
     """:func:`alternating_iteration` in less memory (the solver's compact
     layout): :func:`alternating_update_compact` for each player in turn. Per
@@ -450,58 +459,95 @@ def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_fac
         alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
                            player, num_children, prob,
                            infosets[infosets_start[p]:infosets_start[p + 1]],
-                           infoset_parent_slot, slot_infoset, infoset_slots,
+                           infoset_parent_slot, infoset_parent, infoset_slots,
                            terminal_outcome, returns_table, reach_is, cumulative, regret, opp, val)
 
 
 # ----------------------------------------------------------------- two cores
-# The alternating iteration on ``T`` threads (numba ``prange``). Reach and
-# values go level by level (breadth-first levels are contiguous:
-# ``level_start``), each level cut into ``T`` runs that never split the
-# children of one node: a node's reach reads its parent's only, and each
-# run adds its edges into their parents' values in the serial edge loop's
-# order, so both are bit-for-bit those of :func:`alternating_iteration`; a
-# level of fewer than ``SERIAL_LEVEL`` nodes runs on one thread (starting
-# threads would cost more). Regrets:
-# ``p``'s decision nodes (ascending) are split into ``T`` runs, each adding
-# its terms into its own row of ``regret_parts``, and the rows are added to
-# the regrets in run order; average accumulation and regret matching split
-# the information states into ``T`` runs. The regrets are thus
-# deterministic for a given ``T`` and tree, and equal to the one-thread
-# sums up to rounding (the terms of a slot are grouped by run).
+# The alternating iteration on ``T`` threads (numba ``prange``), cut by
+# subtrees. Nodes are breadth-first, so the children of a run of nodes on
+# one level are a run on the next: the solver cuts one level (the split
+# level) into ``T`` runs of about equal subtree sizes and carries the cuts
+# down, so that row ``d`` of ``cuts`` holds where each thread's run starts
+# on level ``d`` (``cuts[d, T]`` where the level ends; above the split,
+# run 0 is the whole level and the others are empty). Each thread then
+# walks its own runs down every level below the split (reach) and back up
+# (values, with the regret terms of its decision nodes), with no barrier
+# between levels; the levels above the split run on one thread. A node's
+# value is gathered from its children in reverse order, the float
+# operations of :func:`edge_values`' scatter; its regret terms are those of
+# :func:`add_regrets_scan`. Thread 0 and the levels above the split add
+# theirs into ``regret``, thread ``t > 0`` into row ``t - 1`` of
+# ``regret_parts``, added to the regrets in row order before regret
+# matching; the average accumulation and regret matching split the
+# information states into ``T`` runs. The regrets are thus deterministic
+# for a given ``T`` and tree, and equal to one thread's up to rounding.
 
 _PAR = dict(_JIT, parallel=True)
-SERIAL_LEVEL = 100_000
+
+
+@numba.njit(**_JIT)
+def _reach_levels(lo, hi, cuts, t, parent, edge, player, p, prob, opp):
+    """:func:`others_reach` on run ``t`` of levels ``lo..hi-1``."""
+    for d in range(lo, hi):
+        for c in range(cuts[d, t], cuts[d, t + 1]):
+            u = parent[c]
+            opp[c] = opp[u] if player[u] == p else opp[u] * prob[edge[c]]
+
+
+@numba.njit(**_JIT)
+def _value_levels(lo, hi, cuts, terminals, t, num_children, player, edge, prob, terminal_outcome,
+                  returns_table, p, opp, val, regret):
+    """Run ``t`` of levels ``hi-1`` down to ``lo``: ``p``'s terminal returns
+    (:func:`terminal_values`), the values gathered from the children (as
+    :func:`edge_values`) and, at ``p``'s decision nodes, the regret terms
+    (as :func:`add_regrets_scan`) added into ``regret``."""
+    for d in range(hi - 1, lo - 1, -1):
+        c = cuts[d + 1, t]
+        k_term = terminals[d, t]
+        for i in range(cuts[d, t], cuts[d, t + 1]):
+            k = num_children[i]
+            if k == 0:
+                val[i] = returns_table[terminal_outcome[k_term], p]
+                k_term += 1
+                continue
+            val[i] = 0.0
+            for e in range(c + k - 1, c - 1, -1):
+                val[i] += prob[edge[e]] * val[e]
+            if player[i] == p:
+                _node_regrets(i, c, k, edge, opp, val, regret)
+            c += k
 
 
 @numba.njit(**_PAR)
 def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_factor, parent,
-                                edge, player, level_start, level_cuts, node_chunks, terminal_chunks, p_nodes,
-                                p_chunks, first_child, num_children, prob, infosets,
-                                infoset_chunks, infoset_parent_slot, slot_infoset, infoset_slots,
-                                terminal_outcome, returns_table, reach_is, cumulative, regret,
-                                regret_parts, opp, val):
-    runs = p_chunks.shape[0] - 1
-    own_reach(infosets, infoset_parent_slot, slot_infoset, prob, reach_is)
+                                edge, player, num_children, split, cuts, terminals, prob,
+                                infosets, infoset_chunks, infoset_parent_slot, infoset_parent,
+                                infoset_slots, terminal_outcome, returns_table, reach_is,
+                                cumulative, regret, regret_parts, opp, val):
+    runs = infoset_chunks.shape[0] - 1
+    levels = terminals.shape[0]
+    own_reach(infosets, infoset_parent_slot, infoset_parent, prob, reach_is)
     for t in numba.prange(runs):
         accumulate_average(infosets[infoset_chunks[t]:infoset_chunks[t + 1]], infoset_slots,
                            reach_is, prob, weight, cumulative)
     opp[0] = 1.0
-    _level_pass(True, level_start, level_cuts, runs, parent, edge, player, p, prob, opp)
+    _reach_levels(1, split, cuts, 0, parent, edge, player, p, prob, opp)
     for t in numba.prange(runs):
-        _terminal_range(node_chunks[t], node_chunks[t + 1], terminal_chunks[t], num_children,
-                        terminal_outcome, returns_table, p, val)
-    _level_pass(False, level_start, level_cuts, runs, parent, edge, player, p, prob, val)
+        _reach_levels(split, levels, cuts, t, parent, edge, player, p, prob, opp)
     for t in numba.prange(runs):
-        add_regrets(p_nodes[p_chunks[t]:p_chunks[t + 1]], first_child, num_children, edge, opp,
-                    val, regret_parts[t])
+        _value_levels(split, levels, cuts, terminals, t, num_children, player, edge, prob,
+                      terminal_outcome, returns_table, p, opp, val,
+                      regret if t == 0 else regret_parts[t - 1])
+    _value_levels(0, split, cuts, terminals, 0, num_children, player, edge, prob,
+                  terminal_outcome, returns_table, p, opp, val, regret)
     for t in numba.prange(runs):
         sub = infosets[infoset_chunks[t]:infoset_chunks[t + 1]]
         for j in range(sub.shape[0]):
             k = sub[j]
             for s in range(infoset_slots[k], infoset_slots[k + 1]):
                 x = regret[s]
-                for u in range(runs):
+                for u in range(regret_parts.shape[0]):
                     x += regret_parts[u, s]
                     regret_parts[u, s] = 0.0
                 regret[s] = x
@@ -509,68 +555,22 @@ def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_fa
                                   neg_factor, prob)
 
 
-@numba.njit(**_PAR)
-def _level_pass(reach, level_start, level_cuts, runs, parent, edge, player, p, weights, out):
-    """Reach (``reach``: top-down, :func:`_reach_range`, ``p``'s own edges at
-    1.0) or values (bottom-up, :func:`_values_range`) level by level, a level
-    of ``SERIAL_LEVEL`` nodes or more in ``runs`` runs on as many threads."""
-    levels = level_start.shape[0] - 1
-    for j in range(1, levels):
-        d = j if reach else levels - j
-        if level_start[d + 1] - level_start[d] < SERIAL_LEVEL:
-            _edge_range(reach, level_start[d], level_start[d + 1], parent, edge, player, p, weights,
-                        out)
-        else:
-            for t in numba.prange(runs):
-                _edge_range(reach, level_cuts[d, t], level_cuts[d, t + 1], parent, edge, player, p,
-                            weights, out)
-
-
-@numba.njit(**_JIT)
-def _edge_range(reach, a, b, parent, edge, player, p, weights, out):
-    if reach:
-        _reach_range(a, b, parent, edge, player, p, weights, out)
-    else:
-        _values_range(a, b, parent, edge, weights, out)
-
-
-@numba.njit(**_JIT)
-def _reach_range(a, b, parent, edge, player, p, prob, opp):
-    """:func:`others_reach` on the edges into nodes ``a..b-1``."""
-    for c in range(a, b):
-        u = parent[c]
-        opp[c] = opp[u] if player[u] == p else opp[u] * prob[edge[c]]
-
-
-@numba.njit(**_JIT)
-def _values_range(a, b, parent, edge, prob, val):
-    """:func:`edge_values` on the edges into nodes ``b-1`` down to ``a``."""
-    for c in range(b - 1, a - 1, -1):
-        val[parent[c]] += prob[edge[c]] * val[c]
-
-
 @numba.njit(**_JIT)
 def alternating_iteration_threads(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, player, level_start, level_cuts, node_chunks,
-                                  terminal_chunks,
-                                  p_nodes, p_nodes_start, p_chunks, first_child, num_children,
+                                  parent, edge, player, num_children, split, cuts, terminals,
                                   prob, infosets, infosets_start, infoset_chunks,
-                                  infoset_parent_slot, slot_infoset, infoset_slots,
+                                  infoset_parent_slot, infoset_parent, infoset_slots,
                                   terminal_outcome, returns_table, reach_is, cumulative, regret,
                                   regret_parts, opp, val):
-    """:func:`alternating_iteration` on ``T`` threads (see above).
-    ``level_start[d]`` is the first node of level ``d``, and row ``d`` of
-    ``level_cuts`` cuts that level into ``T`` runs, never between two
-    children of one node; ``node_chunks``
-    cuts the nodes into ``T`` runs, ``terminal_chunks[t]`` counting the
-    terminals before run ``t``; row ``p`` of ``p_chunks`` and of
-    ``infoset_chunks`` cuts player ``p``'s decision nodes and information
-    states into ``T`` runs (offsets into the player's slice)."""
+    """:func:`alternating_iteration_compact` on ``T`` threads (see above):
+    levels ``split`` and below in ``T`` runs (row ``d`` of ``cuts``, shape
+    (levels + 1, T + 1)); ``terminals[d, t]`` counts the terminals before
+    ``cuts[d, t]``; row ``p`` of ``infoset_chunks`` cuts player ``p``'s
+    information states into ``T`` runs (offsets into the player's slice)."""
     for p in range(num_players):
         _alternating_update_threads(
             p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, player,
-            level_start, level_cuts, node_chunks, terminal_chunks,
-            p_nodes[p_nodes_start[p]:p_nodes_start[p + 1]], p_chunks[p], first_child,
-            num_children, prob, infosets[infosets_start[p]:infosets_start[p + 1]],
-            infoset_chunks[p], infoset_parent_slot, slot_infoset, infoset_slots,
-            terminal_outcome, returns_table, reach_is, cumulative, regret, regret_parts, opp, val)
+            num_children, split, cuts, terminals, prob,
+            infosets[infosets_start[p]:infosets_start[p + 1]], infoset_chunks[p],
+            infoset_parent_slot, infoset_parent, infoset_slots, terminal_outcome, returns_table,
+            reach_is, cumulative, regret, regret_parts, opp, val)

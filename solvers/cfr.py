@@ -135,10 +135,11 @@ def make_config(algorithm: str, *, alternating_updates: bool = True, alpha=None,
 
 
 #: how the solver holds its working arrays: ``fast`` keeps a value row and an
-#: edge map per player (about 8 + 4 bytes per node per player), ``compact``
-#: one value row for the updated player (bit-for-bit the same numbers, some
-#: 10-30% slower per iteration); ``auto`` is ``fast`` on one thread below
-#: :data:`COMPACT_FROM` nodes, ``compact`` otherwise
+#: edge map per player in float64 (about 8 + 4 bytes per node per player),
+#: ``compact`` one value row for the updated player, and the current policy,
+#: reaches and values in float32 (the regrets and cumulative policy stay
+#: float64: the same arithmetic, equal to rounding); ``auto`` is ``fast`` on
+#: one thread below :data:`COMPACT_FROM` nodes, ``compact`` otherwise
 LAYOUTS = ("auto", "fast", "compact")
 COMPACT_FROM = 1_000_000
 
@@ -182,8 +183,11 @@ class CFRSolver:
         self.regret = np.zeros(S)
         self.cumulative = np.zeros(S)
         # Current policy and chance probabilities, indexed by tree.edge, and a
-        # constant 1.0 at the end (see _kernels.alternating_update).
-        self.prob = np.append(tree.probability_vector(tree.uniform_policy()), 1.0)
+        # constant 1.0 at the end (see _kernels.alternating_update). The
+        # compact layout holds it, the reaches and the values in float32
+        # (the regrets and the average policy accumulate in float64).
+        work = np.float32 if layout == "compact" and config.alternating_updates else np.float64
+        self.prob = np.append(tree.probability_vector(tree.uniform_policy()), 1.0).astype(work)
         self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
         if not config.alternating_updates:
             self._all_infosets = np.arange(tree.num_infosets, dtype=np.int32)
@@ -193,7 +197,7 @@ class CFRSolver:
             self._reach = np.zeros((tree.num_nodes, n + 1))
             self._vals = np.zeros((tree.num_nodes, n))
             return
-        if layout == "fast" or threads > 1:
+        if layout == "fast":
             # Decision nodes of player 0, then of player 1, ..., and where each
             # node's children start (the compact layout scans for both)
             p_nodes = [np.flatnonzero(tree.player == p) for p in range(n)]
@@ -204,7 +208,7 @@ class CFRSolver:
         self._infosets_flat = np.argsort(tree.infoset_player, kind="stable").astype(np.int32)
         self._infosets_start = np.searchsorted(tree.infoset_player[self._infosets_flat],
                                                np.arange(n + 1)).astype(np.int64)
-        self._opp = np.zeros(tree.num_nodes)
+        self._opp = np.zeros(tree.num_nodes, dtype=work)
         # The own reach of each information state lives in the first entries
         # of _opp: each update reads it (average accumulation) before it
         # computes the counterfactual reach into _opp.
@@ -219,10 +223,9 @@ class CFRSolver:
             # Row p holds p's values; terminal entries are p's returns, never overwritten.
             self._val = np.ascontiguousarray(tree.returns.T)
         else:
-            self._val = np.zeros(tree.num_nodes)  # the updated player's values
+            self._val = np.zeros(tree.num_nodes, dtype=work)  # the updated player's values
             if threads > 1:
-                self._threads = _threads_layout(tree, self._p_nodes_start, self._infosets_start,
-                                                threads)
+                self._threads = _threads_layout(tree, self._infosets_start, threads)
 
     def working_arrays(self) -> list:
         """The arrays the solver holds beside the tree (for memory figures;
@@ -241,7 +244,7 @@ class CFRSolver:
     # -- state for checkpoints ------------------------------------------------
     def state_dict(self) -> dict:
         return {"iteration": np.int64(self.iteration), "regret": self.regret,
-                "cumulative": self.cumulative, "policy": self.prob[:self.tree.num_slots]}
+                "cumulative": self.cumulative, "policy": self.current_policy()}
 
     def load_state_dict(self, d) -> None:
         S = self.tree.num_slots
@@ -275,18 +278,16 @@ class CFRSolver:
             x = self._threads
             K.alternating_iteration_threads(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
-                tree.edge, tree.player, x["level_start"], x["level_cuts"], x["node_chunks"],
-                x["terminal_chunks"],
-                self._p_nodes, self._p_nodes_start, x["p_chunks"], self._first_child,
-                tree.num_children, self.prob, self._infosets_flat, self._infosets_start,
-                x["infoset_chunks"], tree.infoset_parent_slot, tree.slot_infoset,
+                tree.edge, tree.player, tree.num_children, x["split"], x["cuts"],
+                x["terminals"], self.prob, self._infosets_flat, self._infosets_start,
+                x["infoset_chunks"], tree.infoset_parent_slot, tree.infoset_parent,
                 tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
                 self.cumulative, self.regret, x["regret_parts"], self._opp, self._val)
         elif cfg.alternating_updates and self.layout == "compact":
             K.alternating_iteration_compact(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
                 tree.edge, tree.player, tree.num_children, self.prob, self._infosets_flat,
-                self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
+                self._infosets_start, tree.infoset_parent_slot, tree.infoset_parent,
                 tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
                 self.cumulative, self.regret, self._opp, self._val)
         elif cfg.alternating_updates:
@@ -294,12 +295,12 @@ class CFRSolver:
                 weight, cfg.regret_matching_plus, discount, pos, neg, parent, tree.edge,
                 self._edge_p, self._internal, self._p_nodes, self._p_nodes_start,
                 self._first_child, tree.num_children, self.prob, self._infosets_flat,
-                self._infosets_start, tree.infoset_parent_slot, tree.slot_infoset,
+                self._infosets_start, tree.infoset_parent_slot, tree.infoset_parent,
                 tree.infoset_slots, self._reach_is, self.cumulative, self.regret, self._opp,
                 self._val)
         else:
             infosets = self._all_infosets
-            K.own_reach(infosets, tree.infoset_parent_slot, tree.slot_infoset, self.prob,
+            K.own_reach(infosets, tree.infoset_parent_slot, tree.infoset_parent, self.prob,
                         self._reach_is)
             K.accumulate_average(infosets, tree.infoset_slots, self._reach_is, self.prob,
                                  weight, self.cumulative)
@@ -316,8 +317,8 @@ class CFRSolver:
 
     # -- policies ---------------------------------------------------------------
     def current_policy(self) -> np.ndarray:
-        """The current policy as a slot vector (a copy)."""
-        return self.prob[:self.tree.num_slots].copy()
+        """The current policy as a slot vector (a float64 copy)."""
+        return self.prob[:self.tree.num_slots].astype(np.float64)
 
     def average_policy(self) -> np.ndarray:
         """The average policy as a slot vector: the cumulative policy
@@ -325,42 +326,53 @@ class CFRSolver:
         return normalise(self.tree, self.cumulative)
 
 
-def _threads_layout(tree: Tree, p_nodes_start: np.ndarray, infosets_start: np.ndarray,
-                    threads: int) -> dict:
+def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
+                    min_split: int = 64) -> dict:
     """What :func:`_kernels.alternating_iteration_threads` reads beside the
-    tree: where each breadth-first level starts, the nodes cut into
-    ``threads`` runs (with the terminals before each), each player's
-    decision nodes and information states cut into ``threads`` runs, and
-    the per-run regrets."""
+    tree: the split level (of the levels with at least ``min_split`` nodes
+    per thread, the one that leaves the least work to the busiest thread:
+    the levels above it on one thread plus its largest run; none if no
+    level is that large: every level on one thread), the runs of each level
+    (cut on the split level where the subtrees below add up to equal
+    shares of the nodes, carried down to the children), the terminals
+    before each cut, each player's information states cut into ``threads``
+    runs, and the per-thread regret rows."""
+    nc = tree.num_children.astype(np.int64)
     starts = [0, 1]
-    first_child = tree.first_child
     while starts[-1] < tree.num_nodes:
-        lo, hi = starts[-2], starts[-1]
-        nc = tree.num_children[lo:hi]
-        starts.append(int((first_child[lo:hi].astype(np.int64) + nc).max()) if nc.any()
-                      else tree.num_nodes)
-    runs = np.arange(threads + 1)
-    level_start = np.array(starts, dtype=np.int64)
-    # cut each level into runs at the first child of a node (never inside
-    # one node's children)
-    level_cuts = np.zeros((len(starts) - 1, threads + 1), dtype=np.int64)
-    for d in range(1, len(starts) - 1):
+        starts.append(starts[-1] + int(nc[starts[-2]:starts[-1]].sum()))
+    levels = len(starts) - 1
+    # nodes in each node's subtree, counted bottom-up
+    subtree = np.ones(tree.num_nodes, dtype=np.int64)
+    for d in range(levels - 1, 0, -1):
+        np.add.at(subtree, tree.parent[starts[d]:starts[d + 1]], subtree[starts[d]:starts[d + 1]])
+    # the split level: the one with the least work on the busiest thread
+    # (the levels above, on one thread, plus the largest run below)
+    split, best, split_cuts = levels, tree.num_nodes, None
+    for d in range(levels):
         lo, hi = starts[d], starts[d + 1]
-        cuts = lo + runs * (hi - lo) // threads
-        parents = tree.parent[lo:hi]
-        first = np.flatnonzero(np.concatenate([[True], parents[1:] != parents[:-1]])) + lo
-        level_cuts[d] = first[np.minimum(np.searchsorted(first, cuts), len(first) - 1)]
-        level_cuts[d, 0], level_cuts[d, -1] = lo, hi
-    node_chunks = runs * tree.num_nodes // threads
-    terminal = np.concatenate([[0], np.cumsum(tree.num_children == 0)])
-    return dict(level_start=level_start, level_cuts=level_cuts,
-                node_chunks=node_chunks.astype(np.int64),
-                terminal_chunks=terminal[node_chunks].astype(np.int64),
-                p_chunks=np.array([runs * c // threads for c in np.diff(p_nodes_start)],
-                                  dtype=np.int64),
+        if hi - lo < min_split * threads:
+            continue
+        below = np.concatenate([[0], np.cumsum(subtree[lo:hi])])
+        at = np.searchsorted(below, np.arange(threads + 1) * below[-1] // threads)
+        at[-1] = hi - lo
+        work = lo + int(np.diff(below[at]).max())
+        if work < best:
+            split, best, split_cuts = d, work, lo + at
+    cuts = np.empty((levels + 1, threads + 1), dtype=np.int64)
+    cuts[:, 0] = starts[:-1] + [tree.num_nodes]
+    cuts[:, 1:] = np.array(starts[1:] + [tree.num_nodes])[:, None]
+    if split < levels:
+        cuts[split] = split_cuts
+        for d in range(split, levels):
+            before = np.concatenate([[0], np.cumsum(nc[starts[d]:starts[d + 1]])])
+            cuts[d + 1] = starts[d + 1] + before[cuts[d] - starts[d]]
+    terminal = np.concatenate([[0], np.cumsum(nc == 0)])
+    runs = np.arange(threads + 1)
+    return dict(split=split, cuts=cuts, terminals=terminal[cuts[:levels]].astype(np.int64),
                 infoset_chunks=np.array([runs * c // threads for c in np.diff(infosets_start)],
                                         dtype=np.int64),
-                regret_parts=np.zeros((threads, tree.num_slots)))
+                regret_parts=np.zeros((threads - 1, tree.num_slots)))
 
 
 def normalise(tree: Tree, weights: np.ndarray) -> np.ndarray:

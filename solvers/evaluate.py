@@ -34,11 +34,10 @@ from kibitz.solvers.tree import Tree
 def _infoset_levels(tree: Tree) -> np.ndarray:
     """Number of own decisions before each information state."""
     level = np.zeros(tree.num_infosets, dtype=np.int32)
-    parent = tree.infoset_parent_slot
+    parent = tree.infoset_parent
     for k in range(tree.num_infosets):  # parents have smaller numbers
-        s = parent[k]
-        if s >= 0:
-            level[k] = level[tree.slot_infoset[s]] + 1
+        if parent[k] >= 0:
+            level[k] = level[parent[k]] + 1
     return level
 
 

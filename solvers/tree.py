@@ -33,22 +33,25 @@ array                  shape       meaning
                                    ``returns_table`` (uint16, or uint32 past
                                    65,535 distinct rows)
 ``returns_table``      (R, n) f64  the distinct terminal return vectors
-``infoset_player``     (I,) int32  player to act
+``infoset_player``     (I,) int8   player to act
 ``infoset_slots``      (I+1,) i32  slots of information state ``k`` are
                                    ``infoset_slots[k]:infoset_slots[k+1]``
-``slot_action``        (S,) int32  the legal action of each slot (ascending)
-``slot_infoset``       (S,) int32  the information state of each slot
+``slot_action``        (S,) int*   the legal action of each slot (ascending);
+                                   int16, or int32 for actions past 32,767
 ``infoset_parent_slot``(I,) int32  the slot of the same player's previous
                                    decision on the path (-1 if none)
+``infoset_parent``     (I,) int32  the information state of that slot (-1 if
+                                   none)
 ``infoset_strings``    I strings   ``information_state_string`` of each
 =====================  ==========  ==============================================
 
 Computed when asked, not held: ``returns`` (N, n) f64, the terminal
 returns with zeros elsewhere (from ``terminal_outcome`` and
 ``returns_table``; held, at 8 bytes per player per node, it would be the
-largest array), and ``node_infoset`` (N,) int32, the information state of
-a decision node or -1 (the information state of the slot of its first
-child's edge). Chance probabilities and
+largest array), ``slot_infoset`` (S,) int32, the information state of
+each slot (from ``infoset_slots``), and ``node_infoset`` (N,) int32, the
+information state of a decision node or -1 (the information state of the
+slot of its first child's edge). Chance probabilities and
 return vectors repeat (a deal's ``1/k``, a win's shares), so storing each
 distinct one once costs next to nothing.
 
@@ -98,7 +101,7 @@ import pyspiel
 from kibitz.games import search
 from kibitz.solvers._io import atomic_write
 
-TREE_FORMAT_VERSION = 3
+TREE_FORMAT_VERSION = 4
 DEFAULT_MAX_NODES = 20_000_000
 CHANCE = int(pyspiel.PlayerId.CHANCE)
 TERMINAL = int(pyspiel.PlayerId.TERMINAL)
@@ -125,8 +128,8 @@ class Tree:
     infoset_player: np.ndarray
     infoset_slots: np.ndarray
     slot_action: np.ndarray
-    slot_infoset: np.ndarray
     infoset_parent_slot: np.ndarray
+    infoset_parent: np.ndarray
     infoset_strings: list
     compile_seconds: float = 0.0
 
@@ -163,6 +166,11 @@ class Tree:
         out = np.zeros((self.num_nodes, self.num_players))
         out[self.player == TERMINAL] = self.returns_table[self.terminal_outcome]
         return out
+
+    @property
+    def slot_infoset(self) -> np.ndarray:
+        """(S,) information state of each slot (computed)."""
+        return np.repeat(np.arange(self.num_infosets, dtype=np.int32), np.diff(self.infoset_slots))
 
     @property
     def node_infoset(self) -> np.ndarray:
@@ -644,6 +652,8 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
     chance_prob, chance_index = np.unique(np.frombuffer(walk.chance_prob, dtype=np.float64),
                                           return_inverse=True)
     slots_np = np.frombuffer(walk.infoset_slots, dtype=np.int32).copy()
+    slot_infoset = np.repeat(np.arange(len(slots_np) - 1, dtype=np.int32), np.diff(slots_np))
+    parent_slot = np.frombuffer(walk.infoset_parent_slot, dtype=np.int32).copy()
     strings = [None] * len(walk.infoset_of)
     for s, k in walk.infoset_of.items():
         strings[k] = s
@@ -659,11 +669,12 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
         chance_prob=chance_prob,
         terminal_outcome=_compact(outcome.reshape(-1), np.uint16, np.uint32),
         returns_table=returns_table.reshape(-1, n),
-        infoset_player=np.frombuffer(walk.infoset_player, dtype=np.int32).copy(),
+        infoset_player=np.frombuffer(walk.infoset_player, dtype=np.int32).astype(np.int8),
         infoset_slots=slots_np,
-        slot_action=np.frombuffer(walk.slot_action, dtype=np.int32).copy(),
-        slot_infoset=np.repeat(np.arange(len(strings), dtype=np.int32), np.diff(slots_np)),
-        infoset_parent_slot=np.frombuffer(walk.infoset_parent_slot, dtype=np.int32).copy(),
+        slot_action=_compact(np.frombuffer(walk.slot_action, dtype=np.int32), np.int16, np.int32),
+        infoset_parent_slot=parent_slot,
+        infoset_parent=np.where(parent_slot >= 0, slot_infoset[np.maximum(parent_slot, 0)],
+                                -1).astype(np.int32),
         infoset_strings=strings,
     )
 
@@ -727,10 +738,7 @@ def _check(tree: Tree) -> None:
 
 _ARRAYS = ("player", "num_children", "parent", "action", "edge", "chance_prob",
            "terminal_outcome", "returns_table", "infoset_player", "infoset_slots", "slot_action",
-           "slot_infoset", "infoset_parent_slot")
-#: written to the file beside _ARRAYS (tree format 3 holds it), not read back:
-#: the tree computes it
-_DERIVED = ("first_child",)
+           "infoset_parent_slot", "infoset_parent")
 
 
 def save_tree(tree: Tree, path) -> None:
@@ -743,7 +751,7 @@ def save_tree(tree: Tree, path) -> None:
     atomic_write(path, lambda f: np.savez(
         f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
         strings=np.frombuffer(b"".join(encoded), dtype=np.uint8), string_offsets=offsets,
-        **{name: getattr(tree, name) for name in _ARRAYS + _DERIVED}))
+        **{name: getattr(tree, name) for name in _ARRAYS}))
 
 
 def load_tree(path) -> Tree:

@@ -33,7 +33,7 @@ def _trees(game_string, workers=1):
                          [(g, 2) for g in SMALL + ["leduc_poker"]])
 def test_both_walkers_give_the_same_tree(game_string, workers):
     ref, fast = _trees(game_string, workers)
-    for name in _ARRAYS + ("first_child", "node_infoset", "returns"):  # the stored arrays, and the computed
+    for name in _ARRAYS + ("first_child", "node_infoset", "slot_infoset", "returns"):  # stored, and computed
         a, b = getattr(ref, name), getattr(fast, name)
         assert a.dtype == b.dtype and a.shape == b.shape, name
         assert np.array_equal(a, b), name
