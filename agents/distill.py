@@ -17,6 +17,13 @@ games (``games-LO-HI.npz``, each written atomically) beside a
 ``data.json`` naming the settings; a later run with the same settings
 keeps the shards it finds and plays only the missing games, so an
 interrupted collection loses at most the shards in flight.
+
+A game is thus fixed by ``(seed, i)`` and the teacher's recorded moves:
+*replaying* another folder's shard (same game, teacher, opponent, seed and
+chunk; any encoding) plays its games again with those moves instead of the
+teacher's search (the opponents and chance draw as before) and writes them
+in this folder's encoding, bit for bit what playing them would write, at
+the cost of the game alone.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ SHARD = re.compile(r"games-(\d{6})-(\d{6})\.npz$")
 
 class DataMismatch(ValueError):
     """A data folder made with other settings."""
+
+
+class ReplayMismatch(DataMismatch):
+    """A folder to replay made with other settings, or games that do not
+    reach their recorded decisions."""
 
 
 def seating(n: int, rng: np.random.Generator, with_opponent: bool) -> list[bool]:
@@ -63,15 +75,23 @@ def _teacher_move(agent, state, rng) -> tuple[list[int], int, list[float], list[
     return legal, j, probs, [float(visits.get(a, 0.0)) for a in legal]
 
 
-def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed: int, index: int) -> dict:
-    """One teacher game (see the module docstring): its examples as lists."""
+def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed: int, index: int,
+              recorded=None) -> dict:
+    """One teacher game (see the module docstring): its examples as lists.
+    ``recorded``: the teacher's decisions ``(legal, j, policy, visits)`` of
+    this game, in order (:func:`recorded_games`), played instead of searched
+    (the draw that chose each move is still taken); DataMismatch if the
+    game does not reach them."""
     from kibitz.games import encoding_tensor
     from kibitz.games.chance import draw
 
     rng = np.random.Generator(np.random.PCG64([seed, index]))
     n = game.num_players()
     held = seating(n, rng, bool(opponent))
-    agents = [make_agent(teacher if held[p] else opponent, game, p, int(rng.integers(2 ** 63))) for p in range(n)]
+    seeds = [int(rng.integers(2 ** 63)) for _ in range(n)]
+    agents = [None if held[p] and recorded is not None else
+              make_agent(teacher if held[p] else opponent, game, p, seeds[p]) for p in range(n)]
+    moves = None if recorded is None else iter(recorded)
     rows = []
     state = game.new_initial_state()
     while not state.is_terminal():
@@ -80,13 +100,46 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
             continue
         p = state.current_player()
         if held[p] and len(state.legal_actions()) > 1:
-            legal, j, policy, visits = _teacher_move(agents[p], state, rng)
+            if moves is None:
+                legal, j, policy, visits = _teacher_move(agents[p], state, rng)
+            else:
+                legal, j, policy, visits = _replayed_move(moves, state, index, len(rows))
+                rng.random()  # the draw that chose the move
             rows.append((p, encoding_tensor(state, p, encoding), legal, j, policy, visits))
             state.apply_action(legal[j])
+        elif agents[p] is None:  # a replayed teacher seat's only move
+            state.apply_action(state.legal_actions()[0])
         else:
             state.apply_action(agents[p].step(state))
+    if moves is not None and next(moves, None) is not None:
+        raise ReplayMismatch(f"game {index} ended before its recorded decision {len(rows) + 1}: "
+                           "the data was made by other rules or agents")
     returns = state.returns()
     return {"rows": rows, "returns": returns, "seats": held}
+
+
+def _replayed_move(moves, state, index: int, k: int):
+    """The next recorded decision, checked against ``state``'s legal moves."""
+    legal = state.legal_actions()
+    move = next(moves, None)
+    if move is None or list(move[0]) != legal:
+        raise ReplayMismatch(f"game {index} does not reach its recorded decision {k + 1} (legal moves "
+                           f"{legal}): the data was made by other rules or agents")
+    return legal, move[1], move[2], move[3]
+
+
+def recorded_games(path: Path) -> dict[int, list]:
+    """The teacher's decisions in a shard, per game index: ``(legal, j,
+    policy, visits)`` lists, in order."""
+    with np.load(path, allow_pickle=False) as z:
+        legal, offset, taken = z["legal"], z["offset"], z["taken"]
+        policy, visits, game = z["policy"], z["visits"], z["game"]
+    out: dict[int, list] = {}
+    for r in range(len(taken)):
+        a, b = offset[r], offset[r + 1]
+        out.setdefault(int(game[r]), []).append(
+            (legal[a:b].tolist(), int(taken[r]), policy[a:b].tolist(), visits[a:b].tolist()))
+    return out
 
 
 def shard_arrays(games: list[tuple[int, dict]], size: int) -> dict[str, np.ndarray]:
@@ -162,16 +215,38 @@ def _play_chunk(job):
     from kibitz.agents.registry import make_agent
     from kibitz.games import load_game
 
-    game_string, teacher, opponent, encoding, seed, lo, hi = job
+    game_string, teacher, opponent, encoding, seed, lo, hi, source = job
     game = load_game(game_string)
-    return lo, hi, [(i, play_game(game, make_agent, teacher, opponent, encoding, seed, i)) for i in range(lo, hi)]
+    recorded = recorded_games(source) if source is not None else {}
+    return lo, hi, [(i, play_game(game, make_agent, teacher, opponent, encoding, seed, i,
+                                  recorded.get(i, []) if source is not None else None))
+                    for i in range(lo, hi)]
+
+
+def replay_sources(folder: Path, meta: dict) -> dict[tuple[int, int], Path]:
+    """The shards of ``folder`` (a data folder of the same game, teacher,
+    opponent, seed and chunk as ``meta``; any encoding) by ``(lo, hi)``;
+    DataMismatch naming a setting that differs."""
+    path = folder / "data.json"
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ReplayMismatch(f"{path}: not a kibitz teacher-data folder ({e})") from None
+    for k in META_KEYS:
+        if k != "encoding" and old.get(k) != meta.get(k):
+            raise ReplayMismatch(f"{folder} holds games made with {k}={old.get(k)!r}, not {meta.get(k)!r}; "
+                               "a replay needs the same game, teacher, opponent, seed and chunk")
+    return {(lo, hi): p for lo, hi, p in done_shards(folder)}
 
 
 def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: int, games: int,
-            folder, chunk: int = 4, workers: int = 1, on_shard=None, should_stop=None) -> int:
+            folder, chunk: int = 4, workers: int = 1, on_shard=None, should_stop=None,
+            replay=None) -> int:
     """Plays the teacher games ``0..games-1`` missing from ``folder`` with
     ``workers`` processes; ``on_shard(lo, hi, examples)`` after each shard
     is written, ``should_stop()`` (checked after each shard) ends it early.
+    ``replay``: a data folder whose shards are replayed (see the module
+    docstring) where it has them; the other games are played.
     Returns the number of games in the folder's shards."""
     from kibitz.games import encoding_size, load_game
     from kibitz.solvers._io import atomic_write
@@ -180,10 +255,13 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
     folder = Path(folder)
     game = load_game(game_string)
     game_string = str(game)  # the normal form names the data
-    check_folder(folder, {"game": game_string, "teacher": teacher, "opponent": opponent, "encoding": encoding,
-                          "seed": seed, "chunk": chunk})
+    meta = {"game": game_string, "teacher": teacher, "opponent": opponent, "encoding": encoding,
+            "seed": seed, "chunk": chunk}
+    sources = replay_sources(Path(replay), meta) if replay is not None else {}
+    check_folder(folder, meta)
     have = {(lo, hi) for lo, hi, _ in done_shards(folder)}
-    jobs = [(game_string, teacher, opponent, encoding, seed, lo, min(lo + chunk, games))
+    jobs = [(game_string, teacher, opponent, encoding, seed, lo, min(lo + chunk, games),
+             sources.get((lo, min(lo + chunk, games))))
             for lo in range(0, games, chunk) if (lo, min(lo + chunk, games)) not in have]
     size = encoding_size(game, encoding)
 

@@ -59,6 +59,47 @@ def test_teacher_games_do_not_depend_on_workers_or_interruption(tmp_path):
         assert ((0 <= d["ret"]) & (d["ret"] <= 1)).all()  # win shares
 
 
+def test_a_replay_writes_what_playing_would_in_any_encoding(tmp_path):
+    """Replaying a folder's games from their recorded moves (no search) gives,
+    in its own encoding and in another, the very shards that playing them
+    writes; games the source lacks are played."""
+    ist, obs, same, other = (tmp_path / d for d in ("ist", "obs", "same", "other"))
+    args = (GAME, TEACHER, "heuristic")
+    teacher_games.collect(*args, "information_state_tensor", 3, 4, ist, chunk=2)
+    teacher_games.collect(*args, "observation_tensor", 3, 6, obs, chunk=2)
+    searched = []
+    original = teacher_games._teacher_move
+    teacher_games._teacher_move = lambda *a: searched.append(1) or original(*a)
+    try:
+        teacher_games.collect(*args, "information_state_tensor", 3, 4, same, chunk=2, replay=ist)
+        assert not searched  # every game came from the recorded moves
+        teacher_games.collect(*args, "observation_tensor", 3, 6, other, chunk=2, replay=ist)
+        assert searched  # games 4 and 5 are not in the source: played
+    finally:
+        teacher_games._teacher_move = original
+    _same_data(_shards(same), _shards(ist))
+    _same_data(_shards(other), _shards(obs))
+
+
+def test_a_replay_of_other_games_is_refused(tmp_path):
+    src = tmp_path / "src"
+    teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 3, 2, src, chunk=2)
+    with pytest.raises(teacher_games.ReplayMismatch, match="seed=3, not 4"):
+        teacher_games.collect(GAME, TEACHER, "heuristic", "observation_tensor", 4, 2, tmp_path / "a", chunk=2,
+                              replay=src)
+    # recorded moves that the game does not reach
+    shard = teacher_games.done_shards(src)[0][2]
+    with np.load(shard) as z:
+        arrays = {k: z[k] for k in z}
+    arrays["legal"] = arrays["legal"] + 1
+    np.savez(shard, **arrays)
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", TEACHER, "--games", "2", "--chunk", "2",
+                                  "--seed", "3", "--encoding", "observation_tensor", "--replay", str(src),
+                                  "--no-progress", "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 2 and "--replay" in r.output and "recorded decision 1" in r.output, r.output
+    assert "Traceback" not in r.output
+
+
 def test_teacher_seats_and_labels_follow_the_game(tmp_path):
     """Every example is the acting teacher's tensor at a real decision: replaying game 0
     with the same generator gives the same seats, and each label's move is legal."""

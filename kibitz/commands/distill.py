@@ -5,6 +5,7 @@
                    [--encoding NAME] [--output dense|factored] [--hidden 128,128]
                    [--epochs E] [--lr X] [--batch B] [--target moves|visits] [--seed S]
                    [--init FILE] [--anchor DIR [--anchor-games N] [--anchor-weight W]]
+                   [--replay DIR]
 
 Two stages (docs/solvers/training.md, "Distillation"): the teacher (an agent
 spec, e.g. ``ismcts(one_step)``) plays ``--games`` games against
@@ -16,7 +17,10 @@ then the network is fitted to them (solvers/distill.py) and written to
 FILE with :func:`solvers.network.save`, ready for ``kibitz export``.
 ``--anchor`` adds another teacher's decisions (a data folder of the same
 game and encoding, e.g. the heuristic's that ``--init``'s network was
-fitted to) to the fit, each weighing ``--anchor-weight``.
+fitted to) to the fit, each weighing ``--anchor-weight``. ``--replay``
+takes the games that another data folder of the same teacher games holds
+(in another encoding) from their recorded moves instead of searching them
+again.
 """
 
 from __future__ import annotations
@@ -83,6 +87,10 @@ def _agent(spec: str, game, what: str) -> None:
               help="Use the anchor's games 0..N-1 (the shards holding them). Default: all.")
 @click.option("--anchor-weight", type=NumberRange(0, 1000, min_open=True), default=1.0, show_default=True,
               help="Weight of each anchor decision in the loss (a teacher decision weighs 1).")
+@click.option("--replay", "replay_dir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Another data folder of the same teacher games (same game, teacher, opponent, seed and "
+                   "chunk; another encoding): the games it holds are replayed from their recorded moves, "
+                   "with no search, and written in this run's --encoding.")
 @click.option("--target", type=click.Choice(["moves", "visits"]), default="moves", show_default=True,
               help="Fit the teacher's moves (one-hot) or its search's root visit shares.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -91,8 +99,8 @@ def _agent(spec: str, game, what: str) -> None:
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
 def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk, time_limit, encoding, output_kind,
-            hidden, epochs, lr, batch, init_file, anchor_dir, anchor_games, anchor_weight, target, seed, overwrite,
-            progress):
+            hidden, epochs, lr, batch, init_file, anchor_dir, anchor_games, anchor_weight, replay_dir, target, seed,
+            overwrite, progress):
     """Fit a network policy for GAME to a teacher's moves (policy distillation) and save it.
 
     \b
@@ -163,9 +171,11 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     try:
         played = teacher_games.collect(str(game), teacher, opponent, encoding, seed, games, folder, chunk=chunk,
                                        workers=workers, on_shard=on_shard,
-                                       should_stop=(lambda: time.perf_counter() - t0 > limit) if limit else None)
+                                       should_stop=(lambda: time.perf_counter() - t0 > limit) if limit else None,
+                                       replay=replay_dir)
     except teacher_games.DataMismatch as e:
-        raise click.BadParameter(str(e), param_hint="--data") from None
+        hint = "--replay" if isinstance(e, teacher_games.ReplayMismatch) else "--data"
+        raise click.BadParameter(str(e), param_hint=hint) from None
     except KeyboardInterrupt:
         raise click.ClickException(f"interrupted: the finished games are kept in {folder}; "
                                    "the same command continues") from None
@@ -206,7 +216,8 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     click.echo(f"game:        {game}")
     click.echo(f"teacher:     {teacher}" + (f" against {opponent}" if opponent else " in every seat"))
     click.echo(f"data:        {folder}: {played:,} games, {len(ex):,} decisions "
-               f"({int(distill_mod.held_out(ex).sum()):,} held out); collection {collect_seconds:.1f} s this run")
+               f"({int(distill_mod.held_out(ex).sum()):,} held out); collection {collect_seconds:.1f} s this run"
+               + (f", replaying {replay_dir} where it has the games" if replay_dir else ""))
     if anchor is not None:
         click.echo(f"anchor:      {anchor_dir}: {len(set(anchor.game.tolist())):,} games, {len(anchor):,} decisions, "
                    f"weight {anchor_weight:g} each")
