@@ -105,16 +105,25 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
             else:
                 legal, j, policy, visits = _replayed_move(moves, state, index, len(rows))
                 rng.random()  # the draw that chose the move
-            rows.append((p, encoding_tensor(state, p, encoding), legal, j, policy, visits))
+            x = encoding_tensor(state, p, encoding)
+            if moves is not None:
+                _check_replayed_input(recorded[len(rows)], x, index, len(rows))
+            rows.append((p, x, legal, j, policy, visits))
             state.apply_action(legal[j])
         elif agents[p] is None:  # a replayed teacher seat's only move
             state.apply_action(state.legal_actions()[0])
         else:
             state.apply_action(agents[p].step(state))
-    if moves is not None and next(moves, None) is not None:
-        raise ReplayMismatch(f"game {index} ended before its recorded decision {len(rows) + 1}: "
-                           "the data was made by other rules or agents")
     returns = state.returns()
+    if moves is not None:
+        if next(moves, None) is not None:
+            raise ReplayMismatch(f"game {index} ended before its recorded decision {len(rows) + 1}: "
+                                 "the data was made by other rules or agents")
+        for k, (row, move) in enumerate(zip(rows, recorded)):
+            if np.float32(returns[row[0]]) != np.float32(move[4]):
+                raise ReplayMismatch(f"game {index} ended with return {returns[row[0]]:g} for the player of "
+                                     f"recorded decision {k + 1}, not {move[4]:g}: the data was made by "
+                                     "other rules or agents")
     return {"rows": rows, "returns": returns, "seats": held}
 
 
@@ -122,23 +131,40 @@ def _replayed_move(moves, state, index: int, k: int):
     """The next recorded decision, checked against ``state``'s legal moves."""
     legal = state.legal_actions()
     move = next(moves, None)
-    if move is None or list(move[0]) != legal:
+    if move is None or list(move[0]) != legal or not 0 <= move[1] < len(legal):
         raise ReplayMismatch(f"game {index} does not reach its recorded decision {k + 1} (legal moves "
-                           f"{legal}): the data was made by other rules or agents")
+                             f"{legal}): the data was made by other rules or agents")
     return legal, move[1], move[2], move[3]
 
 
-def recorded_games(path: Path) -> dict[int, list]:
+def _check_replayed_input(move, x, index: int, k: int) -> None:
+    """The recorded input of a decision (when the folders share the
+    encoding) must be the replayed one."""
+    if move[5] is not None and not np.array_equal(np.asarray(x, np.float32), move[5]):
+        raise ReplayMismatch(f"game {index} reaches its recorded decision {k + 1} in another position: "
+                             "the data was made by other rules or agents")
+
+
+def recorded_games(path: Path, with_input: bool = False) -> dict[int, list]:
     """The teacher's decisions in a shard, per game index: ``(legal, j,
-    policy, visits)`` lists, in order."""
-    with np.load(path, allow_pickle=False) as z:
-        legal, offset, taken = z["legal"], z["offset"], z["taken"]
-        policy, visits, game = z["policy"], z["visits"], z["game"]
-    out: dict[int, list] = {}
-    for r in range(len(taken)):
-        a, b = offset[r], offset[r + 1]
-        out.setdefault(int(game[r]), []).append(
-            (legal[a:b].tolist(), int(taken[r]), policy[a:b].tolist(), visits[a:b].tolist()))
+    policy, visits, return, input)`` in order (``input``, the recorded
+    encoding, only ``with_input``; else None); ReplayMismatch if the file
+    is not a shard."""
+    import zipfile
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            legal, offset, taken = z["legal"], z["offset"], z["taken"]
+            policy, visits, game, ret = z["policy"], z["visits"], z["game"], z["ret"]
+            x = z["x"] if with_input else None
+        out: dict[int, list] = {}
+        for r in range(len(taken)):
+            a, b = offset[r], offset[r + 1]
+            out.setdefault(int(game[r]), []).append(
+                (legal[a:b].tolist(), int(taken[r]), policy[a:b].tolist(), visits[a:b].tolist(),
+                 float(ret[r]), None if x is None else x[r]))
+    except (OSError, ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile) as e:
+        raise ReplayMismatch(f"{path}: not a kibitz teacher-data shard ({e})") from None
     return out
 
 
@@ -215,28 +241,33 @@ def _play_chunk(job):
     from kibitz.agents.registry import make_agent
     from kibitz.games import load_game
 
-    game_string, teacher, opponent, encoding, seed, lo, hi, source = job
+    game_string, teacher, opponent, encoding, seed, lo, hi, sources, same_encoding = job
     game = load_game(game_string)
-    recorded = recorded_games(source) if source is not None else {}
+    recorded, covered = {}, set()
+    for slo, shi, path in sources:  # the replayed folder's shards holding some of lo..hi-1
+        recorded.update(recorded_games(path, with_input=same_encoding))
+        covered.update(range(slo, shi))
     return lo, hi, [(i, play_game(game, make_agent, teacher, opponent, encoding, seed, i,
-                                  recorded.get(i, []) if source is not None else None))
+                                  recorded.get(i, []) if i in covered else None))
                     for i in range(lo, hi)]
 
 
-def replay_sources(folder: Path, meta: dict) -> dict[tuple[int, int], Path]:
+def replay_sources(folder: Path, meta: dict) -> tuple[list[tuple[int, int, Path]], bool]:
     """The shards of ``folder`` (a data folder of the same game, teacher,
-    opponent, seed and chunk as ``meta``; any encoding) by ``(lo, hi)``;
-    DataMismatch naming a setting that differs."""
+    opponent, seed and chunk as ``meta``; any encoding), and whether its
+    encoding is ``meta``'s; ReplayMismatch naming a setting that differs."""
     path = folder / "data.json"
     try:
         old = json.loads(path.read_text())
+        if not isinstance(old, dict):
+            raise ValueError("not a JSON object")
     except (OSError, ValueError) as e:
         raise ReplayMismatch(f"{path}: not a kibitz teacher-data folder ({e})") from None
     for k in META_KEYS:
         if k != "encoding" and old.get(k) != meta.get(k):
             raise ReplayMismatch(f"{folder} holds games made with {k}={old.get(k)!r}, not {meta.get(k)!r}; "
-                               "a replay needs the same game, teacher, opponent, seed and chunk")
-    return {(lo, hi): p for lo, hi, p in done_shards(folder)}
+                                 "a replay needs the same game, teacher, opponent, seed and chunk")
+    return done_shards(folder), old.get("encoding") == meta["encoding"]
 
 
 def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: int, games: int,
@@ -257,11 +288,12 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
     game_string = str(game)  # the normal form names the data
     meta = {"game": game_string, "teacher": teacher, "opponent": opponent, "encoding": encoding,
             "seed": seed, "chunk": chunk}
-    sources = replay_sources(Path(replay), meta) if replay is not None else {}
+    sources, same_encoding = replay_sources(Path(replay), meta) if replay is not None else ([], False)
     check_folder(folder, meta)
     have = {(lo, hi) for lo, hi, _ in done_shards(folder)}
     jobs = [(game_string, teacher, opponent, encoding, seed, lo, min(lo + chunk, games),
-             sources.get((lo, min(lo + chunk, games))))
+             [(slo, shi, p) for slo, shi, p in sources if slo < min(lo + chunk, games) and lo < shi],
+             same_encoding)
             for lo in range(0, games, chunk) if (lo, min(lo + chunk, games)) not in have]
     size = encoding_size(game, encoding)
 

@@ -337,13 +337,13 @@ def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
     shares of the nodes, carried down to the children), the terminals
     before each cut, each player's information states cut into ``threads``
     runs, and the per-thread regret rows."""
-    nc = tree.num_children.astype(np.int64)
+    nc = tree.num_children  # small dtypes throughout: this runs once, but on the largest trees
     starts = [0, 1]
     while starts[-1] < tree.num_nodes:
-        starts.append(starts[-1] + int(nc[starts[-2]:starts[-1]].sum()))
+        starts.append(starts[-1] + int(nc[starts[-2]:starts[-1]].sum(dtype=np.int64)))
     levels = len(starts) - 1
     # nodes in each node's subtree, counted bottom-up
-    subtree = np.ones(tree.num_nodes, dtype=np.int64)
+    subtree = np.ones(tree.num_nodes, dtype=np.int32)
     for d in range(levels - 1, 0, -1):
         np.add.at(subtree, tree.parent[starts[d]:starts[d + 1]], subtree[starts[d]:starts[d + 1]])
     # the split level: the one with the least work on the busiest thread
@@ -353,23 +353,30 @@ def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
         lo, hi = starts[d], starts[d + 1]
         if hi - lo < min_split * threads:
             continue
-        below = np.concatenate([[0], np.cumsum(subtree[lo:hi])])
+        below = np.concatenate([[0], np.cumsum(subtree[lo:hi], dtype=np.int64)])
         at = np.searchsorted(below, np.arange(threads + 1) * below[-1] // threads)
         at[-1] = hi - lo
         work = lo + int(np.diff(below[at]).max())
         if work < best:
             split, best, split_cuts = d, work, lo + at
+    del subtree
     cuts = np.empty((levels + 1, threads + 1), dtype=np.int64)
     cuts[:, 0] = starts[:-1] + [tree.num_nodes]
     cuts[:, 1:] = np.array(starts[1:] + [tree.num_nodes])[:, None]
     if split < levels:
         cuts[split] = split_cuts
         for d in range(split, levels):
-            before = np.concatenate([[0], np.cumsum(nc[starts[d]:starts[d + 1]])])
+            before = np.concatenate([[0], np.cumsum(nc[starts[d]:starts[d + 1]], dtype=np.int64)])
             cuts[d + 1] = starts[d + 1] + before[cuts[d] - starts[d]]
-    terminal = np.concatenate([[0], np.cumsum(nc == 0)])
+    # terminals before each cut: those of the levels above, then of the level up to the cut
+    terminals = np.zeros((levels, threads + 1), dtype=np.int64)
+    above = 0
+    for d in range(levels):
+        for t in range(threads + 1):
+            terminals[d, t] = above + np.count_nonzero(nc[starts[d]:cuts[d, t]] == 0)
+        above += np.count_nonzero(nc[starts[d]:starts[d + 1]] == 0)
     runs = np.arange(threads + 1)
-    return dict(split=split, cuts=cuts, terminals=terminal[cuts[:levels]].astype(np.int64),
+    return dict(split=split, cuts=cuts, terminals=terminals,
                 infoset_chunks=np.array([runs * c // threads for c in np.diff(infosets_start)],
                                         dtype=np.int64),
                 regret_parts=np.zeros((threads - 1, tree.num_slots)))

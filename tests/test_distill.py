@@ -100,6 +100,44 @@ def test_a_replay_of_other_games_is_refused(tmp_path):
     assert "Traceback" not in r.output
 
 
+def test_a_replay_takes_every_game_the_folder_holds_whatever_its_shards(tmp_path):
+    src, dst, direct = tmp_path / "src", tmp_path / "dst", tmp_path / "direct"
+    args = (GAME, TEACHER, "heuristic", "information_state_tensor", 3)
+    teacher_games.collect(*args, 5, src, chunk=2)  # shards 0-2, 2-4, 4-5
+    teacher_games.collect(*args, 6, direct, chunk=2)
+    searched = []
+    original = teacher_games._teacher_move
+    teacher_games._teacher_move = lambda *a: searched.append(1) or original(*a)
+    try:
+        teacher_games.collect(*args, 6, dst, chunk=2, replay=src)  # shard 4-6: game 4 replayed, 5 played
+    finally:
+        teacher_games._teacher_move = original
+    with np.load(teacher_games.done_shards(direct)[-1][2]) as z:
+        assert len(searched) == int((z["game"] == 5).sum()) > 0
+    _same_data(_shards(dst), _shards(direct))
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("ret", "ended with return"), ("x", "in another position"), ("truncate", "not a kibitz teacher-data shard"),
+])
+def test_a_replay_of_damaged_or_diverged_games_is_refused(tmp_path, damage, message):
+    src = tmp_path / "src"
+    teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 3, 2, src, chunk=2)
+    shard = teacher_games.done_shards(src)[0][2]
+    if damage == "truncate":
+        shard.write_bytes(shard.read_bytes()[:100])
+    else:
+        with np.load(shard) as z:
+            arrays = {k: z[k] for k in z}
+        arrays[damage][0] = arrays[damage][0] + 0.5
+        np.savez(shard, **arrays)
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", TEACHER, "--games", "2", "--chunk", "2",
+                                  "--seed", "3", "--replay", str(src), "--no-progress",
+                                  "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 2 and "--replay" in r.output and message in r.output, r.output
+    assert "Traceback" not in r.output
+
+
 def test_teacher_seats_and_labels_follow_the_game(tmp_path):
     """Every example is the acting teacher's tensor at a real decision: replaying game 0
     with the same generator gives the same seats, and each label's move is legal."""
