@@ -278,7 +278,7 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
     is written, ``should_stop()`` (checked after each shard) ends it early.
     ``replay``: a data folder whose shards are replayed (see the module
     docstring) where it has them; the other games are played.
-    Returns the number of games in the folder's shards."""
+    Returns how many of the games ``0..games-1`` the folder holds."""
     from kibitz.games import encoding_size, load_game
     from kibitz.solvers._io import atomic_write
     from kibitz.agents.tournament import _start_method
@@ -290,11 +290,9 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
             "seed": seed, "chunk": chunk}
     sources, same_encoding = replay_sources(Path(replay), meta) if replay is not None else ([], False)
     check_folder(folder, meta)
-    have = {(lo, hi) for lo, hi, _ in done_shards(folder)}
-    jobs = [(game_string, teacher, opponent, encoding, seed, lo, min(lo + chunk, games),
-             [(slo, shi, p) for slo, shi, p in sources if slo < min(lo + chunk, games) and lo < shi],
-             same_encoding)
-            for lo in range(0, games, chunk) if (lo, min(lo + chunk, games)) not in have]
+    jobs = [(game_string, teacher, opponent, encoding, seed, lo, hi,
+             [(slo, shi, p) for slo, shi, p in sources if slo < hi and lo < shi], same_encoding)
+            for lo, hi in missing_runs(folder, games, chunk)]
     size = encoding_size(game, encoding)
 
     def write(lo, hi, played):
@@ -324,4 +322,27 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
             else:  # stopped early: the games in flight are not kept
                 pool.terminate()
             pool.join()
-    return sum(hi - lo for lo, hi, _ in done_shards(folder))
+    return games - sum(hi - lo for lo, hi in missing_runs(folder, games, games))
+
+
+def missing_runs(folder: Path, games: int, chunk: int) -> list[tuple[int, int]]:
+    """The games ``0..games-1`` that no shard of ``folder`` holds, as runs
+    ``(lo, hi)`` inside the ``chunk``-game blocks (a shard of an earlier
+    run with fewer or more games is kept, and only the games it lacks are
+    played: no game twice)."""
+    held = np.zeros(games, dtype=bool)
+    for lo, hi, _ in done_shards(folder):
+        held[lo:min(hi, games)] = True
+    runs = []
+    for lo in range(0, games, chunk):
+        block = np.flatnonzero(~held[lo:min(lo + chunk, games)]) + lo
+        for run in np.split(block, np.flatnonzero(np.diff(block) > 1) + 1):
+            if len(run):
+                runs.append((int(run[0]), int(run[-1]) + 1))
+    return runs
+
+
+def shards_for(folder: Path, games: int) -> list[Path]:
+    """The shards of ``folder`` holding some of the games ``0..games-1``
+    (a fit keeps only those games' rows: :func:`solvers.distill.load_examples`)."""
+    return [p for lo, hi, p in done_shards(folder) if lo < games]

@@ -155,6 +155,30 @@ def test_teacher_seats_and_labels_follow_the_game(tmp_path):
     assert alone["seats"] == [True] * 3
 
 
+def test_more_or_fewer_games_reuse_the_shards_and_play_no_game_twice(tmp_path):
+    folder, direct = tmp_path / "data", tmp_path / "direct"
+    args = (GAME, "heuristic", "random", "information_state_tensor", 0)
+    assert teacher_games.collect(*args, 5, folder, chunk=2) == 5  # shards 0-2, 2-4, 4-5
+    assert teacher_games.collect(*args, 7, folder, chunk=2) == 7  # adds 5-6 and 6-7, not 4-6
+    assert [(lo, hi) for lo, hi, _ in teacher_games.done_shards(folder)] == [(0, 2), (2, 4), (4, 5), (5, 6), (6, 7)]
+    assert teacher_games.collect(*args, 3, folder, chunk=2) == 3  # all held already: nothing played
+    assert len(teacher_games.done_shards(folder)) == 5
+    teacher_games.collect(*args, 7, direct, chunk=2)
+
+    def rows_by_game(shards):
+        ex = distill.load_examples(shards)
+        return {int(g): ex.x[ex.game == g].tolist() for g in np.unique(ex.game)}
+
+    assert rows_by_game(teacher_games.shards_for(folder, 7)) == rows_by_game(teacher_games.shards_for(direct, 7))
+    # `kibitz distill --games 3` fits games 0..2 only, though shard 2-4 holds game 3 too
+    r = CliRunner().invoke(main, ["distill", GAME, "--teacher", "heuristic", "--opponent", "random", "--games", "3",
+                                  "--chunk", "2", "--data", str(folder), "--hidden", "8", "--epochs", "1",
+                                  "--no-progress", "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 0, r.output
+    decisions = sum(len(v) for g, v in rows_by_game(teacher_games.shards_for(folder, 3)).items() if g < 3)
+    assert f"3 games, {decisions:,} decisions" in r.output, r.output
+
+
 def test_a_data_folder_of_other_settings_is_refused(tmp_path):
     teacher_games.collect(GAME, TEACHER, "heuristic", "information_state_tensor", 0, 2, tmp_path, chunk=2)
     with pytest.raises(teacher_games.DataMismatch, match="teacher='ismcts\\(sims=30\\)'"):

@@ -183,9 +183,11 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         if bar is not None:
             bar.close()
     collect_seconds = time.perf_counter() - t0
-    shards = [p for lo, hi, p in teacher_games.done_shards(folder) if hi <= games]
+    shards = teacher_games.shards_for(folder, games)
     try:
         ex = distill_mod.load_examples(shards, target)
+        if (ex.game >= games).any():  # a shard of an earlier run with more games
+            ex = ex.rows((ex.game < games).nonzero()[0])
         anchor = distill_mod.load_examples(anchor_paths, "moves") if anchor_paths else None
     except ValueError as e:
         raise click.ClickException(str(e)) from None
