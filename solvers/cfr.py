@@ -153,10 +153,15 @@ class CFRSolver:
     >>> from kibitz.solvers.evaluate import nash_conv
     >>> nash_conv(solver.tree, solver.average_policy()) < 0.01
     True
+
+    ``working_dtype``: the dtype of the current policy, reaches and values
+    (see :data:`LAYOUTS`); ``None`` is float32 in the compact layout and
+    float64 otherwise. ``float64`` in the compact layout gives the fast
+    layout's numbers bit for bit (the tests and benchmarks compare them).
     """
 
     def __init__(self, tree: Tree, config: CFRConfig = ALGORITHMS["cfr"], threads: int = 1,
-                 layout: str = "auto"):
+                 layout: str = "auto", working_dtype=None):
         if not isinstance(threads, int) or not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"threads={threads!r}: an integer from 1 to "
                              f"{numba.config.NUMBA_NUM_THREADS} (the cores numba may use)")
@@ -187,6 +192,15 @@ class CFRSolver:
         # compact layout holds it, the reaches and the values in float32
         # (the regrets and the average policy accumulate in float64).
         work = np.float32 if layout == "compact" and config.alternating_updates else np.float64
+        if working_dtype is not None:
+            try:
+                wanted = np.dtype(working_dtype)
+            except TypeError:
+                wanted = None
+            if wanted not in (np.float32, np.float64) or (wanted != work and work == np.float64):
+                raise ValueError(f"working_dtype={working_dtype!r}: float32 or float64 in the compact layout "
+                                 "with alternating updates, float64 otherwise")
+            work = wanted.type
         self.prob = np.append(tree.probability_vector(tree.uniform_policy()), 1.0).astype(work)
         self._parent = tree.parent.view(np.uint32)  # no copy; the root's -1 is never read
         if not config.alternating_updates:

@@ -28,24 +28,13 @@ def _run(tree, algorithm="cfr+", iterations=25, **kwargs):
     return solver
 
 
-def _compact_in_float64(tree, algorithm):
-    """A compact-layout solver whose working arrays are float64 (as the fast
-    layout's), to compare the kernels' arithmetic bit for bit."""
-    solver = CFRSolver(tree, ALGORITHMS[algorithm], layout="compact")
-    solver.prob = np.append(tree.probability_vector(tree.uniform_policy()), 1.0)
-    solver._opp = np.zeros(tree.num_nodes)
-    solver._reach_is = solver._opp[:tree.num_infosets]
-    solver._val = np.zeros(tree.num_nodes)
-    return solver
-
-
 @pytest.mark.parametrize("game_string", GAMES)
 @pytest.mark.parametrize("algorithm", ["cfr+", "dcfr"])
 def test_compact_kernels_in_float64_give_the_fast_layouts_bits(game_string, algorithm):
     tree = compile_tree(game_string, use_cache=False)
     fast = _run(tree, algorithm, layout="fast")
-    compact = _compact_in_float64(tree, algorithm)
-    compact.run(25)
+    compact = _run(tree, algorithm, layout="compact", working_dtype=np.float64)
+    assert compact.prob.dtype == compact._opp.dtype == compact._val.dtype == np.float64
     assert (fast.layout, compact.layout) == ("fast", "compact")
     assert np.array_equal(fast.regret, compact.regret)
     assert np.array_equal(fast.cumulative, compact.cumulative)
@@ -97,6 +86,9 @@ def test_the_layout_follows_the_tree_size_and_threads():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(threads=0), "threads=0"), (dict(threads=99), "threads=99"),
     (dict(layout="small"), "layout='small'"), (dict(threads=2, layout="fast"), "one thread"),
+    (dict(layout="fast", working_dtype=np.float32), "float64 otherwise"),
+    (dict(layout="compact", working_dtype="int8"), "working_dtype='int8'"),
+    (dict(layout="compact", working_dtype="bogus"), "working_dtype='bogus'"),
 ])
 def test_bad_threads_or_layout_are_refused(kwargs, match):
     tree = compile_tree("kuhn_poker", use_cache=False)
