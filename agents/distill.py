@@ -78,10 +78,11 @@ def _teacher_move(agent, state, rng) -> tuple[list[int], int, list[float], list[
 def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed: int, index: int,
               recorded=None) -> dict:
     """One teacher game (see the module docstring): its examples as lists.
-    ``recorded``: the teacher's decisions ``(legal, j, policy, visits)`` of
-    this game, in order (:func:`recorded_games`), played instead of searched
-    (the draw that chose each move is still taken); DataMismatch if the
-    game does not reach them."""
+    ``recorded``: the teacher's decisions of this game, in order
+    (:func:`recorded_games`), played instead of searched (the draw that
+    chose each move is still taken); ReplayMismatch if the game does not
+    reach them, reaches one in another position (when the recording holds
+    inputs) or ends with other returns."""
     from kibitz.games import encoding_tensor
     from kibitz.games.chance import draw
 
@@ -343,6 +344,6 @@ def missing_runs(folder: Path, games: int, chunk: int) -> list[tuple[int, int]]:
 
 
 def shards_for(folder: Path, games: int) -> list[Path]:
-    """The shards of ``folder`` holding some of the games ``0..games-1``
-    (a fit keeps only those games' rows: :func:`solvers.distill.load_examples`)."""
+    """The shards of ``folder`` holding some of the games ``0..games-1`` (a
+    shard of an earlier run may hold later games too: the fit drops their rows)."""
     return [p for lo, hi, p in done_shards(folder) if lo < games]
