@@ -1,11 +1,16 @@
-"""Tree-compiler speed and memory: the fast walker beside the reference walker.
+"""Tree-compiler speed and memory: the fast walkers beside the reference walker.
 
-Both walkers of :func:`kibitz.solvers.tree.compile_tree` compile each game
-(the fast one also with ``workers=2``, two processes) in the same run,
-without the on-disk cache, alternating in rounds so that machine noise hits
-both alike; the ratio of nodes per second is what to quote, never a lone
-figure; the two-process figure needs two free cores (``--cfr-only`` skips
-the walkers). Then, on the compiled tree, CFR+ in three solvers taking
+The walkers of :func:`kibitz.solvers.tree.compile_tree` compile each game
+in the same run, without the on-disk cache, alternating in rounds so that
+machine noise hits all alike: the reference walker (the pyspiel API, a
+clone per child), the direct one (a kibitz game's Python rules; also with
+``workers=2``, two processes) and the default one (``auto``: the compiled
+walk of a game with compiled rules, which makes no strings), whose tree's
+information-state strings are then made (``strings``: the replay a policy
+file asks for, timed on its own). The ratios of nodes per second to the
+reference walker's are what to quote, never a lone figure; the
+two-process figure needs two free cores (``--cfr-only`` skips the
+walkers). Then, on the compiled tree, CFR+ in three solvers taking
 turns, one iteration each, ``--cfr-iterations`` times: one thread of the
 compact layout (float32, the default from a million nodes), the same in
 float64 (``working_dtype``), and two threads (``threads=2``); printed are
@@ -35,10 +40,11 @@ import pyspiel
 from kibitz import games
 from kibitz.solvers import _kernels
 from kibitz.solvers.cfr import ALGORITHMS, CFRSolver
-from kibitz.solvers.tree import compile_tree
+from kibitz.solvers.tree import ReplayedStrings, _direct_walk, compile_tree
 
 #: (column, walker, workers)
-WALKERS = (("reference", "reference", 1), ("auto", "auto", 1), ("auto2", "auto", 2))
+WALKERS = (("reference", "reference", 1), ("direct", "direct", 1), ("direct2", "direct", 2),
+           ("auto", "auto", 1))
 
 
 def default_games() -> list[str]:
@@ -72,14 +78,22 @@ def bench(game_string: str, rounds: int, cfr_iterations: int, cfr_only: bool) ->
     ``cfr_only``: the tree comes from the cache), memory, and the CFR+
     ratios of :func:`cfr_times`."""
     game = pyspiel.load_game(game_string)
-    best = {column: float("nan") if cfr_only else float("inf") for column, _, _ in WALKERS}
+    walkers = [w for w in WALKERS if w[1] != "direct" or _direct_walk(game)]
+    best = {column: float("nan") if cfr_only else float("inf") for column, _, _ in WALKERS + (("strings",) * 3,)}
     tree = compile_tree(game) if cfr_only else None
+    if not cfr_only:
+        compile_tree(game, use_cache=False)  # loads the compiled walk's machine code, untimed
     for r in range(0 if cfr_only else rounds):
-        order = WALKERS if r % 2 == 0 else WALKERS[::-1]
+        order = walkers if r % 2 == 0 else walkers[::-1]
         for column, walker, workers in order:
             t0 = time.perf_counter()
             tree = compile_tree(game, use_cache=False, walker=walker, workers=workers)
             best[column] = min(best[column], time.perf_counter() - t0)
+            if column == "auto":
+                t0 = time.perf_counter()
+                list(tree.infoset_strings)
+                made = isinstance(tree.infoset_strings, ReplayedStrings)
+                best["strings"] = min(best["strings"], time.perf_counter() - t0 if made else 0.0)
     nodes = tree.num_nodes
     one = CFRSolver(tree, ALGORITHMS["cfr+"])
     compact = CFRSolver(tree, ALGORITHMS["cfr+"], layout="compact")
@@ -87,8 +101,16 @@ def bench(game_string: str, rounds: int, cfr_iterations: int, cfr_only: bool) ->
             "cfr_bytes": (tree.nbytes + one.nbytes()) / nodes, "layout": one.layout,
             "compact_bytes": (tree.nbytes + compact.nbytes()) / nodes,
             **{f"{column}_nodes_per_s": nodes / best[column] for column, _, _ in WALKERS},
-            "ratio": best["reference"] / best["auto"], "ratio2": best["reference"] / best["auto2"],
+            "direct_ratio": best["reference"] / best["direct"],
+            "direct2_ratio": best["reference"] / best["direct2"],
+            "ratio": best["reference"] / best["auto"],
+            "strings_ratio": best["reference"] / (best["auto"] + best["strings"]),
             **cfr_times(tree, cfr_iterations)}
+
+
+def _times(ratio: float) -> str:
+    """``2.30x``, or ``-`` for a walker that did not run (a game that is not kibitz's)."""
+    return f"{ratio:.2f}x" if np.isfinite(ratio) and ratio > 0 else "-"
 
 
 def main(argv=None) -> None:
@@ -103,14 +125,15 @@ def main(argv=None) -> None:
         ap.error(f"--rounds {args.rounds}, --cfr-iterations {args.cfr_iterations}: both must be >= 1")
     todo = args.games.split(";") if args.games else default_games()
     _kernels.warmup()
-    print(f"{'game':58} {'nodes':>10} {'reference/s':>12} {'fast/s':>10} {'ratio':>7} "
-          f"{'2 proc/s':>10} {'ratio':>7} | {'B/node: tree':>12} {'CFR+':>5} {'(layout)':>9} "
+    print(f"{'game':58} {'nodes':>10} {'reference/s':>12} {'direct':>7} {'2 proc':>7} "
+          f"{'default/s':>10} {'ratio':>7} {'+strings':>8} | {'B/node: tree':>12} {'CFR+':>5} {'(layout)':>9} "
           f"{'compact':>7} | {'CFR+ 2 threads: best':>20} {'median':>6} | {'float32: best':>13} {'median':>6}")
     for gs in todo:
         r = bench(gs, args.rounds, args.cfr_iterations, args.cfr_only)
         print(f"{gs:58} {r['nodes']:>10,} {r['reference_nodes_per_s']:>12,.0f} "
-              f"{r['auto_nodes_per_s']:>10,.0f} {r['ratio']:>6.2f}x "
-              f"{r['auto2_nodes_per_s']:>10,.0f} {r['ratio2']:>6.2f}x | {r['tree_bytes']:>12.1f} "
+              f"{_times(r['direct_ratio']):>7} {_times(r['direct2_ratio']):>7} "
+              f"{r['auto_nodes_per_s']:>10,.0f} {r['ratio']:>6.2f}x {r['strings_ratio']:>7.2f}x | "
+              f"{r['tree_bytes']:>12.1f} "
               f"{r['cfr_bytes']:>5.1f} {'(' + r['layout'] + ')':>9} {r['compact_bytes']:>7.1f} | "
               f"{r['threads_best']:>19.2f}x {r['threads_median']:>5.2f}x | "
               f"{r['float32_best']:>12.2f}x {r['float32_median']:>5.2f}x", flush=True)

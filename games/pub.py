@@ -241,7 +241,7 @@ SPEC = _common.GameSpec(
     summary="Take the face-up card or risk a draw; low cards and suit majorities win.",
     params=PARAMS,
     small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
-    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.COMPILED}),
     encodings=("compact",),
 )
 
@@ -438,6 +438,11 @@ class PubGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         return PubObserver(iig_obs_type, self, params)
+
+    def compiled_rules(self):
+        """The rules compiled for the tree compiler (``search.COMPILED``: games/_pub_rules.py)."""
+        from kibitz.games import _pub_rules
+        return _pub_rules.compiled_rules(self)
 
     # encodings for learning (kibitz.games.encoding)
     def compact_tensor_size(self) -> int:

@@ -33,10 +33,12 @@ capability         methods (protocol)                      what a search gains
 ``SNAPSHOT``       ``snapshot()``, ``restore(snapshot)``   a walk that copies
                    (:class:`SnapshotState`)                positions, not states
                                                            (the tree compiler)
+``COMPILED``       the game's ``compiled_rules()``         the tree compiled by
+                   (:class:`CompiledRules`)                a compiled walk
 =================  ======================================  ==================
 
-``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION``, ``RESAMPLE_MEMO`` and ``SNAPSHOT``
-are used only together with ``DIRECT``.
+``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION``, ``RESAMPLE_MEMO``, ``SNAPSHOT`` and
+``COMPILED`` are used only together with ``DIRECT``.
 
 A game's heuristic may hand a search more than these (``SearchPolicies``:
 Doubt and Bet's heuristic-weighted belief draw); such code sits beside the
@@ -47,7 +49,11 @@ accessors that the game module documents (Doubt and Bet: ``round_start()``,
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Callable, NamedTuple, Protocol
+
+import numba
+import numpy as np
+from numba import types as _nt
 
 from kibitz.games._common import REGISTRY
 
@@ -58,9 +64,10 @@ PUBLIC_CHANCE = "public_chance"
 RANDOM_ACTION = "random_action"
 RESAMPLE_MEMO = "resample_memo"
 SNAPSHOT = "snapshot"
+COMPILED = "compiled"
 #: every capability a game may declare
 CAPABILITIES = frozenset({DIRECT, ROUNDS, VIEWS, PUBLIC_CHANCE, RANDOM_ACTION, RESAMPLE_MEMO,
-                          SNAPSHOT})
+                          SNAPSHOT, COMPILED})
 
 #: ``check(state, player, action)``: called before each move of a player other
 #: than the resampling one in the replay; raises to abandon the replay
@@ -127,6 +134,53 @@ class SnapshotState(Protocol):
         """Makes the state the snapshotted position, taking ``snapshot``
         over (the caller does not use it again). Only the Python rules'
         view changes, not pyspiel's history: for a search's own states."""
+
+
+_POS = _nt.int64[::1]
+#: the numba signatures of :class:`CompiledRules`' functions: a game
+#: compiles each with its signature (``numba.njit(RULE_SIGNATURES["kind"])``),
+#: so that the compiled walk takes them as function values and is compiled,
+#: and cached on disk, once for every game
+RULE_SIGNATURES = {
+    "kind": _nt.int64(_POS, _POS),
+    "legal": _nt.int64(_POS, _POS, _POS),
+    "outcomes": _nt.int64(_POS, _POS, _POS, _nt.float64[::1]),
+    "apply": _nt.none(_POS, _POS, _nt.int64),
+    "returns": _nt.none(_POS, _POS, _nt.float64[::1]),
+    "token": _nt.int64(_POS, _POS, _nt.int64, _nt.int64),
+}
+
+
+class CompiledRules(NamedTuple):
+    """``COMPILED``: the game's rules as numba functions on a position held
+    in one ``int64`` array (the game's ``compiled_rules()`` returns them).
+
+    Every function takes the position ``s`` and the parameters ``prm``
+    first; none allocates what it writes. They must follow the Python
+    rules exactly: the compiled walk's tree is compared, array by array,
+    with the reference walk's (tests/test_compile.py).
+    """
+
+    initial: np.ndarray  #: the root position
+    params: np.ndarray  #: int64, read by the functions only
+    #: ``kind(s, prm)``: the player to move, -1 chance, -4 terminal
+    kind: Callable
+    #: ``legal(s, prm, out)``: writes the legal actions, ascending; returns their count
+    legal: Callable
+    #: ``outcomes(s, prm, actions, probs)``: writes the chance outcomes and
+    #: their probabilities (``chance_outcomes()``'s, bit for bit); returns the count
+    outcomes: Callable
+    #: ``apply(s, prm, a)``: plays ``a`` on ``s`` in place
+    apply: Callable
+    #: ``returns(s, prm, out)``: a terminal position's returns (``returns()``'s, bit for bit)
+    returns: Callable
+    #: ``token(s, prm, a, player)``: what ``player`` sees of ``a`` played at
+    #: ``s``, in ``0..num_tokens-1``, or -1 for nothing. Two histories must
+    #: give a player the same information-state string exactly when they
+    #: give it the same sequence of tokens
+    token: Callable
+    num_tokens: int
+    max_branch: int  #: at least the most legal actions or chance outcomes of a node
 
 
 def capabilities(game) -> frozenset[str]:

@@ -84,6 +84,7 @@ memory.
 from __future__ import annotations
 
 import array
+import collections.abc
 import dataclasses
 import hashlib
 import inspect
@@ -240,7 +241,7 @@ def _cache_path(game: pyspiel.Game) -> Path:
     return cache_dir() / f"{name}-{_game_fingerprint(game)}.npz"
 
 
-WALKERS = ("auto", "reference")
+WALKERS = ("auto", "direct", "reference")
 
 
 def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = True,
@@ -253,10 +254,13 @@ def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = 
     Raises :class:`TreeTooLarge` past ``max_nodes`` nodes.
 
     ``walker`` chooses how the game is walked: ``"reference"`` through the
-    pyspiel API alone (a clone per child), ``"auto"`` the fastest walk the
-    game allows. Both give the identical tree. ``workers=2`` splits the
-    fast walk of a game whose root is a chance node over two processes
-    (the same tree again); other games walk in one.
+    pyspiel API alone (a clone per child), ``"direct"`` through a kibitz
+    game's Python rules (``DIRECT`` and ``SNAPSHOT``), ``"auto"`` the
+    fastest walk the game allows: the compiled walk of a game with
+    ``COMPILED``, else the direct one, else the reference one. All give
+    the identical tree. ``workers=2`` splits the direct walk of a game
+    whose root is a chance node over two processes (the same tree again);
+    other walks run in one.
     """
     if walker not in WALKERS:
         raise ValueError(f"walker {walker!r}: one of {', '.join(WALKERS)}")
@@ -301,12 +305,23 @@ def _direct_walk(game: pyspiel.Game) -> bool:
     return {search.DIRECT, search.SNAPSHOT} <= search.capabilities(game)
 
 
+def _compiled_walk(game: pyspiel.Game) -> bool:
+    """A kibitz game whose rules are compiled (capability ``COMPILED``)."""
+    return _direct_walk(game) and search.COMPILED in search.capabilities(game)
+
+
 def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto",
           workers: int = 1) -> Tree:
     """Walks ``game`` depth first, then lays the nodes out breadth first."""
     t0 = time.perf_counter()
-    direct = walker == "auto" and _direct_walk(game)
-    if direct and workers == 2:
+    if walker == "direct" and not _direct_walk(game):
+        raise ValueError(f"walker 'direct': {game} is not a kibitz game with capabilities "
+                         "DIRECT and SNAPSHOT; use 'auto' or 'reference'")
+    direct = walker != "reference" and _direct_walk(game)
+    if walker == "auto" and _compiled_walk(game):
+        walk = _CompiledDepthFirst(game, max_nodes, progress)
+        walk.run()
+    elif direct and workers == 2:
         walk = _walk_two(game, max_nodes, progress)
     else:
         walk = (_DirectDepthFirst if direct else _DepthFirst)(game, max_nodes, progress)
@@ -314,7 +329,7 @@ def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto",
     tree = _breadth_first_tree(walk)
     tree.compile_seconds = time.perf_counter() - t0
     _check(tree)
-    order = np.argsort(np.frombuffer(walk.depth, dtype=np.int32), kind="stable")
+    order = _depth_order(walk.depth)
     assert np.array_equal(tree.node_infoset, np.frombuffer(walk.node_infoset, dtype=np.int32)[order])
     return tree
 
@@ -372,6 +387,13 @@ class _DepthFirst:
             else:
                 decision(stack, state, node, dep, own_last)
         self.count = count
+
+    def strings(self) -> list:
+        """The information-state strings, by number."""
+        strings = [None] * len(self.infoset_of)
+        for key, k in self.infoset_of.items():
+            strings[k] = key
+        return strings
 
     def _checkpoint(self, count: int) -> int:
         """Called when ``count`` nodes are numbered and at most once per
@@ -532,6 +554,183 @@ class _DirectDepthFirst(_DepthFirst):
         self.count = count
 
 
+class _CompiledDepthFirst(_DepthFirst):
+    """The same walk, compiled: ``solvers/_walk.py`` walks the game's
+    compiled rules (``search.COMPILED``) in chunks of 100,000 nodes (the
+    progress reports between them) into arrays this class grows by
+    doubling. Information states are keyed by their players' token
+    sequences, so the walk makes no strings; the tree's
+    ``infoset_strings`` are a :class:`ReplayedStrings`."""
+
+    CHUNK = 100_000  #: nodes between progress reports
+    STACK = 64  #: first stack size, in nodes' children (grown by doubling)
+    TABLE = 1 << 16  #: first size of the two hash tables (a power of two; grown 4x)
+    OUTPUT = CHUNK  #: first size of the per-node outputs (grown by doubling)
+
+    def run(self) -> None:
+        from kibitz.solvers import _walk
+        rules = self.game.compiled_rules()
+        n, width, branch = self.n, len(rules.initial), rules.max_branch
+        cap = self.STACK * branch
+        stack = dict(state=np.zeros((cap, width), np.int64), parent=np.zeros(cap, np.int64),
+                     action=np.zeros(cap, np.int64), edge=np.zeros(cap, np.int64),
+                     depth=np.zeros(cap, np.int64), own=np.full((cap, n), -1, np.int64),
+                     key=np.zeros((cap, n), np.int64))
+        stack["state"][0] = rules.initial
+        stack["parent"][0] = stack["action"][0] = stack["edge"][0] = -1
+        stack["key"][0] = np.arange(n)
+        size = min(self.OUTPUT, self.max_nodes + 1)
+        out = {name: np.zeros(size, dtype) for name, dtype in _COMPILED_OUT}
+        out["chance_prob"] = np.zeros(size * 2 + branch, np.float64)
+        out["term_returns"] = np.zeros(size * n, np.float64)
+        out["slot_action"] = np.zeros(size * 2 + branch, np.int32)
+        out["infoset_slots"] = np.zeros(size + 1, np.int32)
+        ctr = np.zeros(9, np.int64)
+        ctr[_walk.SP] = 1
+        tables = {name: (np.full(self.TABLE, -1, np.int64), np.zeros(self.TABLE, np.int64))
+                  for name in ("intern", "infoset")}
+        stop_at = self.CHUNK
+        while True:
+            status = _walk.walk(rules.kind, rules.legal, rules.outcomes, rules.apply, rules.returns,
+                                rules.token, rules.params, n, rules.num_tokens, branch, ctr,
+                                stack["state"], stack["parent"], stack["action"], stack["edge"],
+                                stack["depth"], stack["own"], stack["key"],
+                                out["parent"], out["depth"], out["action"], out["player"],
+                                out["node_infoset"], out["edge_local"], out["chance_prob"],
+                                out["term_nodes"], out["term_returns"], out["infoset_player"],
+                                out["infoset_slots"], out["slot_action"], out["infoset_parent_slot"],
+                                *tables["intern"], *tables["infoset"], stop_at, self.max_nodes)
+            if status == _walk.DONE:
+                break
+            if status == _walk.PAUSED:
+                if self.progress is not None:
+                    self.progress(int(ctr[_walk.COUNT]))
+                stop_at += self.CHUNK
+            elif status == _walk.FULL:
+                for name, arr in out.items():
+                    out[name] = np.concatenate([arr, np.zeros_like(arr)])
+            elif status == _walk.FULL_STACK:
+                for name, arr in stack.items():
+                    stack[name] = np.concatenate([arr, np.zeros_like(arr)])
+            elif status == _walk.FULL_TABLE:
+                for name, (keys, values) in tables.items():
+                    tables[name] = _walk.regrown(keys, values, 4 * len(keys))
+            elif status == _walk.OVER_BUDGET:
+                _refuse(self.game, int(ctr[_walk.COUNT]), self.max_nodes)
+            else:
+                self._raise(int(ctr[_walk.ERROR]), int(ctr[_walk.ERROR_AT]))
+        count, ninf = int(ctr[_walk.COUNT]), int(ctr[_walk.INFOSETS])
+        nterm = int(ctr[_walk.TERMINALS])
+        sizes = {"chance_prob": int(ctr[_walk.CHANCE_EDGES]), "term_nodes": nterm,
+                 "term_returns": nterm * n, "infoset_player": ninf, "infoset_slots": ninf + 1,
+                 "slot_action": int(ctr[_walk.SLOTS]), "infoset_parent_slot": ninf}
+        for name, arr in out.items():
+            setattr(self, name, arr[:sizes.get(name, count)])
+        self.count, self.num_infosets = count, ninf
+
+    def _raise(self, error: int, at: int) -> None:
+        from kibitz.solvers import _walk
+        what = {_walk.BAD_PLAYER: f"unsupported current player at node {at}",
+                _walk.BAD_CHANCE: f"chance outcome {at} has probability <= 0",
+                _walk.OTHER_LEGAL: f"information state {at} has different legal actions in "
+                                   "different histories",
+                _walk.NO_RECALL: f"information state {at} is reached after different own "
+                                 "decisions (the game does not have perfect recall)"}[error]
+        raise ValueError(f"{self.game}: {what} (compiled walk)")
+
+    def strings(self) -> None:
+        return None
+
+
+#: the compiled walk's per-node and per-information-state outputs: (name, dtype)
+_COMPILED_OUT = (("parent", np.int32), ("depth", np.int32), ("action", np.int32),
+                 ("player", np.int8), ("node_infoset", np.int32), ("edge_local", np.int32),
+                 ("chance_prob", np.float64), ("term_nodes", np.int32),
+                 ("term_returns", np.float64), ("infoset_player", np.int32),
+                 ("infoset_slots", np.int32), ("slot_action", np.int32),
+                 ("infoset_parent_slot", np.int32))
+
+
+class ReplayedStrings(collections.abc.Sequence):
+    """The information-state strings of a tree whose walk made none (the
+    compiled walk), made on first use: one history of each information
+    state is replayed through the game's Python rules (the histories share
+    their prefixes: the walk visits the union of the paths from the root
+    to one decision node of each information state) and its player's
+    ``information_state_string`` taken. Solvers never read them; writing a
+    policy does. :func:`save_tree` stores them only once made."""
+
+    def __init__(self, tree: Tree):
+        self._tree = tree
+        self._strings = None
+
+    @property
+    def made(self) -> bool:
+        return self._strings is not None
+
+    def _made(self) -> list:
+        if self._strings is None:
+            self._strings = _replay_strings(self._tree)
+        return self._strings
+
+    def __len__(self) -> int:
+        return self._tree.num_infosets
+
+    def __getitem__(self, k):
+        return self._made()[k]
+
+    def __iter__(self):
+        return iter(self._made())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (list, tuple, ReplayedStrings)):
+            return self._made() == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"ReplayedStrings({len(self)} strings, {'made' if self.made else 'not made yet'})"
+
+
+def _replay_strings(tree: Tree) -> list:
+    """``tree``'s information-state strings, from one replayed history each
+    (:class:`ReplayedStrings`)."""
+    game = pyspiel.load_game(tree.game_string)
+    node_infoset = tree.node_infoset
+    decisions = np.flatnonzero(node_infoset >= 0)
+    _, first = np.unique(node_infoset[decisions], return_index=True)
+    wanted = np.full(tree.num_nodes, -1, dtype=np.int64)  # the information state to read here
+    wanted[decisions[first]] = node_infoset[decisions[first]]
+    on_path = np.zeros(tree.num_nodes, dtype=bool)
+    frontier = np.unique(decisions[first])
+    parent = tree.parent.astype(np.int64)
+    while len(frontier):
+        on_path[frontier] = True
+        up = parent[frontier]
+        up = up[up >= 0]
+        frontier = np.unique(up[~on_path[up]])
+    string_from = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True)).string_from
+    first_child = tree.first_child.astype(np.int64)
+    num_children = tree.num_children.astype(np.int64)
+    action = tree.action.astype(np.int64)
+    player = tree.player
+    strings = [None] * tree.num_infosets
+    state = game.new_initial_state()
+    stack = [(0, None)]
+    while stack:
+        node, position = stack.pop()
+        if position is not None:
+            state.restore(position)
+            state._apply_action(int(action[node]))
+        k = wanted[node]
+        if k >= 0:
+            strings[k] = string_from(state, int(player[node]))
+        fc = first_child[node]
+        kids = [c for c in range(fc, fc + num_children[node]) if on_path[c]]
+        for c in reversed(kids):
+            stack.append((c, state.snapshot()))
+    return strings
+
+
 _PART_ARRAYS = ("parent", "depth", "action", "player", "node_infoset", "edge_local", "chance_prob",
                 "term_nodes", "term_returns", "infoset_player", "infoset_slots", "slot_action",
                 "infoset_parent_slot")
@@ -636,7 +835,7 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
     stable sort by depth keeps the children of one parent together and in order."""
     num_nodes, n = walk.count, walk.n
     num_slots = len(walk.slot_action)
-    order = np.argsort(np.frombuffer(walk.depth, dtype=np.int32), kind="stable").astype(np.int32)
+    order = _depth_order(walk.depth).astype(np.int32)
     new_of_old = np.empty(num_nodes, dtype=np.int32)
     new_of_old[order] = np.arange(num_nodes, dtype=np.int32)
 
@@ -648,16 +847,14 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
     term_new = new_of_old[np.frombuffer(walk.term_nodes, dtype=np.int32)]
     term_returns = np.frombuffer(walk.term_returns, dtype=np.float64).reshape(-1, n)
     term_returns = term_returns[np.argsort(term_new, kind="stable")]
-    returns_table, outcome = np.unique(term_returns, axis=0, return_inverse=True)
+    returns_table, outcome = _unique_rows(term_returns)
     chance_prob, chance_index = np.unique(np.frombuffer(walk.chance_prob, dtype=np.float64),
                                           return_inverse=True)
     slots_np = np.frombuffer(walk.infoset_slots, dtype=np.int32).copy()
     slot_infoset = np.repeat(np.arange(len(slots_np) - 1, dtype=np.int32), np.diff(slots_np))
     parent_slot = np.frombuffer(walk.infoset_parent_slot, dtype=np.int32).copy()
-    strings = [None] * len(walk.infoset_of)
-    for s, k in walk.infoset_of.items():
-        strings[k] = s
-    return Tree(
+    strings = walk.strings()
+    tree = Tree(
         game_string=str(walk.game),
         num_players=n,
         player=player_np,
@@ -677,6 +874,45 @@ def _breadth_first_tree(walk: _DepthFirst) -> Tree:
                                 -1).astype(np.int32),
         infoset_strings=strings,
     )
+    if strings is None:
+        tree.infoset_strings = ReplayedStrings(tree)
+    return tree
+
+
+def _depth_order(depth) -> np.ndarray:
+    """The preorder nodes' breadth-first order: a stable sort by depth, in
+    the smallest unsigned type that holds the depths (numpy then sorts by
+    radix, in linear time)."""
+    depth = np.frombuffer(depth, dtype=np.int32)
+    small = _compact(depth, np.uint8, np.uint16, np.int32) if len(depth) else depth
+    return np.argsort(small, kind="stable")
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)``, by integer codes:
+    each column's distinct values are numbered in order, a row's numbers
+    make one integer in mixed radix (its order is the rows' lexicographic
+    order), and the integers are made unique. Falls back to ``np.unique``
+    when the codes would not fit in int64 (equal results: tests)."""
+    if rows.size == 0:
+        return np.unique(rows, axis=0, return_inverse=True)
+    codes = np.zeros(len(rows), dtype=np.int64)
+    columns = []
+    span = 1
+    for j in range(rows.shape[1]):
+        values, inverse = np.unique(rows[:, j], return_inverse=True)
+        span *= len(values)
+        if span >= 2 ** 62:
+            return np.unique(rows, axis=0, return_inverse=True)
+        codes = codes * len(values) + inverse.reshape(-1)
+        columns.append(values)
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    table = np.empty((len(distinct), rows.shape[1]), dtype=rows.dtype)
+    for j in range(rows.shape[1] - 1, -1, -1):
+        values = columns[j]
+        table[:, j] = values[distinct % len(values)]
+        distinct = distinct // len(values)
+    return table, inverse.reshape(-1)
 
 
 def _compact(values: np.ndarray, *dtypes) -> np.ndarray:
@@ -742,12 +978,16 @@ _ARRAYS = ("player", "num_children", "parent", "action", "edge", "chance_prob",
 
 
 def save_tree(tree: Tree, path) -> None:
-    """Writes the tree as ``.npz`` atomically (temporary file, then rename)."""
-    encoded = [s.encode("utf-8") for s in tree.infoset_strings]
+    """Writes the tree as ``.npz`` atomically (temporary file, then rename).
+    Strings a :class:`ReplayedStrings` has not made yet are not written (a
+    loaded tree makes them again when asked)."""
+    replayed = isinstance(tree.infoset_strings, ReplayedStrings) and not tree.infoset_strings.made
+    encoded = [] if replayed else [s.encode("utf-8") for s in tree.infoset_strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(b) for b in encoded])
     meta = {"game_string": tree.game_string, "num_players": tree.num_players,
-            "tree_format_version": TREE_FORMAT_VERSION, "compile_seconds": tree.compile_seconds}
+            "tree_format_version": TREE_FORMAT_VERSION, "compile_seconds": tree.compile_seconds,
+            "strings": "replayed" if replayed else "stored"}
     atomic_write(path, lambda f: np.savez(
         f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
         strings=np.frombuffer(b"".join(encoded), dtype=np.uint8), string_offsets=offsets,
@@ -763,6 +1003,9 @@ def load_tree(path) -> Tree:
         off = z["string_offsets"]
         strings = [blob[off[k]:off[k + 1]].decode("utf-8") for k in range(len(off) - 1)]
         arrays = {name: z[name] for name in _ARRAYS}
-    return Tree(game_string=meta["game_string"], num_players=meta["num_players"],
+    tree = Tree(game_string=meta["game_string"], num_players=meta["num_players"],
                 infoset_strings=strings, compile_seconds=meta.get("compile_seconds", 0.0),
                 **arrays)
+    if meta.get("strings") == "replayed":
+        tree.infoset_strings = ReplayedStrings(tree)
+    return tree

@@ -1,0 +1,211 @@
+"""The compiled walk of the tree compiler: a depth-first walk of a game
+whose rules are compiled (capability ``COMPILED``: ``kibitz.games.search.CompiledRules``).
+
+It numbers nodes and information states exactly as the Python walks of
+``kibitz.solvers.tree`` do (preorder, children in ascending order;
+information states in order of discovery, with the same perfect-recall
+checks), and writes the same per-node arrays. An information state is
+known by the sequence of tokens its player has seen, not by its string:
+each player's sequence so far is one integer, interned in a typed dict
+(``intern``: ``sequence * num_tokens + token`` -> a new integer), so a
+child's key is one lookup, not a string. The strings are made afterwards,
+on demand (``tree.ReplayedStrings``).
+
+:func:`walk` runs until the walk ends, pauses at ``stop_at`` nodes (the
+caller reports progress and calls again: every array is the caller's), or
+stops when an output array is full (the caller grows it and calls again).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types as nt
+
+from kibitz.games.search import RULE_SIGNATURES
+
+_JIT = dict(cache=True, nogil=True, boundscheck=False)
+
+# ctr: the walk's counters, kept by the caller between calls
+SP, COUNT, CHANCE_EDGES, TERMINALS, INFOSETS, SLOTS, ERROR, ERROR_AT, INTERNED = range(9)
+# return codes
+DONE, PAUSED, OVER_BUDGET, ERROR_RAISED, FULL, FULL_TABLE, FULL_STACK = range(7)
+# errors (ctr[ERROR]; ctr[ERROR_AT] is the node, information state or outcome)
+BAD_PLAYER, BAD_CHANCE, OTHER_LEGAL, NO_RECALL = range(1, 5)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(**_JIT)
+def _slot(keys, key):
+    """Where ``key`` is, or the empty place (-1) where it would go, in an
+    open-addressing table of ``len(keys)`` (a power of two) places."""
+    mask = len(keys) - 1
+    shift = np.uint64(64 - int(np.log2(len(keys))))
+    i = np.int64((np.uint64(key) * _GOLDEN) >> shift)
+    while True:
+        k = keys[i]
+        if k == key or k == -1:
+            return i
+        i = (i + 1) & mask
+
+
+@numba.njit(**_JIT)
+def _interned(keys, values, ctr, key, n):
+    """The number of a player's token sequence ``key`` (a parent sequence
+    times ``num_tokens`` plus a token): a new one gets the next number
+    (the players' empty sequences are ``0..n-1``)."""
+    i = _slot(keys, key)
+    if keys[i] == key:
+        return values[i]
+    got = ctr[INTERNED] + n
+    keys[i] = key
+    values[i] = got
+    ctr[INTERNED] += 1
+    return got
+
+
+@numba.njit(**_JIT)
+def regrown(keys, values, size):
+    """The table's entries in a table of ``size`` places."""
+    new_keys = np.full(size, -1, dtype=np.int64)
+    new_values = np.empty(size, dtype=np.int64)
+    for i in range(len(keys)):
+        if keys[i] != -1:
+            j = _slot(new_keys, keys[i])
+            new_keys[j] = keys[i]
+            new_values[j] = values[i]
+    return new_keys, new_values
+
+
+_I64, _I32 = nt.int64[::1], nt.int32[::1]
+_TABLE = (_I64, _I64)  # an open-addressing table: keys (-1: empty), values
+_SIGNATURE = nt.int64(
+    *(nt.FunctionType(RULE_SIGNATURES[name]) for name in
+      ("kind", "legal", "outcomes", "apply", "returns", "token")),
+    _I64, nt.int64, nt.int64, nt.int64,  # prm, n, num_tokens, max_branch
+    _I64, nt.int64[:, ::1], _I64, _I64, _I64, _I64, nt.int64[:, ::1], nt.int64[:, ::1],  # ctr, stack
+    _I32, _I32, _I32, nt.int8[::1], _I32, _I32, nt.float64[::1],  # per node, chance_prob
+    _I32, nt.float64[::1], _I32, _I32, _I32, _I32,  # terminals, information states
+    *_TABLE, *_TABLE, nt.int64, nt.int64)  # intern, infoset_of, stop_at, max_nodes
+
+
+@numba.njit(_SIGNATURE, **_JIT)
+def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_branch,
+         ctr, st_state, st_parent, st_action, st_edge, st_depth, st_own, st_key,
+         parent, depth, action, player, node_infoset, edge_local, chance_prob,
+         term_nodes, term_returns, infoset_player, infoset_slots, slot_action,
+         infoset_parent_slot, intern_keys, intern_values, infoset_keys, infoset_values,
+         stop_at, max_nodes):
+    width = st_state.shape[1]
+    cur = np.empty(width, dtype=np.int64)
+    own = np.empty(n, dtype=np.int64)
+    keys = np.empty(n, dtype=np.int64)
+    acts = np.empty(max_branch, dtype=np.int64)
+    probs = np.empty(max_branch, dtype=np.float64)
+    ret = np.empty(n, dtype=np.float64)
+    sp, count = ctr[SP], ctr[COUNT]
+    nch, nterm, ninf, nslots = ctr[CHANCE_EDGES], ctr[TERMINALS], ctr[INFOSETS], ctr[SLOTS]
+    status = DONE
+    while sp > 0:
+        if count == stop_at:
+            status = PAUSED
+            break
+        if (count >= parent.shape[0] or nch + max_branch > chance_prob.shape[0]
+                or nterm >= term_nodes.shape[0] or ninf >= infoset_player.shape[0]
+                or nslots + max_branch > slot_action.shape[0]):
+            status = FULL
+            break
+        if sp + max_branch > st_state.shape[0]:
+            status = FULL_STACK
+            break
+        if (2 * (ctr[INTERNED] + n * max_branch) > intern_keys.shape[0]
+                or 2 * (ninf + 1) > infoset_keys.shape[0]):
+            status = FULL_TABLE
+            break
+        sp -= 1
+        node = count
+        count += 1
+        if count > max_nodes:
+            status = OVER_BUDGET
+            break
+        cur[:] = st_state[sp]
+        own[:] = st_own[sp]
+        keys[:] = st_key[sp]
+        dep = st_depth[sp]
+        parent[node] = st_parent[sp]
+        depth[node] = dep
+        action[node] = st_action[sp]
+        edge_local[node] = st_edge[sp]
+        who = kind(cur, prm)
+        if who == -4:
+            player[node] = -4
+            node_infoset[node] = -1
+            term_nodes[nterm] = node
+            returns(cur, prm, ret)
+            term_returns[nterm * n:(nterm + 1) * n] = ret
+            nterm += 1
+            continue
+        player[node] = who
+        if who == -1:
+            node_infoset[node] = -1
+            k = outcomes(cur, prm, acts, probs)
+            e0 = nch  # the children's chance edges
+            for j in range(k):
+                if not probs[j] > 0.0:
+                    ctr[ERROR], ctr[ERROR_AT] = BAD_CHANCE, acts[j]
+                    return ERROR_RAISED
+                chance_prob[nch] = probs[j]
+                nch += 1
+        else:
+            if who < 0 or who >= n:
+                ctr[ERROR], ctr[ERROR_AT] = BAD_PLAYER, node
+                return ERROR_RAISED
+            k = legal(cur, prm, acts)
+            key = keys[who]
+            at = _slot(infoset_keys, key)
+            if infoset_keys[at] != key:
+                inf = ninf
+                infoset_keys[at] = key
+                infoset_values[at] = inf
+                infoset_player[inf] = who
+                slot_action[nslots:nslots + k] = acts[:k]
+                nslots += k
+                infoset_slots[inf + 1] = nslots
+                infoset_parent_slot[inf] = own[who]
+                ninf += 1
+            else:
+                inf = infoset_values[at]
+                lo, hi = infoset_slots[inf], infoset_slots[inf + 1]
+                same = hi - lo == k
+                for j in range(k if same else 0):
+                    same = same and slot_action[lo + j] == acts[j]
+                if not same:
+                    ctr[ERROR], ctr[ERROR_AT] = OTHER_LEGAL, inf
+                    return ERROR_RAISED
+                if infoset_parent_slot[inf] != own[who]:
+                    ctr[ERROR], ctr[ERROR_AT] = NO_RECALL, inf
+                    return ERROR_RAISED
+            node_infoset[node] = inf
+            e0 = infoset_slots[inf]  # the children's slots
+        # the children, the last one first (the first is popped next)
+        for j in range(k - 1, -1, -1):
+            st_state[sp] = cur
+            a = acts[j]
+            for q in range(n):
+                t = token(cur, prm, a, q)
+                st_key[sp, q] = keys[q] if t < 0 else _interned(intern_keys, intern_values, ctr,
+                                                                keys[q] * num_tokens + t, n)
+            apply(st_state[sp], prm, a)
+            st_parent[sp], st_action[sp], st_edge[sp], st_depth[sp] = node, a, e0 + j, dep + 1
+            st_own[sp] = own
+            if who >= 0:
+                st_own[sp, who] = e0 + j
+            sp += 1
+    if status == OVER_BUDGET:
+        ctr[COUNT] = count
+        return status
+    ctr[SP], ctr[COUNT] = sp, count
+    ctr[CHANCE_EDGES], ctr[TERMINALS], ctr[INFOSETS], ctr[SLOTS] = nch, nterm, ninf, nslots
+    return status
