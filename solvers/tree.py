@@ -709,25 +709,32 @@ def _replay_strings(tree: Tree) -> list:
         up = up[up >= 0]
         frontier = np.unique(up[~on_path[up]])
     string_from = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True)).string_from
-    first_child = tree.first_child.astype(np.int64)
-    num_children = tree.num_children.astype(np.int64)
-    action = tree.action.astype(np.int64)
-    player = tree.player
+    # the nodes on the paths, grouped by parent (breadth-first order keeps
+    # a parent's children together), as Python lists for the loop below
+    nodes = np.flatnonzero(on_path)
+    kids: dict = {}
+    for node, up in zip(nodes[1:].tolist(), parent[nodes[1:]].tolist()):
+        kids.setdefault(up, []).append(node)
+    action, player, wanted = tree.action.tolist(), tree.player.tolist(), wanted.tolist()
     strings = [None] * tree.num_infosets
     state = game.new_initial_state()
+    snapshot, restore, play = state.snapshot, state.restore, state._apply_action
+    # (node, the position to play its action on, or None: the state's own)
     stack = [(0, None)]
     while stack:
         node, position = stack.pop()
         if position is not None:
-            state.restore(position)
-            state._apply_action(int(action[node]))
+            restore(position)
+        if node:
+            play(action[node])
         k = wanted[node]
         if k >= 0:
-            strings[k] = string_from(state, int(player[node]))
-        fc = first_child[node]
-        kids = [c for c in range(fc, fc + num_children[node]) if on_path[c]]
-        for c in reversed(kids):
-            stack.append((c, state.snapshot()))
+            strings[k] = string_from(state, player[node])
+        below = kids.get(node)
+        if below:
+            # the first child, popped next, plays on this position itself
+            stack.extend((c, snapshot()) for c in reversed(below[1:]))
+            stack.append((below[0], None))
     return strings
 
 
