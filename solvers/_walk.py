@@ -5,11 +5,16 @@ It numbers nodes and information states exactly as the Python walks of
 ``kibitz.solvers.tree`` do (preorder, children in ascending order;
 information states in order of discovery, with the same perfect-recall
 checks), and writes the same per-node arrays. An information state is
-known by the sequence of tokens its player has seen, not by its string:
-each player's sequence so far is one integer, interned in a typed dict
-(``intern``: ``sequence * num_tokens + token`` -> a new integer), so a
-child's key is one lookup, not a string. The strings are made afterwards,
-on demand (``tree.ReplayedStrings``).
+known by the sequence of tokens its player has seen, not by its string.
+What every player sees alike (the same token for all: a public move) goes
+into one public sequence; what a player sees apart, into that player's
+private sequence, each private token with the public sequence it came
+after. A player's sequence is then the pair (public, private), and the
+pair gives back the interleaving. Each sequence is one integer, interned in
+an open-addressing table one token at a time (``(sequence * num_tokens +
+token, public or -1)`` -> a new integer), so a child's keys cost one
+lookup for a public move instead of one per player, and no string is
+made. The strings are made afterwards, on demand (``tree.ReplayedStrings``).
 
 :func:`walk` runs until the walk ends, pauses at ``stop_at`` nodes (the
 caller reports progress and calls again: every array is the caller's), or
@@ -35,52 +40,57 @@ BAD_PLAYER, BAD_CHANCE, OTHER_LEGAL, NO_RECALL = range(1, 5)
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_OTHER = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 @numba.njit(**_JIT)
-def _slot(keys, key):
-    """Where ``key`` is, or the empty place (-1) where it would go, in an
-    open-addressing table of ``len(keys)`` (a power of two) places."""
-    mask = len(keys) - 1
-    shift = np.uint64(64 - int(np.log2(len(keys))))
-    i = np.int64((np.uint64(key) * _GOLDEN) >> shift)
+def _slot(keys1, keys2, k1, k2):
+    """Where the key ``(k1, k2)`` is, or the empty place (``keys1`` -1)
+    where it would go, in an open-addressing table of ``len(keys1)`` (a
+    power of two) places."""
+    mask = len(keys1) - 1
+    shift = np.uint64(64 - int(np.log2(len(keys1))))
+    i = np.int64(((np.uint64(k1) * _GOLDEN) ^ (np.uint64(k2) * _OTHER)) * _GOLDEN >> shift)
     while True:
-        k = keys[i]
-        if k == key or k == -1:
+        a = keys1[i]
+        if a == -1 or (a == k1 and keys2[i] == k2):
             return i
         i = (i + 1) & mask
 
 
 @numba.njit(**_JIT)
-def _interned(keys, values, ctr, key, n):
-    """The number of a player's token sequence ``key`` (a parent sequence
-    times ``num_tokens`` plus a token): a new one gets the next number
-    (the players' empty sequences are ``0..n-1``)."""
-    i = _slot(keys, key)
-    if keys[i] == key:
+def _interned(keys1, keys2, values, ctr, k1, k2, n):
+    """The number of the sequence ``k1`` (a parent sequence times
+    ``num_tokens`` plus a token) after the public sequence ``k2`` (-1 for a
+    public token): a new one gets the next number (the players' empty
+    private sequences are ``0..n-1``, the empty public one ``n``)."""
+    i = _slot(keys1, keys2, k1, k2)
+    if keys1[i] == k1 and keys2[i] == k2:
         return values[i]
-    got = ctr[INTERNED] + n
-    keys[i] = key
+    got = ctr[INTERNED] + n + 1
+    keys1[i] = k1
+    keys2[i] = k2
     values[i] = got
     ctr[INTERNED] += 1
     return got
 
 
 @numba.njit(**_JIT)
-def regrown(keys, values, size):
+def regrown(keys1, keys2, values, size):
     """The table's entries in a table of ``size`` places."""
-    new_keys = np.full(size, -1, dtype=np.int64)
+    new1 = np.full(size, -1, dtype=np.int64)
+    new2 = np.empty(size, dtype=np.int64)
     new_values = np.empty(size, dtype=np.int64)
-    for i in range(len(keys)):
-        if keys[i] != -1:
-            j = _slot(new_keys, keys[i])
-            new_keys[j] = keys[i]
-            new_values[j] = values[i]
-    return new_keys, new_values
+    for i in range(len(keys1)):
+        if keys1[i] != -1:
+            j = _slot(new1, new2, keys1[i], keys2[i])
+            new1[j], new2[j], new_values[j] = keys1[i], keys2[i], values[i]
+    return new1, new2, new_values
 
 
 _I64, _I32 = nt.int64[::1], nt.int32[::1]
-_TABLE = (_I64, _I64)  # an open-addressing table: keys (-1: empty), values
+#: an open-addressing table: two key arrays (``keys1`` -1: empty) and values
+_TABLE = (_I64, _I64, _I64)
 _SIGNATURE = nt.int64(
     *(nt.FunctionType(RULE_SIGNATURES[name]) for name in
       ("kind", "legal", "outcomes", "apply", "returns", "token")),
@@ -88,7 +98,7 @@ _SIGNATURE = nt.int64(
     _I64, nt.int64[:, ::1], _I64, _I64, _I64, _I64, nt.int64[:, ::1], nt.int64[:, ::1],  # ctr, stack
     _I32, _I32, _I32, nt.int8[::1], _I32, _I32, nt.float64[::1],  # per node, chance_prob
     _I32, nt.float64[::1], _I32, _I32, _I32, _I32,  # terminals, information states
-    *_TABLE, *_TABLE, nt.int64, nt.int64)  # intern, infoset_of, stop_at, max_nodes
+    *_TABLE, *_TABLE, nt.int64, nt.int64)  # intern, infosets, stop_at, max_nodes
 
 
 @numba.njit(_SIGNATURE, **_JIT)
@@ -96,12 +106,13 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
          ctr, st_state, st_parent, st_action, st_edge, st_depth, st_own, st_key,
          parent, depth, action, player, node_infoset, edge_local, chance_prob,
          term_nodes, term_returns, infoset_player, infoset_slots, slot_action,
-         infoset_parent_slot, intern_keys, intern_values, infoset_keys, infoset_values,
+         infoset_parent_slot, intern1, intern2, intern_values, infoset1, infoset2, infoset_values,
          stop_at, max_nodes):
     width = st_state.shape[1]
     cur = np.empty(width, dtype=np.int64)
     own = np.empty(n, dtype=np.int64)
-    keys = np.empty(n, dtype=np.int64)
+    keys = np.empty(n + 1, dtype=np.int64)  # each player's private sequence, the public one
+    seen = np.empty(n, dtype=np.int64)
     acts = np.empty(max_branch, dtype=np.int64)
     probs = np.empty(max_branch, dtype=np.float64)
     ret = np.empty(n, dtype=np.float64)
@@ -120,8 +131,8 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
         if sp + max_branch > st_state.shape[0]:
             status = FULL_STACK
             break
-        if (2 * (ctr[INTERNED] + n * max_branch) > intern_keys.shape[0]
-                or 2 * (ninf + 1) > infoset_keys.shape[0]):
+        if (2 * (ctr[INTERNED] + n * max_branch) > intern1.shape[0]
+                or 2 * (ninf + 1) > infoset1.shape[0]):
             status = FULL_TABLE
             break
         sp -= 1
@@ -163,11 +174,10 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
                 ctr[ERROR], ctr[ERROR_AT] = BAD_PLAYER, node
                 return ERROR_RAISED
             k = legal(cur, prm, acts)
-            key = keys[who]
-            at = _slot(infoset_keys, key)
-            if infoset_keys[at] != key:
+            at = _slot(infoset1, infoset2, keys[n], keys[who])
+            if infoset1[at] == -1:
                 inf = ninf
-                infoset_keys[at] = key
+                infoset1[at], infoset2[at] = keys[n], keys[who]
                 infoset_values[at] = inf
                 infoset_player[inf] = who
                 slot_action[nslots:nslots + k] = acts[:k]
@@ -193,10 +203,20 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
         for j in range(k - 1, -1, -1):
             st_state[sp] = cur
             a = acts[j]
+            public = True
             for q in range(n):
-                t = token(cur, prm, a, q)
-                st_key[sp, q] = keys[q] if t < 0 else _interned(intern_keys, intern_values, ctr,
-                                                                keys[q] * num_tokens + t, n)
+                seen[q] = token(cur, prm, a, q)
+                public = public and seen[q] == seen[0]
+            st_key[sp] = keys
+            pub = keys[n]
+            if public and seen[0] >= 0:
+                st_key[sp, n] = _interned(intern1, intern2, intern_values, ctr,
+                                          pub * num_tokens + seen[0], -1, n)
+            else:
+                for q in range(n):
+                    if seen[q] >= 0:
+                        st_key[sp, q] = _interned(intern1, intern2, intern_values, ctr,
+                                                  keys[q] * num_tokens + seen[q], pub, n)
             apply(st_state[sp], prm, a)
             st_parent[sp], st_action[sp], st_edge[sp], st_depth[sp] = node, a, e0 + j, dep + 1
             st_own[sp] = own

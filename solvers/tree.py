@@ -575,10 +575,10 @@ class _CompiledDepthFirst(_DepthFirst):
         stack = dict(state=np.zeros((cap, width), np.int64), parent=np.zeros(cap, np.int64),
                      action=np.zeros(cap, np.int64), edge=np.zeros(cap, np.int64),
                      depth=np.zeros(cap, np.int64), own=np.full((cap, n), -1, np.int64),
-                     key=np.zeros((cap, n), np.int64))
+                     key=np.zeros((cap, n + 1), np.int64))
         stack["state"][0] = rules.initial
         stack["parent"][0] = stack["action"][0] = stack["edge"][0] = -1
-        stack["key"][0] = np.arange(n)
+        stack["key"][0] = np.arange(n + 1)  # the empty private sequences, the empty public one
         size = min(self.OUTPUT, self.max_nodes + 1)
         out = {name: np.zeros(size, dtype) for name, dtype in _COMPILED_OUT}
         out["chance_prob"] = np.zeros(size * 2 + branch, np.float64)
@@ -587,8 +587,8 @@ class _CompiledDepthFirst(_DepthFirst):
         out["infoset_slots"] = np.zeros(size + 1, np.int32)
         ctr = np.zeros(9, np.int64)
         ctr[_walk.SP] = 1
-        tables = {name: (np.full(self.TABLE, -1, np.int64), np.zeros(self.TABLE, np.int64))
-                  for name in ("intern", "infoset")}
+        tables = {name: (np.full(self.TABLE, -1, np.int64), np.zeros(self.TABLE, np.int64),
+                         np.zeros(self.TABLE, np.int64)) for name in ("intern", "infoset")}
         stop_at = self.CHUNK
         while True:
             status = _walk.walk(rules.kind, rules.legal, rules.outcomes, rules.apply, rules.returns,
@@ -613,8 +613,8 @@ class _CompiledDepthFirst(_DepthFirst):
                 for name, arr in stack.items():
                     stack[name] = np.concatenate([arr, np.zeros_like(arr)])
             elif status == _walk.FULL_TABLE:
-                for name, (keys, values) in tables.items():
-                    tables[name] = _walk.regrown(keys, values, 4 * len(keys))
+                for name, table in tables.items():
+                    tables[name] = _walk.regrown(*table, 4 * len(table[0]))
             elif status == _walk.OVER_BUDGET:
                 _refuse(self.game, int(ctr[_walk.COUNT]), self.max_nodes)
             else:
