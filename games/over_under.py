@@ -242,7 +242,8 @@ SPEC = _common.GameSpec(
     summary="Predict over or under a stack's top card; wrong guesses take the stack.",
     params=PARAMS,
     small="over_under(players=2,copies=1,stacks=1,rounds=1)",
-    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.PUBLIC_CHANCE}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.PUBLIC_CHANCE,
+                      search.COMPILED}),
     encodings=("compact",),
 )
 
@@ -331,6 +332,12 @@ class OverUnderGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         return OverUnderObserver(iig_obs_type, self, params)
+
+    def compiled_rules(self):
+        """The rules compiled for the tree compiler (``search.COMPILED``:
+        games/_over_under_rules.py)."""
+        from kibitz.games import _over_under_rules
+        return _over_under_rules.compiled_rules(self)
 
     # encodings for learning (kibitz.games.encoding)
     def _compact(self) -> "CompactEncoder":

@@ -1,0 +1,280 @@
+"""Over/Under's rules compiled (numba), for the tree compiler (capability ``COMPILED``).
+
+The same rules as :class:`kibitz.games.over_under.OverUnderState`, on a
+position held as one int64 array, so that a compiled walk
+(``kibitz.solvers.tree``) expands a node without a Python call per rule.
+What a walk needs of a position, and nothing else, is kept: the event log
+is the walk's business (``token``), the dealer only shows in the log, and
+the legal predictions are the stacks not claimed (every stack is dealt
+before the first prediction of a round).
+
+Position (``int64``), with ``n`` seats, ``KC`` card kinds and ``S`` stacks:
+
+=======================  ==================================================
+index                    meaning
+=======================  ==================================================
+0                        phase (``over_under.DEAL`` .. ``over_under.OVER``)
+1                        the round, from 1
+2                        the seat to move (predict or give)
+3                        cards in the deck
+4                        stacks dealt this round
+5                        stacks on the table (dealt, not claimed)
+6                        the stack of the prediction being resolved, or -1
+7                        1 if that prediction is "over", 0 "under"
+8                        solo version: the money donated at the end, or -1
+9 + p                    seat ``p``'s tally
+9 + n + k                cards of kind ``k`` in the deck
+9 + n + KC + s            the top card kind of stack ``s``, or -1
+9 + n + KC + S + s       the money in stack ``s``
+9 + n + KC + 2*S + s     the seat that claimed stack ``s``, or -1
+=======================  ==================================================
+
+Parameters (``int64``): players, card values ``K``, card kinds ``KC``,
+stacks, copies, bills (``copies * K``), rounds, 1 for the cut-throat
+variant, 1 for payoff ``win`` (0: ``score``), 1 with jokers, the offsets
+of the deck counts, tops, money and claimers above, then the value of
+each card kind (``KC`` of them: the bills', then 2, 0, 0 for the jokers).
+
+Tokens (what a player sees of a move): a dealt card ``k``, a flipped
+card ``KC + k``, every decision (prediction or give) ``2*KC + action``;
+``num_tokens = 2*KC + 2*S + n``. Every event of Over/Under is public and
+the perfect-recall information-state string (``OverUnderObserver``) is
+``p{player}`` and one line per event of the log. Each move adds at least
+one line (a deal, a prediction, a flip, a give), and that line names the
+move (the card, the stack and direction, the seat given to); the other
+lines (round starts and ends, claims, the result) follow from the moves
+before them. So a string is the sequence of moves, and two histories give
+one player the same string exactly when they give the same tokens (never
+-1: every player sees every move). The offsets keep a deal, a flip and a
+decision apart even where the phase would already tell them apart.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from kibitz.games import search
+
+_JIT = dict(cache=True, nogil=True, boundscheck=False)
+
+DEAL, PREDICT, FLIP, GIVE, OVER = range(5)  # over_under's phases
+# position header
+PHASE, ROUND, TURN, REM, NDEALT, OPEN, PSTACK, POVER, DONATED = range(9)
+_FIRST_TALLY = 9
+# params
+(N, K, KC, S, COPIES, BILLS, ROUNDS, CUT, WIN, JOKERS, COUNTS_AT, TOP_AT, MONEY_AT,
+ OWNER_AT) = range(14)
+_FIRST_VALUE = 14
+
+
+@numba.njit(search.RULE_SIGNATURES["kind"], **_JIT)
+def kind(s, prm):
+    ph = s[PHASE]
+    if ph == PREDICT or ph == GIVE:
+        return s[TURN]
+    if ph == OVER:
+        return -4
+    return -1
+
+
+@numba.njit(search.RULE_SIGNATURES["legal"], **_JIT)
+def legal(s, prm, out):
+    j = 0
+    if s[PHASE] == PREDICT:
+        owner = prm[OWNER_AT]
+        for st in range(prm[S]):
+            if s[owner + st] < 0:
+                out[j] = 2 * st
+                out[j + 1] = 2 * st + 1
+                j += 2
+    elif s[PHASE] == GIVE:
+        base, turn = 2 * prm[S], s[TURN]
+        for p in range(prm[N]):
+            if p != turn:
+                out[j] = base + p
+                j += 1
+    return j
+
+
+@numba.njit(search.RULE_SIGNATURES["outcomes"], **_JIT)
+def outcomes(s, prm, actions, probs):
+    counts, rem = prm[COUNTS_AT], s[REM]
+    j = 0
+    for k in range(prm[KC]):
+        m = s[counts + k]
+        if m:
+            actions[j] = k
+            probs[j] = m / rem
+            j += 1
+    return j
+
+
+@numba.njit(**_JIT)
+def _new_round(s, prm):
+    s[ROUND] += 1
+    s[TURN] = (s[ROUND] - 1) % prm[N]
+    s[PHASE] = DEAL
+    counts, kinds, values = prm[COUNTS_AT], prm[KC], prm[K]
+    for k in range(kinds):
+        s[counts + k] = prm[COPIES] if k < values else 0
+    s[REM] = prm[BILLS]
+    s[NDEALT] = 0
+    top, money, owner = prm[TOP_AT], prm[MONEY_AT], prm[OWNER_AT]
+    for st in range(prm[S]):
+        s[top + st] = -1
+        s[money + st] = 0
+        s[owner + st] = -1
+    s[OPEN] = 0
+    s[PSTACK] = -1
+    s[POVER] = 1
+
+
+@numba.njit(**_JIT)
+def _claim(s, prm, seat):
+    st = s[PSTACK]
+    s[prm[OWNER_AT] + st] = seat
+    s[_FIRST_TALLY + seat] += s[prm[MONEY_AT] + st]
+    s[OPEN] -= 1
+
+
+@numba.njit(**_JIT)
+def _advance(s, prm):
+    if s[OPEN] and s[REM]:
+        s[TURN] = (s[TURN] + 1) % prm[N]
+        s[PHASE] = PREDICT
+        return
+    money, owner = prm[MONEY_AT], prm[OWNER_AT]
+    left = 0
+    for st in range(prm[S]):
+        if s[owner + st] < 0:
+            left += s[money + st]
+    if s[ROUND] < prm[ROUNDS]:
+        _new_round(s, prm)
+        return
+    s[PHASE] = OVER
+    if prm[N] == 1:
+        s[DONATED] = left
+
+
+@numba.njit(**_JIT)
+def _deal(s, prm, k):
+    st = s[NDEALT]
+    s[prm[TOP_AT] + st] = k
+    s[prm[MONEY_AT] + st] = prm[_FIRST_VALUE + k]
+    s[NDEALT] = st + 1
+    if st + 1 == prm[S]:
+        if prm[JOKERS]:
+            counts = prm[COUNTS_AT] + prm[K]
+            s[counts] = s[counts + 1] = s[counts + 2] = 1
+            s[REM] += 3
+        s[OPEN] = prm[S]
+        s[PHASE] = PREDICT
+
+
+@numba.njit(**_JIT)
+def _flip(s, prm, k):
+    st = s[PSTACK]
+    top, money = prm[TOP_AT] + st, prm[MONEY_AT] + st
+    values = prm[K]
+    # 0 safe, 1 bust, 2 tie, 3 joker (Pyramid or Eagle)
+    if k < values:
+        v = prm[_FIRST_VALUE + k]
+        t = prm[_FIRST_VALUE + s[top]]
+        s[money] += v
+        s[top] = k
+        if v == t:
+            outcome = 2
+        elif (v > t) == (s[POVER] == 1):
+            outcome = 0
+        else:
+            outcome = 1
+    elif k == values:
+        s[money] += 2
+        s[top] = k
+        outcome = 0
+    else:
+        outcome = 3
+    if outcome == 0 or (outcome == 2 and not prm[CUT]):
+        _advance(s, prm)
+    elif outcome == 1 or prm[N] == 1:
+        _claim(s, prm, s[TURN])
+        _advance(s, prm)
+    else:
+        s[PHASE] = GIVE
+
+
+@numba.njit(search.RULE_SIGNATURES["apply"], **_JIT)
+def apply(s, prm, a):
+    ph = s[PHASE]
+    if ph == DEAL or ph == FLIP:
+        s[prm[COUNTS_AT] + a] -= 1
+        s[REM] -= 1
+        if ph == DEAL:
+            _deal(s, prm, a)
+        else:
+            _flip(s, prm, a)
+    elif ph == PREDICT:
+        s[PSTACK] = a >> 1
+        s[POVER] = 1 - (a & 1)
+        s[PHASE] = FLIP
+    else:  # GIVE
+        _claim(s, prm, a - 2 * prm[S])
+        _advance(s, prm)
+
+
+@numba.njit(search.RULE_SIGNATURES["returns"], **_JIT)
+def returns(s, prm, out):
+    """``OverUnderState.returns()`` of a final position, into ``out``."""
+    n = prm[N]
+    if n == 1:
+        out[0] = float(s[DONATED])
+        return
+    if prm[WIN]:
+        best = s[_FIRST_TALLY]
+        for p in range(1, n):
+            best = min(best, s[_FIRST_TALLY + p])
+        winners = 0
+        for p in range(n):
+            if s[_FIRST_TALLY + p] == best:
+                winners += 1
+        share = 1.0 / winners
+        for p in range(n):
+            out[p] = share if s[_FIRST_TALLY + p] == best else 0.0
+    else:
+        total = 0
+        for p in range(n):
+            total += s[_FIRST_TALLY + p]
+        mean = total / n
+        for p in range(n):
+            out[p] = mean - s[_FIRST_TALLY + p]
+
+
+@numba.njit(search.RULE_SIGNATURES["token"], **_JIT)
+def token(s, prm, a, player):
+    ph = s[PHASE]
+    if ph == DEAL:
+        return a
+    if ph == FLIP:
+        return prm[KC] + a
+    return 2 * prm[KC] + a
+
+
+def compiled_rules(game) -> search.CompiledRules:
+    """The compiled rules of an ``over_under`` game."""
+    r = game.rules
+    n, kinds, stacks = r.n, r.KC, r.S
+    counts_at = _FIRST_TALLY + n
+    top_at = counts_at + kinds
+    money_at = top_at + stacks
+    owner_at = money_at + stacks
+    params = np.array([n, r.K, kinds, stacks, r.copies, r.bills, r.rounds, int(r.cut),
+                       1 if r.payoff == "win" else 0, int(r.jokers), counts_at, top_at,
+                       money_at, owner_at, *r.vals[:kinds]], dtype=np.int64)
+    initial = np.zeros(owner_at + stacks, dtype=np.int64)
+    initial[DONATED] = -1
+    _new_round(initial, params)
+    return search.CompiledRules(
+        initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
+        returns=returns, token=token, num_tokens=2 * kinds + 2 * stacks + n,
+        max_branch=max(kinds, 2 * stacks, n))
