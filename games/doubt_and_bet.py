@@ -290,7 +290,7 @@ SPEC = _common.GameSpec(
     params=PARAMS,
     small="doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)",
     search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.RANDOM_ACTION,
-                      search.RESAMPLE_MEMO}),
+                      search.RESAMPLE_MEMO, search.COMPILED}),
     encodings=("compact",),
     action_factors=True,
 )
@@ -407,6 +407,11 @@ class DoubtAndBetGame(pyspiel.Game):
             index.setflags(write=False)
             table = self.__dict__["_action_factors"] = (index, count)
         return table
+
+    def compiled_rules(self):
+        """The rules compiled for the tree compiler (``search.COMPILED``: games/_doubt_and_bet_rules.py)."""
+        from kibitz.games import _doubt_and_bet_rules
+        return _doubt_and_bet_rules.compiled_rules(self)
 
 
 class _Core(_common.SlotsState):

@@ -257,7 +257,8 @@ def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = 
     pyspiel API alone (a clone per child), ``"direct"`` through a kibitz
     game's Python rules (``DIRECT`` and ``SNAPSHOT``), ``"auto"`` the
     fastest walk the game allows: the compiled walk of a game with
-    ``COMPILED``, else the direct one, else the reference one. All give
+    ``COMPILED`` (whose keys fit in int64 for ``max_nodes``: :func:`_keys_fit`),
+    else the direct one, else the reference one. All give
     the identical tree. ``workers=2`` splits the direct walk of a game
     whose root is a chance node over two processes (the same tree again);
     other walks run in one.
@@ -310,6 +311,17 @@ def _compiled_walk(game: pyspiel.Game) -> bool:
     return _direct_walk(game) and search.COMPILED in search.capabilities(game)
 
 
+def _keys_fit(rules, num_players: int, max_nodes: int) -> bool:
+    """Whether the compiled walk's keys stay in int64 on a walk of up to
+    ``max_nodes`` nodes: each child interns at most one sequence per
+    player, and a key is a sequence number times ``num_tokens`` plus a
+    token. A game whose tokens are too many for the budget (Doubt and Bet
+    with five players, whose reveal tokens number the hands shown) is
+    walked directly instead."""
+    most = (num_players + 2 + (max_nodes + 1) * num_players) * rules.num_tokens
+    return most < 2 ** 62
+
+
 def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto",
           workers: int = 1) -> Tree:
     """Walks ``game`` depth first, then lays the nodes out breadth first."""
@@ -318,9 +330,10 @@ def _walk(game: pyspiel.Game, max_nodes: int, progress, walker: str = "auto",
         raise ValueError(f"walker 'direct': {game} is not a kibitz game with capabilities "
                          "DIRECT and SNAPSHOT; use 'auto' or 'reference'")
     direct = walker != "reference" and _direct_walk(game)
-    if walker == "auto" and _compiled_walk(game):
+    rules = game.compiled_rules() if walker == "auto" and _compiled_walk(game) else None
+    if rules is not None and _keys_fit(rules, game.num_players(), max_nodes):
         walk = _CompiledDepthFirst(game, max_nodes, progress)
-        walk.run()
+        walk.run(rules)
     elif direct and workers == 2:
         walk = _walk_two(game, max_nodes, progress)
     else:
@@ -563,13 +576,14 @@ class _CompiledDepthFirst(_DepthFirst):
     ``infoset_strings`` are a :class:`ReplayedStrings`."""
 
     CHUNK = 100_000  #: nodes between progress reports
-    STACK = 64  #: first stack size, in nodes' children (grown by doubling)
-    TABLE = 1 << 16  #: first size of the two hash tables (a power of two; grown 4x)
-    OUTPUT = CHUNK  #: first size of the per-node outputs (grown by doubling)
+    # first sizes, small so that a small tree costs little (grown as needed)
+    STACK = 4  #: of the stack, in nodes' children (grown by doubling)
+    TABLE = 1 << 12  #: of the two hash tables (a power of two; grown 4x)
+    OUTPUT = 1 << 12  #: of the per-node outputs (grown by doubling)
 
-    def run(self) -> None:
+    def run(self, rules) -> None:
+        """Walks the game with ``rules`` (its ``compiled_rules()``)."""
         from kibitz.solvers import _walk
-        rules = self.game.compiled_rules()
         n, width, branch = self.n, len(rules.initial), rules.max_branch
         cap = self.STACK * branch
         stack = dict(state=np.zeros((cap, width), np.int64), parent=np.zeros(cap, np.int64),

@@ -59,9 +59,19 @@ def test_every_walker_gives_the_same_tree(game_string, workers, walker):
 #: with compiled rules changed from its small configuration somewhere
 COMPILED_MORE = [
     "pub(players=4,suits=2,ranks=3,removed=0,hand=1,payoff=score)",
-    "pub(players=3,suits=2,ranks=4,removed=1,hand=1)",
+    "pub(players=3,suits=2,ranks=3,removed=1,hand=1)",
     "pub(players=3,suits=3,ranks=2,removed=1,hand=1)",
     "pub(players=3,suits=1,ranks=6,removed=0,hand=1,payoff=score)",
+    "over_under(players=3,copies=1,stacks=2,rounds=1,variant=cutthroat,payoff=score)",
+    "over_under(players=1,copies=1,stacks=1,jokers=true)",
+    "over_under(players=2,copies=1,stacks=5,rounds=1,variant=cutthroat)",
+    "doubt_and_bet(players=2,chips=0,slots=2,colours=1,copies=2,max_rounds=2)",
+    "doubt_and_bet(players=4,chips=1,slots=1,colours=1,copies=0,single_bet=true)",
+    "doubt_and_bet(players=5,chips=1,slots=1,colours=1,copies=3,single_bet=true)",
+    "doubt_and_bet(players=2,chips=1,slots=2,colours=1,copies=2,max_rounds=3,upkeep_start=2,"
+    "upkeep_every=1)",
+    "doubt_and_bet(players=2,chips=3,slots=1,colours=1,copies=1,max_rounds=3,upkeep_start=2,"
+    "upkeep_every=1,payoff=rank)",
 ]
 
 
@@ -121,6 +131,18 @@ def test_unique_rows_falls_back_when_its_codes_would_not_fit():
     table, inverse = _unique_rows(rows)
     want_table, want_inverse = np.unique(rows, axis=0, return_inverse=True)
     assert np.array_equal(table, want_table) and np.array_equal(inverse, want_inverse.reshape(-1))
+
+
+def test_a_game_whose_keys_would_overflow_is_walked_directly(monkeypatch):
+    game = pyspiel.load_game(games.REGISTRY["pub"].small)
+    rules = game.compiled_rules()
+    assert tree_module._keys_fit(rules, 3, tree_module.DEFAULT_MAX_NODES)
+    many = rules._replace(num_tokens=2 ** 40)
+    assert not tree_module._keys_fit(many, 3, tree_module.DEFAULT_MAX_NODES)
+    monkeypatch.setattr(type(game), "compiled_rules", lambda self: many)
+    monkeypatch.setattr(tree_module._CompiledDepthFirst, "run", None)  # never called
+    _assert_same(compile_tree(game, use_cache=False, walker="reference"),
+                 compile_tree(game, use_cache=False))
 
 
 @numba.njit(search.RULE_SIGNATURES["token"])
