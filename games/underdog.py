@@ -197,7 +197,7 @@ SPEC = _common.GameSpec(
     summary="13 cards: swap or flip the underdog card, then fight or pass.",
     params=PARAMS,
     small="underdog(players=3,cards=5,bank=2)",
-    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.COMPILED}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Underdog", PARAMS, min_players=3, max_players=6)
@@ -247,6 +247,11 @@ class UnderdogGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         return UnderdogObserver(iig_obs_type, self, params)
+
+    def compiled_rules(self):
+        """The rules compiled for the tree compiler (``search.COMPILED``: games/_underdog_rules.py)."""
+        from kibitz.games import _underdog_rules
+        return _underdog_rules.compiled_rules(self)
 
 
 class _Core(_common.SlotsState):

@@ -65,6 +65,8 @@ COMPILED_MORE = [
     "over_under(players=3,copies=1,stacks=2,rounds=1,variant=cutthroat,payoff=score)",
     "over_under(players=1,copies=1,stacks=1,jokers=true)",
     "over_under(players=2,copies=1,stacks=5,rounds=1,variant=cutthroat)",
+    "underdog(players=4,cards=6,bank=1,chips=1)",
+    "underdog(players=3,cards=5,chips=1,bank=5,last_round_stake=1,max_rounds=1,payoff=chips)",
     "doubt_and_bet(players=2,chips=0,slots=2,colours=1,copies=2,max_rounds=2)",
     "doubt_and_bet(players=4,chips=1,slots=1,colours=1,copies=0,single_bet=true)",
     "doubt_and_bet(players=5,chips=1,slots=1,colours=1,copies=3,single_bet=true)",

@@ -1,0 +1,349 @@
+"""Underdog's rules compiled (numba), for the tree compiler (capability ``COMPILED``).
+
+The same rules as :class:`kibitz.games.underdog.UnderdogState`, on a
+position held as one int64 array, so that a compiled walk
+(``kibitz.solvers.tree``) expands a node without a Python call per rule.
+What the rules need of a position, and nothing else, is kept: the log is
+not (what a player has seen is the walk's business: ``token``), nor the
+cards laid face up (no rule reads them), nor each fighter's stake (only
+their sum, the pot, is paid out).
+
+Position (``int64``), with ``n`` seats:
+
+==============  =========================================================
+index           meaning
+==============  =========================================================
+0               phase (``underdog.DEAL`` .. ``underdog.OVER``)
+1               rounds begun
+2               the start player
+3               1 in the last round
+4               chips in the bank
+5               the turn: deals done in the deal, else the index in the
+                turn order of the seat to move (``UnderdogState``'s ``pos``)
+6               cards out of the pile this round, a bit mask (bit ``v``: card ``v``)
+7               cards in the pile
+8               the drawing seat's card: -1 a swap's draw to come, -2 a new
+                underdog card to come, ``v`` the card drawn, 0 none
+9               the underdog card, or 0
+10              seats in the round (the turn order's length)
+11              the pot: chips bet this round
+12              fighters this round
+13 + i          the turn order: its ``i``-th seat (``i`` < index 10)
+13 + n + i      the deal order (seats in the round, ascending)
+13 + 2n + s     chips of seat ``s``
+13 + 3n + s     the card seat ``s`` holds, or 0
+13 + 4n + s     1 if seat ``s`` fights this round
+==============  =========================================================
+
+Parameters (``int64``): players, cards, last_round_stake, max_rounds, 1
+for payoff ``win`` (0: ``chips``).
+
+Tokens (what a player sees of a move; -1 nothing), for card ``v``
+(chance outcome ``v - 1``); cards are at most 15 and actions at most 18,
+so the ranges do not overlap:
+
+===============================  ================  =======================================
+move                             who sees it       token
+===============================  ================  =======================================
+a card dealt                     the seat dealt    ``v - 1``
+the round's first underdog card  everyone          ``16 + v - 1``
+the card a swapping seat draws   that seat         ``32 + v - 1``
+a new underdog card turned       everyone          ``48 + v - 1``
+swap, new underdog, fight, pass  everyone          ``64 + action``
+keep (after a swap)              the seat keeping  ``64 + action``
+keep (after a swap)              everyone else     ``96 + laid - 1``
+the showdown's decision          everyone          ``112 + (action - FIGHT) + 2 * code``
+===============================  ================  =======================================
+
+The showdown's decision is the fight step's last one when it makes two or
+more fighters (who show their cards); ``code`` holds the cards shown, one
+digit base ``cards`` each (``v - 1``), the first fighter's in turn order
+the most significant.
+
+The information-state string (``UnderdogObserver``, perfect recall) is one
+line per event a player sees. Every line that carries no token follows
+from the earlier ones: which seat moves, the pile's size (so the skips),
+each stake, the winner and their gain, a lone player's bank and every
+round's header are public consequences of public moves and shown cards;
+which event a line is (a first underdog card or a flip, which seat lays a
+card) follows from the earlier lines too. A token holds exactly what its
+lines add (a showdown's token, the last decision with the cards shown: the
+number of fighters, so of digits, follows from the earlier tokens and the
+decision). So two histories give one player the same string exactly when
+they give the same tokens.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from kibitz.games import search
+
+_JIT = dict(cache=True, nogil=True, boundscheck=False)
+
+# underdog.py's phases and actions
+DEAL, DRAW, DRAWN, KEEP, FIGHTING, OVER = range(6)
+SWAP, NEW_UNDERDOG, FIGHT, PASS = range(4)
+KEEP_BASE = 4
+# the position's fixed places (module docstring); the seats' arrays follow from _ORDER
+PHASE, ROUND, START, LAST, BANK, POS, USED, PILE, DRAWN_CARD, UNDERDOG, SEATS, POT, FIGHTERS = range(13)
+_ORDER = 13
+# token ranges (module docstring): cards take 16, decisions (actions) 32
+DEALT_T, UNDERDOG_T, DRAWN_T, FLIP_T, DECISION_T, LAID_T, SHOWDOWN_T = 0, 16, 32, 48, 64, 96, 112
+MAX_CARDS = 15
+
+
+@numba.njit(**_JIT)
+def _new_round(s, prm):
+    """``UnderdogState._new_round`` (without its log event)."""
+    n = prm[0]
+    chips, hand, fights = _ORDER + 2 * n, _ORDER + 3 * n, _ORDER + 4 * n
+    s[ROUND] += 1
+    s[LAST] = 1 if s[BANK] <= prm[2] else 0
+    k = 0
+    for i in range(n):
+        seat = (s[START] + i) % n
+        if s[chips + seat] > 0:
+            s[_ORDER + k] = seat
+            k += 1
+    s[SEATS] = k
+    k = 0
+    for seat in range(n):
+        if s[chips + seat] > 0:
+            s[_ORDER + n + k] = seat
+            k += 1
+        s[hand + seat] = 0
+        s[fights + seat] = 0
+    s[PHASE] = DEAL
+    s[POS] = 0
+    s[USED] = 0
+    s[PILE] = prm[1]
+    s[DRAWN_CARD] = 0
+    s[UNDERDOG] = 0
+    s[POT] = 0
+    s[FIGHTERS] = 0
+
+
+@numba.njit(search.RULE_SIGNATURES["kind"], **_JIT)
+def kind(s, prm):
+    ph = s[PHASE]
+    if ph == OVER:
+        return -4
+    if ph == DEAL or ph == DRAWN:
+        return -1
+    return s[_ORDER + s[POS]]
+
+
+@numba.njit(search.RULE_SIGNATURES["legal"], **_JIT)
+def legal(s, prm, out):
+    ph = s[PHASE]
+    if ph == DRAW:
+        out[0], out[1] = SWAP, NEW_UNDERDOG
+        return 2
+    if ph == KEEP:
+        held = s[_ORDER + 3 * prm[0] + s[_ORDER + s[POS]]]
+        drawn = s[DRAWN_CARD]
+        out[0] = KEEP_BASE + min(held, drawn) - 1
+        out[1] = KEEP_BASE + max(held, drawn) - 1
+        return 2
+    if ph == FIGHTING:
+        out[0], out[1] = FIGHT, PASS
+        return 2
+    return 0
+
+
+@numba.njit(search.RULE_SIGNATURES["outcomes"], **_JIT)
+def outcomes(s, prm, actions, probs):
+    p = 1.0 / s[PILE]
+    used = s[USED]
+    j = 0
+    for v in range(1, prm[1] + 1):
+        if not (used >> v) & 1:
+            actions[j] = v - 1
+            probs[j] = p
+            j += 1
+    return j
+
+
+@numba.njit(**_JIT)
+def _next_drawer(s, prm):
+    """``UnderdogState._next_drawer``: the next seat to draw, or the fight step
+    (the seats left when the pile is empty skip the step)."""
+    pos = s[POS] + 1
+    if pos < s[SEATS] and s[PILE] == 0:
+        pos = s[SEATS]
+    if pos < s[SEATS]:
+        s[PHASE] = DRAW
+        s[POS] = pos
+    else:
+        s[PHASE] = FIGHTING
+        s[POS] = 0
+
+
+@numba.njit(**_JIT)
+def _showdown(s, prm):
+    """``UnderdogState._showdown``: the round's winner is paid; then the game
+    ends or a new round begins."""
+    n = prm[0]
+    chips, hand, fights = _ORDER + 2 * n, _ORDER + 3 * n, _ORDER + 4 * n
+    winner = -1
+    if s[FIGHTERS] == 1:
+        for i in range(s[SEATS]):
+            if s[fights + s[_ORDER + i]]:
+                winner = s[_ORDER + i]
+    elif s[FIGHTERS] > 1:
+        low = prm[1] + 1
+        for i in range(s[SEATS]):
+            seat = s[_ORDER + i]
+            if s[fights + seat]:
+                low = min(low, s[hand + seat])
+        best = -1
+        for i in range(s[SEATS]):  # the first best total in turn order wins
+            seat = s[_ORDER + i]
+            if s[fights + seat]:
+                v = s[hand + seat]
+                total = v + s[UNDERDOG] if v == low else v
+                if total > best:
+                    best = total
+                    winner = seat
+    if winner >= 0:
+        prize = s[BANK] if s[LAST] else min(1, s[BANK])
+        s[BANK] -= prize
+        s[chips + winner] += s[POT] + prize
+        s[START] = winner
+    alive = 0
+    first = -1
+    for seat in range(n):
+        if s[chips + seat] > 0:
+            alive += 1
+            if first < 0:
+                first = seat
+    if alive < 2:
+        s[chips + first] += s[BANK]
+        s[BANK] = 0
+        s[PHASE] = OVER
+    elif s[LAST] or s[ROUND] >= prm[3]:
+        s[PHASE] = OVER
+    else:
+        _new_round(s, prm)
+
+
+@numba.njit(search.RULE_SIGNATURES["apply"], **_JIT)
+def apply(s, prm, a):
+    n = prm[0]
+    ph = s[PHASE]
+    hand = _ORDER + 3 * n
+    if ph == DEAL or ph == DRAWN:
+        v = a + 1
+        s[USED] |= np.int64(1) << v
+        s[PILE] -= 1
+        if ph == DEAL:
+            pos = s[POS]
+            if pos < s[SEATS]:
+                s[hand + s[_ORDER + n + pos]] = v
+                s[POS] = pos + 1
+            else:
+                s[UNDERDOG] = v
+                s[PHASE] = DRAW
+                s[POS] = -1
+                _next_drawer(s, prm)
+        elif s[DRAWN_CARD] == -1:  # a swap: the seat now keeps one of its two cards
+            s[DRAWN_CARD] = v
+            s[PHASE] = KEEP
+        else:
+            s[DRAWN_CARD] = 0
+            s[UNDERDOG] = v
+            _next_drawer(s, prm)
+        return
+    seat = s[_ORDER + s[POS]]
+    if ph == DRAW:
+        s[DRAWN_CARD] = -1 if a == SWAP else -2
+        s[PHASE] = DRAWN
+    elif ph == KEEP:
+        s[hand + seat] = a - KEEP_BASE + 1
+        s[DRAWN_CARD] = 0
+        _next_drawer(s, prm)
+    else:
+        if a == FIGHT:
+            chips = _ORDER + 2 * n + seat
+            stake = min(prm[2], s[chips]) if s[LAST] else 1
+            s[chips] -= stake
+            s[POT] += stake
+            s[_ORDER + 4 * n + seat] = 1
+            s[FIGHTERS] += 1
+        s[POS] += 1
+        if s[POS] == s[SEATS]:
+            _showdown(s, prm)
+
+
+@numba.njit(search.RULE_SIGNATURES["returns"], **_JIT)
+def returns(s, prm, out):
+    """``UnderdogState.returns()`` of a final position, into ``out``."""
+    n = prm[0]
+    chips = _ORDER + 2 * n
+    if prm[4]:  # _common.win_shares: the most chips share 1
+        best = s[chips]
+        for seat in range(n):
+            best = max(best, s[chips + seat])
+        winners = 0
+        for seat in range(n):
+            if s[chips + seat] == best:
+                winners += 1
+        share = 1.0 / winners
+        for seat in range(n):
+            out[seat] = share if s[chips + seat] == best else 0.0
+    else:
+        total = 0
+        for seat in range(n):
+            total += s[chips + seat]
+        mean = total / n
+        for seat in range(n):
+            out[seat] = s[chips + seat] - mean
+
+
+@numba.njit(search.RULE_SIGNATURES["token"], **_JIT)
+def token(s, prm, a, player):
+    n = prm[0]
+    ph = s[PHASE]
+    pos = s[POS]
+    if ph == DEAL:
+        if pos == s[SEATS]:
+            return UNDERDOG_T + a
+        return DEALT_T + a if s[_ORDER + n + pos] == player else -1
+    seat = s[_ORDER + pos]
+    if ph == DRAWN:
+        if s[DRAWN_CARD] == -2:
+            return FLIP_T + a
+        return DRAWN_T + a if seat == player else -1
+    if ph == KEEP and seat != player:
+        held = s[_ORDER + 3 * n + seat]
+        laid = s[DRAWN_CARD] if a - KEEP_BASE + 1 == held else held
+        return LAID_T + laid - 1
+    if ph == FIGHTING and pos == s[SEATS] - 1 and s[FIGHTERS] + (1 if a == FIGHT else 0) >= 2:
+        # the showdown: the fighters' cards in turn order, one digit each
+        hand, fights = _ORDER + 3 * n, _ORDER + 4 * n
+        code = np.int64(0)
+        for i in range(pos + 1):
+            fighter = s[_ORDER + i]
+            if s[fights + fighter] != 0 or (i == pos and a == FIGHT):
+                code = code * prm[1] + s[hand + fighter] - 1
+        return SHOWDOWN_T + (a - FIGHT) + 2 * code
+    return DECISION_T + a
+
+
+def compiled_rules(game) -> search.CompiledRules:
+    """The compiled rules of an ``underdog`` game."""
+    n, cards = game.num_seats, game.num_cards
+    if cards > MAX_CARDS:
+        raise ValueError(f"underdog: compiled rules take at most {MAX_CARDS} cards, not {cards}")
+    params = np.array([n, cards, game.last_round_stake, game.max_rounds,
+                       1 if game.payoff == "win" else 0], dtype=np.int64)
+    initial = np.zeros(_ORDER + 5 * n, dtype=np.int64)
+    initial[_ORDER + 2 * n:_ORDER + 3 * n] = game.start_chips
+    initial[BANK] = game.start_bank
+    _new_round(initial, params)
+    return search.CompiledRules(
+        initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
+        returns=returns, token=token, num_tokens=SHOWDOWN_T + 2 * cards ** n,
+        max_branch=max(2, cards))
