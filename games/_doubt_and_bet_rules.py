@@ -84,7 +84,7 @@ import math
 import numba
 import numpy as np
 
-from kibitz.games import search
+from kibitz.games import _compiled, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
@@ -519,15 +519,7 @@ def legal(s, prm, out):
 def outcomes(s, prm, actions, probs):
     ph = s[PHASE]
     if ph == DEAL:
-        deck, left = _deck(prm), s[NDECK]
-        j = 0
-        for k in range(prm[P_K1]):
-            x = s[deck + k]
-            if x:
-                actions[j] = k
-                probs[j] = x / left
-                j += 1
-        return j
+        return _compiled.draw_by_counts(s, _deck(prm), prm[P_K1], s[NDECK], actions, probs)
     if ph == SHUFFLE:
         m = prm[prm[P_FACTORIALS] + s[NSEAT]]
         p = 1.0 / m

@@ -54,7 +54,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kibitz.games import search
+from kibitz.games import _compiled, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
@@ -99,15 +99,7 @@ def legal(s, prm, out):
 
 @numba.njit(search.RULE_SIGNATURES["outcomes"], **_JIT)
 def outcomes(s, prm, actions, probs):
-    counts, rem = prm[COUNTS_AT], s[REM]
-    j = 0
-    for k in range(prm[KC]):
-        m = s[counts + k]
-        if m:
-            actions[j] = k
-            probs[j] = m / rem
-            j += 1
-    return j
+    return _compiled.draw_by_counts(s, prm[COUNTS_AT], prm[KC], s[REM], actions, probs)
 
 
 @numba.njit(**_JIT)
@@ -231,23 +223,9 @@ def returns(s, prm, out):
         out[0] = float(s[DONATED])
         return
     if prm[WIN]:
-        best = s[_FIRST_TALLY]
-        for p in range(1, n):
-            best = min(best, s[_FIRST_TALLY + p])
-        winners = 0
-        for p in range(n):
-            if s[_FIRST_TALLY + p] == best:
-                winners += 1
-        share = 1.0 / winners
-        for p in range(n):
-            out[p] = share if s[_FIRST_TALLY + p] == best else 0.0
+        _compiled.win_shares(s, _FIRST_TALLY, n, True, out)
     else:
-        total = 0
-        for p in range(n):
-            total += s[_FIRST_TALLY + p]
-        mean = total / n
-        for p in range(n):
-            out[p] = mean - s[_FIRST_TALLY + p]
+        _compiled.from_mean(s, _FIRST_TALLY, n, False, out)
 
 
 @numba.njit(search.RULE_SIGNATURES["token"], **_JIT)

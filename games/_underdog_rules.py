@@ -78,7 +78,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kibitz.games import search
+from kibitz.games import _compiled, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
@@ -283,23 +283,9 @@ def returns(s, prm, out):
     n = prm[0]
     chips = _ORDER + 2 * n
     if prm[4]:  # _common.win_shares: the most chips share 1
-        best = s[chips]
-        for seat in range(n):
-            best = max(best, s[chips + seat])
-        winners = 0
-        for seat in range(n):
-            if s[chips + seat] == best:
-                winners += 1
-        share = 1.0 / winners
-        for seat in range(n):
-            out[seat] = share if s[chips + seat] == best else 0.0
+        _compiled.win_shares(s, chips, n, False, out)
     else:
-        total = 0
-        for seat in range(n):
-            total += s[chips + seat]
-        mean = total / n
-        for seat in range(n):
-            out[seat] = s[chips + seat] - mean
+        _compiled.from_mean(s, chips, n, True, out)
 
 
 @numba.njit(search.RULE_SIGNATURES["token"], **_JIT)
