@@ -606,8 +606,12 @@ class _CompiledDepthFirst(_DepthFirst):
                          np.zeros(self.TABLE, np.int64)) for name in ("intern", "infoset")}
         stop_at = self.CHUNK
         functions = _as_cfuncs(rules)
+        # the compiled walk's entry point: its one signature, so no call
+        # needs numba's dispatch (which types the six function values anew
+        # each time: a fifth of a small tree's compile)
+        walk = _walk.walk.overloads[_walk.walk.signatures[0]].entry_point
         while True:
-            status = _walk.walk(*functions, rules.params, n, rules.num_tokens, branch, ctr,
+            status = walk(*functions, rules.params, n, rules.num_tokens, branch, ctr,
                                 stack["state"], stack["parent"], stack["action"], stack["edge"],
                                 stack["depth"], stack["own"], stack["key"],
                                 out["parent"], out["depth"], out["action"], out["player"],
@@ -958,12 +962,16 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return table, inverse.reshape(-1)
 
 
+_RANGES: dict = {}  # integer dtype -> (min, max)
+
+
 def _compact(values: np.ndarray, *dtypes) -> np.ndarray:
     """``values`` in the first of ``dtypes`` that holds them all."""
     lo, hi = (int(values.min()), int(values.max())) if len(values) else (0, 0)
     for dtype in dtypes:
-        info = np.iinfo(dtype)
-        if info.min <= lo and hi <= info.max:
+        low, high = _RANGES.get(dtype) or _RANGES.setdefault(
+            dtype, (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)))
+        if low <= lo and hi <= high:
             return values.astype(dtype)
     raise ValueError(f"values {lo}..{hi} fit none of {dtypes}")
 
