@@ -177,7 +177,12 @@ class CompiledRules(NamedTuple):
     #: ``token(s, prm, a, player)``: what ``player`` sees of ``a`` played at
     #: ``s``, in ``0..num_tokens-1``, or -1 for nothing. Two histories must
     #: give a player the same information-state string exactly when they
-    #: give it the same sequence of tokens
+    #: give it the same sequence of tokens. And whether every player gets
+    #: the same token for a move (the walk's public moves) must follow from
+    #: what each player has seen: a move that is public in one history may
+    #: not be private in another that a player cannot tell from it (a card
+    #: shown to one player as its number and to the others as 0, say, is
+    #: public when the card is 0; give the others -1 or a token of its own)
     token: Callable
     num_tokens: int
     max_branch: int  #: at least the most legal actions or chance outcomes of a node

@@ -66,15 +66,21 @@ passes the reverse. Information states are numbered in order of discovery
 in a depth-first walk, so a player's earlier information state always has a
 smaller number than a later one on the same path.
 
-Two walkers give the identical tree: the reference walker uses the
-pyspiel API alone (a clone per child); the default one walks a game that
+Three walkers give the identical tree: the reference walker uses the
+pyspiel API alone (a clone per child); the direct one walks a game that
 declares ``DIRECT`` and ``SNAPSHOT`` (``kibitz.games.search``) on a single
 state, copying only the game's core per child and calling its Python rules
-and information-state observer directly (:class:`_DirectDepthFirst`).
+and information-state observer directly (:class:`_DirectDepthFirst`); the
+compiled one walks a game that also declares ``COMPILED`` through its rules
+in numba (:class:`_CompiledDepthFirst`, ``solvers/_walk.py``), and makes no
+strings: its tree's ``infoset_strings`` are a :class:`ReplayedStrings`,
+made on first use. The default (``walker="auto"``) is the fastest the game
+allows.
 
 Compiled trees are cached on disk, keyed by the game string (plus, for a
-Python game, a hash of the module that defines it, so an edited game is
-compiled afresh), under ``$KIBITZ_CACHE`` or ``~/.cache/kibitz/trees``.
+Python game, a hash of the module that defines it and of its compiled
+rules, so an edited game is compiled afresh), under ``$KIBITZ_CACHE`` or
+``~/.cache/kibitz/trees``.
 
 A game whose tree exceeds ``max_nodes`` is refused with
 :class:`TreeTooLarge`, naming the count reached, instead of exhausting
@@ -92,6 +98,7 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -103,7 +110,7 @@ import pyspiel
 from kibitz.games import search
 from kibitz.solvers._io import atomic_write
 
-TREE_FORMAT_VERSION = 4
+TREE_FORMAT_VERSION = 5  # 5: strings may be left to a ReplayedStrings
 DEFAULT_MAX_NODES = 20_000_000
 CHANCE = int(pyspiel.PlayerId.CHANCE)
 TERMINAL = int(pyspiel.PlayerId.TERMINAL)
@@ -132,7 +139,7 @@ class Tree:
     slot_action: np.ndarray
     infoset_parent_slot: np.ndarray
     infoset_parent: np.ndarray
-    infoset_strings: list
+    infoset_strings: list  # or a ReplayedStrings (the compiled walk's)
     compile_seconds: float = 0.0
 
     @property
@@ -232,6 +239,11 @@ def _game_fingerprint(game: pyspiel.Game) -> str:
         try:
             source = Path(inspect.getsourcefile(cls)).read_bytes()
             parts.append("source=" + hashlib.sha256(source).hexdigest())
+            if _compiled_walk(game):  # its compiled rules and their shared helpers
+                for module in (game.compiled_rules().kind.py_func.__module__,
+                               "kibitz.games._compiled"):
+                    rules = Path(inspect.getsourcefile(sys.modules[module])).read_bytes()
+                    parts.append("rules=" + hashlib.sha256(rules).hexdigest())
         except (TypeError, OSError):
             parts.append(f"class={cls.__module__}.{cls.__qualname__}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
@@ -314,12 +326,14 @@ def _compiled_walk(game: pyspiel.Game) -> bool:
 
 def _keys_fit(rules, num_players: int, max_nodes: int) -> bool:
     """Whether the compiled walk's keys stay in int64 on a walk of up to
-    ``max_nodes`` nodes: each child interns at most one sequence per
-    player, and a key is a sequence number times ``num_tokens`` plus a
-    token. A game whose tokens are too many for the budget (Doubt and Bet
+    ``max_nodes`` nodes (or one refused past them): a key is a sequence
+    number times ``num_tokens`` plus a token. A game whose tokens are too many for the budget (Doubt and Bet
     with five players, whose reveal tokens number the hands shown) is
     walked directly instead."""
-    most = (num_players + 2 + (max_nodes + 1) * num_players) * rules.num_tokens
+    # a walk pops at most max_nodes + 1 nodes and pushes at most
+    # max_branch children of each, and each child interns at most one
+    # sequence per player
+    most = (num_players + 2 + (max_nodes + 1) * rules.max_branch * num_players) * rules.num_tokens
     return most < 2 ** 62
 
 
@@ -620,20 +634,43 @@ class _CompiledDepthFirst(_DepthFirst):
                                 out["infoset_slots"], out["slot_action"], out["infoset_parent_slot"],
                                 *tables["intern"], *tables["infoset"], stop_at, self.max_nodes)
             if status == _walk.DONE:
+                # the reference walk reports a last multiple of 100,000 too
+                count = int(ctr[_walk.COUNT])
+                if self.progress is not None and count and count % self.CHUNK == 0:
+                    self.progress(count)
                 break
             if status == _walk.PAUSED:
                 if self.progress is not None:
                     self.progress(int(ctr[_walk.COUNT]))
                 stop_at += self.CHUNK
             elif status == _walk.FULL:
+                # double each group of arrays that is full, the per-node
+                # ones up to the budget (a group's arrays keep their ratio)
+                count = int(ctr[_walk.COUNT])
+                full = {"node": count >= len(out["parent"]),
+                        "chance": int(ctr[_walk.CHANCE_EDGES]) + branch > len(out["chance_prob"]),
+                        "terminal": int(ctr[_walk.TERMINALS]) >= len(out["term_nodes"]),
+                        "infoset": int(ctr[_walk.INFOSETS]) >= len(out["infoset_player"]),
+                        "slot": int(ctr[_walk.SLOTS]) + branch > len(out["slot_action"])}
                 for name, arr in out.items():
-                    out[name] = np.concatenate([arr, np.zeros_like(arr)])
+                    group = _OUTPUT_GROUP.get(name, "node")
+                    if full[group]:
+                        size = 2 * len(arr)
+                        if group == "node":
+                            size = max(min(size, self.max_nodes + 1), count + 1)
+                        grown = np.zeros(size, arr.dtype)
+                        grown[:len(arr)] = arr
+                        out[name] = grown
             elif status == _walk.FULL_STACK:
                 for name, arr in stack.items():
                     stack[name] = np.concatenate([arr, np.zeros_like(arr)])
             elif status == _walk.FULL_TABLE:
+                # grow the table that is full (the walk keeps each at most half full)
+                need = {"intern": int(ctr[_walk.INTERNED]) + n * branch,
+                        "infoset": int(ctr[_walk.INFOSETS]) + 1}
                 for name, table in tables.items():
-                    tables[name] = _walk.regrown(*table, 4 * len(table[0]))
+                    if 2 * need[name] > len(table[0]):
+                        tables[name] = _walk.regrown(*table, 4 * len(table[0]))
             elif status == _walk.OVER_BUDGET:
                 _refuse(self.game, int(ctr[_walk.COUNT]), self.max_nodes)
             else:
@@ -682,6 +719,11 @@ def _as_cfuncs(rules) -> tuple:
     return tuple(out)
 
 
+#: the group of each output that is not per node (the walk's capacity checks)
+_OUTPUT_GROUP = {"chance_prob": "chance", "term_nodes": "terminal", "term_returns": "terminal",
+                 "infoset_player": "infoset", "infoset_slots": "infoset",
+                 "infoset_parent_slot": "infoset", "slot_action": "slot"}
+
 #: the compiled walk's per-node and per-information-state outputs: (name, dtype)
 _COMPILED_OUT = (("parent", np.int32), ("depth", np.int32), ("action", np.int32),
                  ("player", np.int8), ("node_infoset", np.int32), ("edge_local", np.int32),
@@ -697,8 +739,9 @@ class ReplayedStrings(collections.abc.Sequence):
     state is replayed through the game's Python rules (the histories share
     their prefixes: the walk visits the union of the paths from the root
     to one decision node of each information state) and its player's
-    ``information_state_string`` taken. Solvers never read them; writing a
-    policy does. :func:`save_tree` stores them only once made."""
+    ``information_state_string`` taken. CFR never reads them; writing a
+    policy and MCCFR's exact NashConv do. :func:`save_tree` stores them
+    only once made."""
 
     def __init__(self, tree: Tree):
         self._tree = tree

@@ -68,6 +68,10 @@ COMPILED_MORE = [
     "underdog(players=4,cards=6,bank=1,chips=1)",
     "underdog(players=3,cards=5,chips=1,bank=5,last_round_stake=1,max_rounds=1,payoff=chips)",
     "doubt_and_bet(players=2,chips=0,slots=2,colours=1,copies=2,max_rounds=2)",
+    "doubt_and_bet(players=2,chips=1,slots=1,colours=2,copies=1,single_bet=true)",
+    "doubt_and_bet(players=2,chips=1,slots=1,colours=4,copies=1,single_bet=true)",
+    "doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=1,max_rounds=2,shuffle_every=1,"
+    "upkeep_start=0)",
     "doubt_and_bet(players=4,chips=1,slots=1,colours=1,copies=0,single_bet=true)",
     "doubt_and_bet(players=5,chips=1,slots=1,colours=1,copies=3,single_bet=true)",
     "doubt_and_bet(players=2,chips=1,slots=2,colours=1,copies=2,max_rounds=3,upkeep_start=2,"
@@ -97,7 +101,7 @@ def test_the_compiled_walk_grows_its_arrays_and_reports_progress(monkeypatch):
     game_string = games.REGISTRY["pub"].small
     small = compile_tree(game_string, use_cache=False, progress=seen.append)
     _assert_same(compile_tree(game_string, use_cache=False, walker="reference"), small)
-    assert seen == list(range(1000, small.num_nodes, 1000))
+    assert seen == list(range(1000, small.num_nodes + 1, 1000))
 
 
 def test_strings_of_a_compiled_tree_are_made_when_asked_and_stored_once_made(tmp_path):

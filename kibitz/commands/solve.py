@@ -114,7 +114,8 @@ def parse_duration(text: str | None) -> float | None:
 @ray_options("MCCFR: --workers K actors traverse in parallel, merged after each batch")
 @click.option("--workers", type=click.IntRange(1, MAX_ACTORS), default=1, show_default=True,
               help="CFR: processes the tree compiler's direct walk of a kibitz game takes (1 or 2; "
-                   "a game with compiled rules, as all four kibitz games are, is walked compiled in one); "
+                   "a game with compiled rules, as all four kibitz games are, is walked compiled, in one, "
+                   "where its keys fit in int64); "
                    "MCCFR with --ray: K Ray actors (the same seed and K give the same policy).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
               help=f"MCCFR with --ray: iterations per actor between merges (default {DEFAULT_BATCH}).")
