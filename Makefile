@@ -1,5 +1,6 @@
-# Set-up is implicit: the first `make demo` or `make test` creates .venv and
-# installs kibitz with its test dependencies; later runs reuse it.
+# Set-up is implicit: the first `make demo` or `make test` creates .venv,
+# installs kibitz with its test dependencies and fills numba's cache with
+# the tree compiler's compiled walks; later runs reuse them.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -11,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -c "from kibitz.solvers.tree import warm_up; warm_up()"  # numba's cache of the compiled walks
 	touch $(STAMP)
 
 demo: $(STAMP)

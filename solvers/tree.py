@@ -304,6 +304,17 @@ def compile_tree(game, *, max_nodes: int = DEFAULT_MAX_NODES, use_cache: bool = 
     return tree
 
 
+def warm_up() -> None:
+    """Compiles the compiled walk and every kibitz game's compiled rules
+    into numba's on-disk cache (about 15 s the first time, then a load), by
+    compiling each such game's small configuration once; set-up runs it
+    (the Makefile), so that a first ``kibitz demo`` or solve does not."""
+    from kibitz import games
+    for spec in games.REGISTRY.values():
+        if search.COMPILED in spec.search:
+            compile_tree(spec.small, use_cache=False)
+
+
 def _refuse(game, count, max_nodes, complete=False):
     what = f"has {count:,} nodes" if complete else f"has more than {max_nodes:,} nodes ({count:,} reached)"
     raise TreeTooLarge(

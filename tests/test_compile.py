@@ -235,3 +235,12 @@ def test_two_processes_refuse_past_the_budget():
     with pytest.raises(TreeTooLarge, match="over the node budget of 1,000"):
         compile_tree(games.REGISTRY["pub"].small, use_cache=False, walker="direct", workers=2,
                      max_nodes=1000)
+
+
+def test_warm_up_compiles_every_game_with_compiled_rules(monkeypatch):
+    compiled = []
+    monkeypatch.setattr(tree_module, "compile_tree", lambda g, **kw: compiled.append((g, kw)))
+    tree_module.warm_up()
+    want = sorted(spec.small for spec in games.REGISTRY.values() if search.COMPILED in spec.search)
+    assert sorted(g for g, _ in compiled) == want and len(want) == 4
+    assert all(kw == {"use_cache": False} for _, kw in compiled)
