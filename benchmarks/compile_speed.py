@@ -109,7 +109,8 @@ def bench(game_string: str, rounds: int, cfr_iterations: int, cfr_only: bool) ->
 
 
 def _times(ratio: float) -> str:
-    """``2.30x``, or ``-`` for a walker that did not run (a game that is not kibitz's)."""
+    """``2.30x``, or ``-`` for a walker that did not run (a game that is not
+    kibitz's, or ``--cfr-only``)."""
     return f"{ratio:.2f}x" if np.isfinite(ratio) and ratio > 0 else "-"
 
 
@@ -132,7 +133,7 @@ def main(argv=None) -> None:
         r = bench(gs, args.rounds, args.cfr_iterations, args.cfr_only)
         print(f"{gs:58} {r['nodes']:>10,} {r['reference_nodes_per_s']:>12,.0f} "
               f"{_times(r['direct_ratio']):>7} {_times(r['direct2_ratio']):>7} "
-              f"{r['auto_nodes_per_s']:>10,.0f} {r['ratio']:>6.2f}x {r['strings_ratio']:>7.2f}x | "
+              f"{r['auto_nodes_per_s']:>10,.0f} {_times(r['ratio']):>7} {_times(r['strings_ratio']):>8} | "
               f"{r['tree_bytes']:>12.1f} "
               f"{r['cfr_bytes']:>5.1f} {'(' + r['layout'] + ')':>9} {r['compact_bytes']:>7.1f} | "
               f"{r['threads_best']:>19.2f}x {r['threads_median']:>5.2f}x | "

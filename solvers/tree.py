@@ -93,12 +93,12 @@ import array
 import collections.abc
 import dataclasses
 import hashlib
+import importlib
 import inspect
 import json
 import multiprocessing
 import os
 import re
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -242,7 +242,7 @@ def _game_fingerprint(game: pyspiel.Game) -> str:
             if _compiled_walk(game):  # its compiled rules and their shared helpers
                 for module in (game.compiled_rules().kind.py_func.__module__,
                                "kibitz.games._compiled"):
-                    rules = Path(inspect.getsourcefile(sys.modules[module])).read_bytes()
+                    rules = Path(inspect.getsourcefile(importlib.import_module(module))).read_bytes()
                     parts.append("rules=" + hashlib.sha256(rules).hexdigest())
         except (TypeError, OSError):
             parts.append(f"class={cls.__module__}.{cls.__qualname__}")

@@ -244,3 +244,15 @@ def test_warm_up_compiles_every_game_with_compiled_rules(monkeypatch):
     want = sorted(spec.small for spec in games.REGISTRY.values() if search.COMPILED in spec.search)
     assert sorted(g for g, _ in compiled) == want and len(want) == 4
     assert all(kw == {"use_cache": False} for _, kw in compiled)
+
+
+def test_the_cache_key_of_a_compiled_game_is_made_in_a_fresh_process():
+    # the key hashes the game's compiled rules and games/_compiled.py, which
+    # nothing may have imported yet (Pub's rules do not import it)
+    import subprocess
+    import sys
+    code = ("import pyspiel; from kibitz.solvers.tree import _game_fingerprint; "
+            f"print(_game_fingerprint(pyspiel.load_game({games.REGISTRY['pub'].small!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == tree_module._game_fingerprint(pyspiel.load_game(games.REGISTRY["pub"].small))
