@@ -51,7 +51,6 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Protocol
 
-import numba
 import numpy as np
 from numba import types as _nt
 

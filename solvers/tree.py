@@ -338,9 +338,9 @@ def _compiled_walk(game: pyspiel.Game) -> bool:
 def _keys_fit(rules, num_players: int, max_nodes: int) -> bool:
     """Whether the compiled walk's keys stay in int64 on a walk of up to
     ``max_nodes`` nodes (or one refused past them): a key is a sequence
-    number times ``num_tokens`` plus a token. A game whose tokens are too many for the budget (Doubt and Bet
-    with five players, whose reveal tokens number the hands shown) is
-    walked directly instead."""
+    number times ``num_tokens`` plus a token. A game whose tokens are too
+    many for the budget (Doubt and Bet with five players, whose reveal
+    tokens number the hands shown) is walked directly instead."""
     # a walk pops at most max_nodes + 1 nodes and pushes at most
     # max_branch children of each, and each child interns at most one
     # sequence per player
@@ -596,8 +596,8 @@ class _DirectDepthFirst(_DepthFirst):
 class _CompiledDepthFirst(_DepthFirst):
     """The same walk, compiled: ``solvers/_walk.py`` walks the game's
     compiled rules (``search.COMPILED``) in chunks of 100,000 nodes (the
-    progress reports between them) into arrays this class grows by
-    doubling. Information states are keyed by their players' token
+    progress reports between them) into arrays this class grows when the
+    walk stops to say they are full. Information states are keyed by their players' token
     sequences, so the walk makes no strings; the tree's
     ``infoset_strings`` are a :class:`ReplayedStrings`."""
 
@@ -637,13 +637,13 @@ class _CompiledDepthFirst(_DepthFirst):
         walk = _walk.walk.overloads[_walk.walk.signatures[0]].entry_point
         while True:
             status = walk(*functions, rules.params, n, rules.num_tokens, branch, ctr,
-                                stack["state"], stack["parent"], stack["action"], stack["edge"],
-                                stack["depth"], stack["own"], stack["key"],
-                                out["parent"], out["depth"], out["action"], out["player"],
-                                out["node_infoset"], out["edge_local"], out["chance_prob"],
-                                out["term_nodes"], out["term_returns"], out["infoset_player"],
-                                out["infoset_slots"], out["slot_action"], out["infoset_parent_slot"],
-                                *tables["intern"], *tables["infoset"], stop_at, self.max_nodes)
+                          stack["state"], stack["parent"], stack["action"], stack["edge"],
+                          stack["depth"], stack["own"], stack["key"],
+                          out["parent"], out["depth"], out["action"], out["player"],
+                          out["node_infoset"], out["edge_local"], out["chance_prob"],
+                          out["term_nodes"], out["term_returns"], out["infoset_player"],
+                          out["infoset_slots"], out["slot_action"], out["infoset_parent_slot"],
+                          *tables["intern"], *tables["infoset"], stop_at, self.max_nodes)
             if status == _walk.DONE:
                 # the reference walk reports a last multiple of 100,000 too
                 count = int(ctr[_walk.COUNT])
@@ -693,7 +693,7 @@ class _CompiledDepthFirst(_DepthFirst):
                  "slot_action": int(ctr[_walk.SLOTS]), "infoset_parent_slot": ninf}
         for name, arr in out.items():
             setattr(self, name, arr[:sizes.get(name, count)])
-        self.count, self.num_infosets = count, ninf
+        self.count = count
 
     def _raise(self, error: int, at: int) -> None:
         from kibitz.solvers import _walk
@@ -706,6 +706,7 @@ class _CompiledDepthFirst(_DepthFirst):
         raise ValueError(f"{self.game}: {what} (compiled walk)")
 
     def strings(self) -> None:
+        """None: the walk made no strings (the tree gets a :class:`ReplayedStrings`)."""
         return None
 
 
