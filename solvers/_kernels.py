@@ -267,10 +267,15 @@ def warmup() -> None:
     table = np.array([[-1.0], [1.0]])
     start = np.array([0, 1], dtype=np.int64)
     f32 = np.float32  # the solver's compact layout (float32 policy, reach, values)
-    alternating_iteration_compact(1.0, True, False, 1.0, 1.0, 1, parent, edge, player,
-                                  num_children, prob.astype(f32), infosets, start, parent_slot,
-                                  infoset_parent, slots, outcome, table, reach_is.astype(f32), cum,
-                                  regret, opp.astype(f32), val.astype(f32))
+    for runs in (1, 2):  # one thread, and the threads' kernel
+        cuts = np.array([[0] + [1] * runs, [1] + [3] * runs, [3] * (runs + 1)], dtype=np.uint64)
+        terminals = np.array([[0] * (runs + 1), [0] + [2] * runs], dtype=np.uint64)
+        chunks = np.array([[0] + [1] * runs], dtype=np.int64)
+        alternating_iteration_runs(1.0, True, False, 1.0, 1.0, 1, parent, edge, player,
+                                   num_children, 2, cuts, terminals, prob.astype(f32), infosets,
+                                   start, chunks, parent_slot, infoset_parent, slots, outcome,
+                                   table, reach_is.astype(f32), cum, regret,
+                                   np.zeros((runs - 1, 2)), opp.astype(f32), val.astype(f32))
     val2 = np.array([0.0, 1.0, -1.0])
     edge_p = np.array([0, 2, 2], dtype=np.uint32)
     prob3 = np.array([0.5, 0.5, 1.0])
@@ -311,31 +316,6 @@ def add_regrets(p_nodes, first_child, num_children, edge, opp, val, regret):
         fc = first_child[i]
         for c in range(fc, fc + num_children[i]):
             regret[edge[c]] += r * (val[c] - v)
-
-
-@numba.njit(**_JIT)
-def add_regrets_scan(p, player, num_children, edge, opp, val, regret):
-    """:func:`add_regrets` at ``p``'s decision nodes found by scanning
-    ``player``, each node's first child counted from ``num_children`` (the
-    children of breadth-first nodes are contiguous): no list of ``p``'s
-    nodes and no ``first_child`` array; the same terms in the same order."""
-    c = 1
-    for i in range(player.shape[0]):
-        k = num_children[i]
-        if player[i] == p:
-            _node_regrets(i, c, k, edge, opp, val, regret)
-        c += k
-
-
-@numba.njit(**_JIT)
-def _node_regrets(i, c, k, edge, opp, val, regret):
-    """``regret[edge[d]] += opp[i] * (val[d] - val[i])`` for node ``i``'s
-    children ``d = c..c+k-1`` (nothing where ``opp[i]`` is 0)."""
-    r = opp[i]
-    if r != 0.0:
-        v = val[i]
-        for d in range(c, c + k):
-            regret[edge[d]] += r * (val[d] - v)
 
 
 @numba.njit(**_JIT)
@@ -392,157 +372,113 @@ def alternating_iteration(weight, rm_plus, discount, pos_factor, neg_factor, par
                            regret, opp, val[p])
 
 
-@numba.njit(**_JIT)
-def terminal_values(num_children, terminal_outcome, returns_table, p, val):
-    """``val[i]`` = player ``p``'s return at terminal node ``i`` (the
-    ``t``-th terminal's row ``terminal_outcome[t]`` of ``returns_table``),
-    0.0 at the other nodes."""
-    _terminal_range(0, num_children.shape[0], 0, num_children, terminal_outcome, returns_table, p,
-                    val)
-
-
-@numba.njit(**_JIT)
-def _terminal_range(a, b, t, num_children, terminal_outcome, returns_table, p, val):
-    """:func:`terminal_values` on nodes ``a..b-1``, ``t`` terminals before ``a``."""
-    for i in range(a, b):
-        if num_children[i] == 0:
-            val[i] = returns_table[terminal_outcome[t], p]
-            t += 1
-        else:
-            val[i] = 0.0
-
-
-@numba.njit(**_JIT)
-def others_reach(parent, edge, player, p, prob, opp):
-    """:func:`edge_reach` with ``p``'s own edges at 1.0 (the edges out of
-    ``p``'s decision nodes, ``player[parent[c]] == p``): the counterfactual
-    reach of ``p``, read from ``prob`` without a copy whose own slots are
-    1.0 (bit-for-bit: a product by 1.0 is exact)."""
-    opp[0] = 1.0
-    for c in range(1, parent.shape[0]):
-        u = parent[c]
-        opp[c] = opp[u] if player[u] == p else opp[u] * prob[edge[c]]
-
-
-@numba.njit(**_JIT)
-def alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
-                       player, num_children, prob, infosets,
-                       infoset_parent_slot, infoset_parent, infoset_slots, terminal_outcome,
-                       returns_table, reach_is, cumulative, regret, opp, val):
-    """:func:`alternating_update` without the per-player arrays (``edge_p``,
-    a value row per player): bit-for-bit the same numbers given the same dtypes, in about half the
-    solver's memory, some 10-30% slower (measured). Step 2 multiplies by
-    ``prob`` along ``edge`` except on ``p``'s own edges (:func:`others_reach`,
-    which reads ``player``); step 3 starts from ``p``'s terminal returns
-    (:func:`terminal_values`).
-    """
-    own_reach(infosets, infoset_parent_slot, infoset_parent, prob, reach_is)
-    accumulate_average(infosets, infoset_slots, reach_is, prob, weight, cumulative)
-    others_reach(parent, edge, player, p, prob, opp)
-    terminal_values(num_children, terminal_outcome, returns_table, p, val)
-    edge_values(parent, edge, prob, val)
-    add_regrets_scan(p, player, num_children, edge, opp, val, regret)
-    update_regrets_and_policy(infosets, infoset_slots, regret, rm_plus, discount, pos_factor,
-                              neg_factor, prob)
-
-
-@numba.njit(**_JIT)
-def alternating_iteration_compact(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, player, num_children,
-                                  prob, infosets, infosets_start, infoset_parent_slot,
-                                  infoset_parent, infoset_slots, terminal_outcome, returns_table,
-                                  reach_is, cumulative, regret, opp, val):
-    """:func:`alternating_iteration` in less memory (the solver's compact
-    layout): :func:`alternating_update_compact` for each player in turn. Per
-    player ``p``: the slice ``infosets[infosets_start[p]:infosets_start[p + 1]]``."""
-    for p in range(num_players):
-        alternating_update_compact(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
-                           player, num_children, prob,
-                           infosets[infosets_start[p]:infosets_start[p + 1]],
-                           infoset_parent_slot, infoset_parent, infoset_slots,
-                           terminal_outcome, returns_table, reach_is, cumulative, regret, opp, val)
-
-
-# ----------------------------------------------------------------- two cores
-# The alternating iteration on ``T`` threads (numba ``prange``), cut by
-# subtrees. Nodes are breadth-first, so the children of a run of nodes on
-# one level are a run on the next: the solver cuts one level (the split
-# level) into ``T`` runs of about equal subtree sizes and carries the cuts
-# down, so that row ``d`` of ``cuts`` holds where each thread's run starts
-# on level ``d`` (``cuts[d, T]`` where the level ends; above the split,
-# run 0 is the whole level and the others are empty). Each thread then
-# walks its own runs down every level below the split (reach) and back up
-# (values, with the regret terms of its decision nodes), with no barrier
-# between levels; the levels above the split run on one thread. A node's
-# value is gathered from its children in reverse order, the float
-# operations of :func:`edge_values`' scatter; its regret terms are those of
-# :func:`add_regrets_scan`. Thread 0 and the levels above the split add
-# theirs into ``regret``, thread ``t > 0`` into row ``t - 1`` of
-# ``regret_parts``, added to the regrets in row order before regret
-# matching; the average accumulation and regret matching split the
-# information states into ``T`` runs. The regrets are thus deterministic
-# for a given ``T`` and tree, and equal to one thread's up to rounding.
+# ------------------------------------------------- compact layout, T threads
+# The compact layout's alternating iteration, on ``T`` threads (numba
+# ``prange``) or one, cut by subtrees. Nodes are breadth-first, so the
+# children of a run of nodes on one level are a run on the next: the solver
+# cuts one level (the split level) into ``T`` runs of about equal subtree
+# sizes and carries the cuts down, so that row ``d`` of ``cuts`` holds where
+# each thread's run starts on level ``d`` (``cuts[d, T]`` where the level
+# ends; above the split, run 0 is the whole level and the others are
+# empty). With one thread the split is below the last level: every level
+# is run 0.
+#
+# Per player, each thread walks its runs in one parallel region, with no
+# barrier between levels: the counterfactual reach and the terminal
+# returns top-down, the values bottom-up (each child scattered into its
+# parent, in the reverse breadth-first order of :func:`edge_values`, so the
+# values are bit for bit those of one thread), then the regret terms of the
+# player's decision nodes in breadth-first order. The levels above the split
+# (and the split level's scatter into them) run on one thread. A second
+# region adds the threads' regret rows, accumulates the average and runs
+# regret matching over ``T`` runs of the player's information states. Thread
+# 0 and the levels above the split add their regret terms into ``regret``,
+# thread ``t > 0`` into row ``t - 1`` of ``regret_parts``, added in row
+# order before regret matching: the regrets are deterministic for a given
+# ``T`` and tree, bit for bit one thread's with ``T = 1`` and equal to them
+# up to rounding otherwise. ``cuts`` and ``terminals`` are unsigned, so the
+# indices they start carry no negative-index checks (signed bounds made
+# these loops 1.3-2x slower, measured).
 
 _PAR = dict(_JIT, parallel=True)
+_ONE = np.uint64(1)
 
 
 @numba.njit(**_JIT)
-def _reach_levels(lo, hi, cuts, t, parent, edge, player, p, prob, opp):
-    """:func:`others_reach` on run ``t`` of levels ``lo..hi-1``."""
+def _reach_runs(lo, hi, cuts, terminals, t, parent, edge, player, num_children, p, prob,
+                terminal_outcome, returns_table, opp, val):
+    """Run ``t`` of levels ``lo..hi-1``, top-down: ``opp[c]``, ``p``'s
+    counterfactual reach (``opp`` of the parent, times the edge's
+    probability unless ``p`` acts there), and ``val[c]``, ``p``'s return at
+    a terminal and 0.0 elsewhere (``terminals[d, t]`` terminals come before
+    the run on level ``d``)."""
     for d in range(lo, hi):
+        k = terminals[d, t]
         for c in range(cuts[d, t], cuts[d, t + 1]):
             u = parent[c]
             opp[c] = opp[u] if player[u] == p else opp[u] * prob[edge[c]]
+            if num_children[c] == 0:
+                val[c] = returns_table[terminal_outcome[k], p]
+                k += _ONE
+            else:
+                val[c] = 0.0
 
 
 @numba.njit(**_JIT)
-def _value_levels(lo, hi, cuts, terminals, t, num_children, player, edge, prob, terminal_outcome,
-                  returns_table, p, opp, val, regret):
-    """Run ``t`` of levels ``hi-1`` down to ``lo``: ``p``'s terminal returns
-    (:func:`terminal_values`), the values gathered from the children (as
-    :func:`edge_values`) and, at ``p``'s decision nodes, the regret terms
-    (as :func:`add_regrets_scan`) added into ``regret``."""
+def _scatter_runs(lo, hi, cuts, a, b, parent, edge, prob, val):
+    """Levels ``hi-1`` down to ``lo``, runs ``a..b-1`` of each, every node
+    in reverse order: ``val[parent[c]] += prob[edge[c]] * val[c]``."""
     for d in range(hi - 1, lo - 1, -1):
+        first, end = cuts[d, a], cuts[d, b]
+        for j in range(end - first):
+            c = end - _ONE - j
+            val[parent[c]] += prob[edge[c]] * val[c]
+
+
+@numba.njit(**_JIT)
+def _regret_runs(lo, hi, cuts, t, p, player, num_children, edge, opp, val, regret):
+    """Run ``t`` of levels ``lo..hi-1``: at ``p``'s decision nodes ``i``,
+    ``regret[edge[c]] += opp[i] * (val[c] - val[i])`` for each child ``c``
+    (nothing where ``opp[i]`` is 0: every term would be zero)."""
+    for d in range(lo, hi):
         c = cuts[d + 1, t]
-        k_term = terminals[d, t]
         for i in range(cuts[d, t], cuts[d, t + 1]):
             k = num_children[i]
-            if k == 0:
-                val[i] = returns_table[terminal_outcome[k_term], p]
-                k_term += 1
-                continue
-            val[i] = 0.0
-            for e in range(c + k - 1, c - 1, -1):
-                val[i] += prob[edge[e]] * val[e]
             if player[i] == p:
-                _node_regrets(i, c, k, edge, opp, val, regret)
+                r = opp[i]
+                if r != 0.0:
+                    v = val[i]
+                    for e in range(c, c + k):
+                        regret[edge[e]] += r * (val[e] - v)
             c += k
 
 
-@numba.njit(**_PAR)
-def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_factor, parent,
-                                edge, player, num_children, split, cuts, terminals, prob,
-                                infosets, infoset_chunks, infoset_parent_slot, infoset_parent,
-                                infoset_slots, terminal_outcome, returns_table, reach_is,
-                                cumulative, regret, regret_parts, opp, val):
+def _alternating_update_runs(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
+                             player, num_children, split, cuts, terminals, prob, infosets,
+                             infoset_chunks, infoset_parent_slot, infoset_parent, infoset_slots,
+                             terminal_outcome, returns_table, reach_is, cumulative, regret,
+                             regret_parts, opp, val):
+    """Player ``p``'s update (see above); compiled twice below, with
+    ``prange`` on threads and as a plain loop."""
     runs = infoset_chunks.shape[0] - 1
     levels = terminals.shape[0]
+    opp[0] = 1.0
+    val[0] = returns_table[terminal_outcome[0], p] if num_children[0] == 0 else 0.0
+    _reach_runs(1, split, cuts, terminals, 0, parent, edge, player, num_children, p, prob,
+                terminal_outcome, returns_table, opp, val)
+    for t in numba.prange(runs):
+        _reach_runs(split, levels, cuts, terminals, t, parent, edge, player, num_children, p,
+                    prob, terminal_outcome, returns_table, opp, val)
+        _scatter_runs(split + 1, levels, cuts, t, t + 1, parent, edge, prob, val)
+        _regret_runs(split, levels, cuts, t, p, player, num_children, edge, opp, val,
+                     regret if t == 0 else regret_parts[t - 1])
+    _scatter_runs(1, split + 1, cuts, 0, runs, parent, edge, prob, val)
+    _regret_runs(0, split, cuts, 0, p, player, num_children, edge, opp, val, regret)
+    # the own reach overwrites the start of opp, which nothing reads any more
     own_reach(infosets, infoset_parent_slot, infoset_parent, prob, reach_is)
     for t in numba.prange(runs):
-        accumulate_average(infosets[infoset_chunks[t]:infoset_chunks[t + 1]], infoset_slots,
-                           reach_is, prob, weight, cumulative)
-    opp[0] = 1.0
-    _reach_levels(1, split, cuts, 0, parent, edge, player, p, prob, opp)
-    for t in numba.prange(runs):
-        _reach_levels(split, levels, cuts, t, parent, edge, player, p, prob, opp)
-    for t in numba.prange(runs):
-        _value_levels(split, levels, cuts, terminals, t, num_children, player, edge, prob,
-                      terminal_outcome, returns_table, p, opp, val,
-                      regret if t == 0 else regret_parts[t - 1])
-    _value_levels(0, split, cuts, terminals, 0, num_children, player, edge, prob,
-                  terminal_outcome, returns_table, p, opp, val, regret)
-    for t in numba.prange(runs):
         sub = infosets[infoset_chunks[t]:infoset_chunks[t + 1]]
+        accumulate_average(sub, infoset_slots, reach_is, prob, weight, cumulative)
         for j in range(sub.shape[0]):
             k = sub[j]
             for s in range(infoset_slots[k], infoset_slots[k + 1]):
@@ -555,22 +491,32 @@ def _alternating_update_threads(p, weight, rm_plus, discount, pos_factor, neg_fa
                                   neg_factor, prob)
 
 
+_update_runs_threads = numba.njit(**_PAR)(_alternating_update_runs)
+_update_runs_one = numba.njit(**_JIT)(_alternating_update_runs)
+
+
 @numba.njit(**_JIT)
-def alternating_iteration_threads(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
-                                  parent, edge, player, num_children, split, cuts, terminals,
-                                  prob, infosets, infosets_start, infoset_chunks,
-                                  infoset_parent_slot, infoset_parent, infoset_slots,
-                                  terminal_outcome, returns_table, reach_is, cumulative, regret,
-                                  regret_parts, opp, val):
-    """:func:`alternating_iteration_compact` on ``T`` threads (see above):
-    levels ``split`` and below in ``T`` runs (row ``d`` of ``cuts``, shape
-    (levels + 1, T + 1)); ``terminals[d, t]`` counts the terminals before
-    ``cuts[d, t]``; row ``p`` of ``infoset_chunks`` cuts player ``p``'s
-    information states into ``T`` runs (offsets into the player's slice)."""
+def alternating_iteration_runs(weight, rm_plus, discount, pos_factor, neg_factor, num_players,
+                               parent, edge, player, num_children, split, cuts, terminals, prob,
+                               infosets, infosets_start, infoset_chunks, infoset_parent_slot,
+                               infoset_parent, infoset_slots, terminal_outcome, returns_table,
+                               reach_is, cumulative, regret, regret_parts, opp, val):
+    """One alternating iteration of the compact layout (see above), each
+    player in turn, on ``T`` threads where ``T = infoset_chunks.shape[1] - 1``
+    is above 1: levels ``split`` and below in ``T`` runs (row ``d`` of
+    ``cuts``, shape (levels + 1, T + 1)); ``terminals[d, t]`` counts the
+    terminals before ``cuts[d, t]``; row ``p`` of ``infoset_chunks`` cuts
+    player ``p``'s information states into ``T`` runs (offsets into the
+    player's slice). Bit for bit :func:`alternating_iteration` given float64
+    arrays and ``T = 1``."""
+    threads = infoset_chunks.shape[1] > 2
     for p in range(num_players):
-        _alternating_update_threads(
-            p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, player,
-            num_children, split, cuts, terminals, prob,
-            infosets[infosets_start[p]:infosets_start[p + 1]], infoset_chunks[p],
-            infoset_parent_slot, infoset_parent, infoset_slots, terminal_outcome, returns_table,
-            reach_is, cumulative, regret, regret_parts, opp, val)
+        args = (p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge, player,
+                num_children, split, cuts, terminals, prob,
+                infosets[infosets_start[p]:infosets_start[p + 1]], infoset_chunks[p],
+                infoset_parent_slot, infoset_parent, infoset_slots, terminal_outcome,
+                returns_table, reach_is, cumulative, regret, regret_parts, opp, val)
+        if threads:
+            _update_runs_threads(*args)
+        else:
+            _update_runs_one(*args)

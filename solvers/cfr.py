@@ -238,8 +238,7 @@ class CFRSolver:
             self._val = np.ascontiguousarray(tree.returns.T)
         else:
             self._val = np.zeros(tree.num_nodes, dtype=work)  # the updated player's values
-            if threads > 1:
-                self._threads = _threads_layout(tree, self._infosets_start, threads)
+            self._threads = _threads_layout(tree, self._infosets_start, threads)
 
     def working_arrays(self) -> list:
         """The arrays the solver holds beside the tree (for memory figures;
@@ -287,23 +286,17 @@ class CFRSolver:
         weight = float(self.iteration) ** cfg.average_gamma
         discount, pos, neg = self._discount()
         parent = self._parent
-        if cfg.alternating_updates and self.threads > 1:
-            numba.set_num_threads(self.threads)
+        if cfg.alternating_updates and self.layout == "compact":
+            if self.threads > 1:
+                numba.set_num_threads(self.threads)
             x = self._threads
-            K.alternating_iteration_threads(
+            K.alternating_iteration_runs(
                 weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
                 tree.edge, tree.player, tree.num_children, x["split"], x["cuts"],
                 x["terminals"], self.prob, self._infosets_flat, self._infosets_start,
                 x["infoset_chunks"], tree.infoset_parent_slot, tree.infoset_parent,
                 tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
                 self.cumulative, self.regret, x["regret_parts"], self._opp, self._val)
-        elif cfg.alternating_updates and self.layout == "compact":
-            K.alternating_iteration_compact(
-                weight, cfg.regret_matching_plus, discount, pos, neg, tree.num_players, parent,
-                tree.edge, tree.player, tree.num_children, self.prob, self._infosets_flat,
-                self._infosets_start, tree.infoset_parent_slot, tree.infoset_parent,
-                tree.infoset_slots, tree.terminal_outcome, tree.returns_table, self._reach_is,
-                self.cumulative, self.regret, self._opp, self._val)
         elif cfg.alternating_updates:
             K.alternating_iteration(
                 weight, cfg.regret_matching_plus, discount, pos, neg, parent, tree.edge,
@@ -342,11 +335,12 @@ class CFRSolver:
 
 def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
                     min_split: int = 64) -> dict:
-    """What :func:`_kernels.alternating_iteration_threads` reads beside the
-    tree: the split level (of the levels with at least ``min_split`` nodes
-    per thread, the one that leaves the least work to the busiest thread:
-    the levels above it on one thread plus its largest run; none if no
-    level is that large: every level on one thread), the runs of each level
+    """What :func:`_kernels.alternating_iteration_runs` reads beside the
+    tree: the split level (with one thread, none: every level is run 0; with
+    more, of the levels with at least ``min_split`` nodes per thread, the
+    one that leaves the least work to the busiest thread: the levels above
+    it on one thread plus its largest run; none if no level is that large:
+    every level on one thread), the runs of each level
     (cut on the split level where the subtrees below add up to equal
     shares of the nodes, carried down to the children), the terminals
     before each cut, each player's information states cut into ``threads``
@@ -356,14 +350,14 @@ def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
     while starts[-1] < tree.num_nodes:
         starts.append(starts[-1] + int(nc[starts[-2]:starts[-1]].sum(dtype=np.int64)))
     levels = len(starts) - 1
+    split, best, split_cuts = levels, tree.num_nodes, None
     # nodes in each node's subtree, counted bottom-up
-    subtree = np.ones(tree.num_nodes, dtype=np.int32)
-    for d in range(levels - 1, 0, -1):
+    subtree = np.ones(tree.num_nodes if threads > 1 else 0, dtype=np.int32)
+    for d in range(levels - 1, 0, -1) if threads > 1 else ():
         np.add.at(subtree, tree.parent[starts[d]:starts[d + 1]], subtree[starts[d]:starts[d + 1]])
     # the split level: the one with the least work on the busiest thread
     # (the levels above, on one thread, plus the largest run below)
-    split, best, split_cuts = levels, tree.num_nodes, None
-    for d in range(levels):
+    for d in range(levels) if threads > 1 else ():
         lo, hi = starts[d], starts[d + 1]
         if hi - lo < min_split * threads:
             continue
@@ -390,7 +384,8 @@ def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
             terminals[d, t] = above + np.count_nonzero(nc[starts[d]:cuts[d, t]] == 0)
         above += np.count_nonzero(nc[starts[d]:starts[d + 1]] == 0)
     runs = np.arange(threads + 1)
-    return dict(split=split, cuts=cuts, terminals=terminals,
+    # unsigned, so that the kernels' indices carry no negative-index checks
+    return dict(split=split, cuts=cuts.astype(np.uint64), terminals=terminals.astype(np.uint64),
                 infoset_chunks=np.array([runs * c // threads for c in np.diff(infosets_start)],
                                         dtype=np.int64),
                 regret_parts=np.zeros((threads - 1, tree.num_slots)))

@@ -101,7 +101,8 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--threads", type=click.IntRange(1, 2), default=1, show_default=True,
               help="CFR: cores the iterations use. 2 runs the compact layout (float32; the default from a "
                    "million nodes), deterministic and equal to one thread of it to about 1e-12; measured "
-                   "0.7-1.4x one thread on 2 shared cores (docs/solvers/cfr.md).")
+                   "1.7-2.0x one thread on trees of a million nodes or more, when the other core is free; "
+                   "small trees lose (docs/solvers/cfr.md).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
