@@ -39,7 +39,7 @@ import numpy as np
 from kibitz.agents.ismcts import ISMCTSAgent
 
 #: the settings that make a data folder (a folder made with others is refused)
-META_KEYS = ("game", "teacher", "opponent", "encoding", "seed", "chunk")
+META_KEYS = ("game", "teacher", "opponent", "encoding", "seed", "chunk", "behaviour")
 SHARD = re.compile(r"games-(\d{6})-(\d{6})\.npz$")
 
 
@@ -76,8 +76,13 @@ def _teacher_move(agent, state, rng) -> tuple[list[int], int, list[float], list[
 
 
 def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed: int, index: int,
-              recorded=None) -> dict:
+              recorded=None, behaviour: str | None = None) -> dict:
     """One teacher game (see the module docstring): its examples as lists.
+    ``behaviour``: an agent spec that plays the teacher's seats while the
+    teacher only labels their decisions (DAgger: the examples come from the
+    states that agent reaches; the row's move is the teacher's, not the one
+    played). Its agents' seeds are drawn after the others', so a game
+    without it is the game it always was.
     ``recorded``: the teacher's decisions of this game, in order
     (:func:`recorded_games`), played instead of searched (the draw that
     chose each move is still taken); ReplayMismatch if the game does not
@@ -92,6 +97,13 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
     seeds = [int(rng.integers(2 ** 63)) for _ in range(n)]
     agents = [None if held[p] and recorded is not None else
               make_agent(teacher if held[p] else opponent, game, p, seeds[p]) for p in range(n)]
+    actors = agents
+    if behaviour:
+        if recorded is not None:
+            raise ReplayMismatch("games played by a --behaviour agent cannot be replayed: "
+                                 "their recorded moves are the teacher's labels, not the moves played")
+        extra = [int(rng.integers(2 ** 63)) for _ in range(n)]
+        actors = [make_agent(behaviour, game, p, extra[p]) if held[p] else agents[p] for p in range(n)]
     moves = None if recorded is None else iter(recorded)
     rows = []
     state = game.new_initial_state()
@@ -110,7 +122,7 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
             if moves is not None:
                 _check_replayed_input(recorded[len(rows)], x, index, len(rows))
             rows.append((p, x, legal, j, policy, visits))
-            state.apply_action(legal[j])
+            state.apply_action(legal[j] if actors is agents else actors[p].step(state))
         elif agents[p] is None:  # a replayed teacher seat's only move
             state.apply_action(state.legal_actions()[0])
         else:
@@ -242,14 +254,14 @@ def _play_chunk(job):
     from kibitz.agents.registry import make_agent
     from kibitz.games import load_game
 
-    game_string, teacher, opponent, encoding, seed, lo, hi, sources, same_encoding = job
+    game_string, teacher, opponent, encoding, seed, lo, hi, sources, same_encoding, behaviour = job
     game = load_game(game_string)
     recorded, covered = {}, set()
     for slo, shi, path in sources:  # the replayed folder's shards holding some of lo..hi-1
         recorded.update(recorded_games(path, with_input=same_encoding))
         covered.update(range(slo, shi))
     return lo, hi, [(i, play_game(game, make_agent, teacher, opponent, encoding, seed, i,
-                                  recorded.get(i, []) if i in covered else None))
+                                  recorded.get(i, []) if i in covered else None, behaviour))
                     for i in range(lo, hi)]
 
 
@@ -273,12 +285,14 @@ def replay_sources(folder: Path, meta: dict) -> tuple[list[tuple[int, int, Path]
 
 def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: int, games: int,
             folder, chunk: int = 4, workers: int = 1, on_shard=None, should_stop=None,
-            replay=None) -> int:
+            replay=None, behaviour: str | None = None) -> int:
     """Plays the teacher games ``0..games-1`` missing from ``folder`` with
     ``workers`` processes; ``on_shard(lo, hi, examples)`` after each shard
     is written, ``should_stop()`` (checked after each shard) ends it early.
     ``replay``: a data folder whose shards are replayed (see the module
     docstring) where it has them; the other games are played.
+    ``behaviour``: the agent that plays the teacher's seats, the teacher
+    only labelling (:func:`play_game`); not with ``replay``.
     Returns how many of the games ``0..games-1`` the folder holds."""
     from kibitz.games import encoding_size, load_game
     from kibitz.solvers._io import atomic_write
@@ -288,11 +302,15 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
     game = load_game(game_string)
     game_string = str(game)  # the normal form names the data
     meta = {"game": game_string, "teacher": teacher, "opponent": opponent, "encoding": encoding,
-            "seed": seed, "chunk": chunk}
+            "seed": seed, "chunk": chunk, "behaviour": behaviour or None}
+    if behaviour and replay is not None:
+        raise ReplayMismatch("--replay takes no --behaviour: a behaviour agent's games are not replayed "
+                             "from the teacher's labels")
     sources, same_encoding = replay_sources(Path(replay), meta) if replay is not None else ([], False)
     check_folder(folder, meta)
     jobs = [(game_string, teacher, opponent, encoding, seed, lo, hi,
-             [(slo, shi, p) for slo, shi, p in sources if slo < hi and lo < shi], same_encoding)
+             [(slo, shi, p) for slo, shi, p in sources if slo < hi and lo < shi], same_encoding,
+             behaviour or None)
             for lo, hi in missing_runs(folder, games, chunk)]
     size = encoding_size(game, encoding)
 

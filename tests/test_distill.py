@@ -348,3 +348,48 @@ def test_kibitz_distill_with_an_anchor(tmp_path):
         r = CliRunner().invoke(main, base + extra + ["--out", str(tmp_path / "b.npz")])
         assert r.exit_code == 2 and "Traceback" not in r.output, (extra, r.output)
         assert hint in r.output and words in r.output, (extra, r.output)
+
+
+def test_a_behaviour_agent_plays_the_teacher_seats_and_the_teacher_labels(tmp_path):
+    """DAgger data (--behaviour): the teacher's seats are played by another agent and
+    the teacher labels the states that agent reaches. Labelled by the heuristic but
+    played by random, the teacher seats win far less often than when the heuristic
+    plays them; the labels are still the heuristic's (its policy puts them first);
+    the data does not depend on workers, and a game without a behaviour is unchanged."""
+    args = (GAME, "heuristic", "heuristic", "information_state_tensor", 0, 120)
+    own, dagger, two = tmp_path / "own", tmp_path / "dagger", tmp_path / "two"
+    teacher_games.collect(*args, own, chunk=40)
+    teacher_games.collect(*args, dagger, chunk=40, behaviour="random")
+    teacher_games.collect(*args, two, chunk=40, workers=2, behaviour="random")
+    _same_data(_shards(dagger), _shards(two))
+    assert json.loads((dagger / "data.json").read_text())["behaviour"] == "random"
+
+    def win_share(folder):  # the teacher seats' final return, over their decisions
+        return np.mean(np.concatenate([d["ret"] for d in _shards(folder).values()]))
+
+    assert win_share(own) > win_share(dagger) + 0.1
+    for d in _shards(dagger).values():
+        for i in range(len(d["taken"])):
+            policy = d["policy"][d["offset"][i]:d["offset"][i + 1]]
+            assert policy[d["taken"][i]] == pytest.approx(max(policy))
+    game = load_game(GAME)
+    plain = teacher_games.play_game(game, make_agent, TEACHER, "heuristic", "information_state_tensor", 5, 0)
+    again = teacher_games.play_game(game, make_agent, TEACHER, "heuristic", "information_state_tensor", 5, 0,
+                                    behaviour=None)
+    assert plain["returns"] == again["returns"] and len(plain["rows"]) == len(again["rows"])
+    with pytest.raises(teacher_games.ReplayMismatch, match="--behaviour"):
+        teacher_games.collect(*args[:5], 4, tmp_path / "r", chunk=2, replay=own, behaviour="random")
+
+
+def test_kibitz_distill_with_a_behaviour(tmp_path):
+    out = tmp_path / "net.npz"
+    base = ["distill", GAME, "--teacher", "heuristic", "--games", "6", "--chunk", "3", "--hidden", "8",
+            "--epochs", "1", "--no-progress", "--out", str(out)]
+    r = CliRunner().invoke(main, [*base, "--behaviour", "random"])
+    assert r.exit_code == 0, r.output
+    assert "labelling the moves of random" in r.output and "6 games" in r.output
+    assert "nan" not in r.output  # 6 games may hold out none: the agreement says n/a
+    r = CliRunner().invoke(main, [*base, "--behaviour", "nobody", "--overwrite"])
+    assert r.exit_code == 2 and "--behaviour" in r.output and "Traceback" not in r.output, r.output
+    r = CliRunner().invoke(main, [*base, "--behaviour", "random", "--replay", str(tmp_path), "--overwrite"])
+    assert r.exit_code == 2 and "--behaviour" in r.output and "Traceback" not in r.output, r.output

@@ -5,7 +5,7 @@
                    [--encoding NAME] [--output dense|factored] [--hidden 128,128]
                    [--epochs E] [--lr X] [--batch B] [--target moves|visits] [--seed S]
                    [--init FILE] [--anchor DIR [--anchor-games N] [--anchor-weight W]]
-                   [--replay DIR]
+                   [--replay DIR] [--behaviour SPEC]
 
 Two stages (docs/solvers/training.md, "Distillation"): the teacher (an agent
 spec, e.g. ``ismcts(one_step)``) plays ``--games`` games against
@@ -20,7 +20,9 @@ game and encoding, e.g. the heuristic's that ``--init``'s network was
 fitted to) to the fit, each weighing ``--anchor-weight``. ``--replay``
 takes the games that another data folder of the same teacher games holds
 (in another encoding) from their recorded moves instead of searching them
-again.
+again. ``--behaviour`` plays the teacher's seats with another agent (e.g.
+the network being improved) while the teacher only labels their
+decisions: the data comes from the states that agent reaches (DAgger).
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ from kibitz.commands._paths import NumberRange
 from kibitz.commands.solve import parse_duration
 from kibitz.commands.train import _hidden, _npz, network_io
 from kibitz.games import GameStringError, load_game
+
+
+def _share(x: float) -> str:
+    """A share as a percentage; 'n/a' where no held-out game measured it."""
+    return "n/a (no held-out games)" if x != x else f"{x:.1%}"
 
 
 def _agent(spec: str, game, what: str) -> None:
@@ -91,6 +98,10 @@ def _agent(spec: str, game, what: str) -> None:
               help="Another data folder of the same teacher games (same game, teacher, opponent, seed and "
                    "chunk; another encoding): the games it holds are replayed from their recorded moves, "
                    "with no search, and written in this run's --encoding.")
+@click.option("--behaviour", default=None, metavar="SPEC",
+              help="The agent that plays the teacher's seats while the teacher only labels their decisions "
+                   "(DAgger: the data comes from the states this agent reaches), e.g. 'trained' or "
+                   "'net(FILE)'. Default: the teacher plays its own moves.")
 @click.option("--target", type=click.Choice(["moves", "visits"]), default="moves", show_default=True,
               help="Fit the teacher's moves (one-hot) or its search's root visit shares.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -99,8 +110,8 @@ def _agent(spec: str, game, what: str) -> None:
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
 def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk, time_limit, encoding, output_kind,
-            hidden, epochs, lr, batch, init_file, anchor_dir, anchor_games, anchor_weight, replay_dir, target, seed,
-            overwrite, progress):
+            hidden, epochs, lr, batch, init_file, anchor_dir, anchor_games, anchor_weight, replay_dir, behaviour, target,
+            seed, overwrite, progress):
     """Fit a network policy for GAME to a teacher's moves (policy distillation) and save it.
 
     \b
@@ -124,6 +135,11 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     opponent = "" if opponent == "none" else opponent
     if opponent:
         _agent(opponent, game, "--opponent")
+    if behaviour is not None:
+        _agent(behaviour, game, "--behaviour")
+        if replay_dir:
+            raise click.UsageError("--replay takes no --behaviour: a behaviour agent's games are not replayed "
+                                   "from the teacher's labels")
     spec = network.NetworkSpec.for_game(game, hidden=hidden, encoding=encoding, output=output_kind)
     init = None
     if init_file:
@@ -172,7 +188,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         played = teacher_games.collect(str(game), teacher, opponent, encoding, seed, games, folder, chunk=chunk,
                                        workers=workers, on_shard=on_shard,
                                        should_stop=(lambda: time.perf_counter() - t0 > limit) if limit else None,
-                                       replay=replay_dir)
+                                       replay=replay_dir, behaviour=behaviour)
     except teacher_games.DataMismatch as e:
         hint = "--replay" if isinstance(e, teacher_games.ReplayMismatch) else "--data"
         raise click.BadParameter(str(e), param_hint=hint) from None
@@ -201,7 +217,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         if fit_bar is not None:
             fit_bar.update(1)
             fit_bar.set_postfix(loss=f"{record['loss']:.3f}", held_out=f"{record['held_out_loss']:.3f}",
-                                agree=f"{record['agreement']:.1%}")
+                                agree=_share(record['agreement']))
 
     t1 = time.perf_counter()
     try:
@@ -216,7 +232,8 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     network.save(out, spec, params)
     best = min(history, key=lambda r: r["held_out_loss"])
     click.echo(f"game:        {game}")
-    click.echo(f"teacher:     {teacher}" + (f" against {opponent}" if opponent else " in every seat"))
+    click.echo(f"teacher:     {teacher}" + (f" against {opponent}" if opponent else " in every seat")
+               + (f", labelling the moves of {behaviour}" if behaviour else ""))
     click.echo(f"data:        {folder}: {played:,} games, {len(ex):,} decisions "
                f"({int(distill_mod.held_out(ex).sum()):,} held out); collection {collect_seconds:.1f} s this run"
                + (f", replaying {replay_dir} where it has the games" if replay_dir else ""))
@@ -229,8 +246,8 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
                + (f", from {init_file}" if init_file else "") + f": {time.perf_counter() - t1:.1f} s")
     for r in history:
         click.echo(f"  epoch {r['epoch']:>3}: loss {r['loss']:.4f}, held-out loss {r['held_out_loss']:.4f}, "
-                   f"agreement {r['agreement']:.1%}"
-                   + (f", anchor agreement {r['anchor_agreement']:.1%}" if "anchor_agreement" in r else ""))
+                   f"agreement {_share(r['agreement'])}"
+                   + (f", anchor agreement {_share(r['anchor_agreement'])}" if "anchor_agreement" in r else ""))
     click.echo(f"kept:        epoch {best['epoch']} (held-out loss {best['held_out_loss']:.4f}, "
-               f"agreement with the teacher {best['agreement']:.1%})")
+               f"agreement with the teacher {_share(best['agreement'])})")
     click.echo(f"network:     {out} ({spec.input_size:,} inputs, {spec.num_actions:,} actions)")
