@@ -453,13 +453,15 @@ def _regret_runs(lo, hi, cuts, t, p, player, num_children, edge, opp, val, regre
             c += k
 
 
+@numba.njit(inline="always", **_JIT)
 def _alternating_update_runs(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
                              player, num_children, split, cuts, terminals, prob, infosets,
                              infoset_chunks, infoset_parent_slot, infoset_parent, infoset_slots,
                              terminal_outcome, returns_table, reach_is, cumulative, regret,
                              regret_parts, opp, val):
-    """Player ``p``'s update (see above); compiled twice below, with
-    ``prange`` on threads and as a plain loop."""
+    """Player ``p``'s update (see above), inlined into the two kernels
+    below: its ``prange`` loops run on threads in the parallel one and as
+    plain loops in the other."""
     runs = infoset_chunks.shape[0] - 1
     levels = terminals.shape[0]
     opp[0] = 1.0
@@ -491,8 +493,35 @@ def _alternating_update_runs(p, weight, rm_plus, discount, pos_factor, neg_facto
                                   neg_factor, prob)
 
 
-_update_runs_threads = numba.njit(**_PAR)(_alternating_update_runs)
-_update_runs_one = numba.njit(**_JIT)(_alternating_update_runs)
+# The same update as two functions, so that each has entries of its own in
+# numba's on-disk cache (keyed by function and signature, not by the
+# parallel flag of one function compiled both ways).
+@numba.njit(**_PAR)
+def _update_runs_threads(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
+                         player, num_children, split, cuts, terminals, prob, infosets,
+                         infoset_chunks, infoset_parent_slot, infoset_parent, infoset_slots,
+                         terminal_outcome, returns_table, reach_is, cumulative, regret,
+                         regret_parts, opp, val):
+    """:func:`_alternating_update_runs` with its ``prange`` loops on threads."""
+    _alternating_update_runs(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
+                             player, num_children, split, cuts, terminals, prob, infosets,
+                             infoset_chunks, infoset_parent_slot, infoset_parent, infoset_slots,
+                             terminal_outcome, returns_table, reach_is, cumulative, regret,
+                             regret_parts, opp, val)
+
+
+@numba.njit(**_JIT)
+def _update_runs_one(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
+                     player, num_children, split, cuts, terminals, prob, infosets,
+                     infoset_chunks, infoset_parent_slot, infoset_parent, infoset_slots,
+                     terminal_outcome, returns_table, reach_is, cumulative, regret,
+                     regret_parts, opp, val):
+    """:func:`_alternating_update_runs` on the calling thread."""
+    _alternating_update_runs(p, weight, rm_plus, discount, pos_factor, neg_factor, parent, edge,
+                             player, num_children, split, cuts, terminals, prob, infosets,
+                             infoset_chunks, infoset_parent_slot, infoset_parent, infoset_slots,
+                             terminal_outcome, returns_table, reach_is, cumulative, regret,
+                             regret_parts, opp, val)
 
 
 @numba.njit(**_JIT)
