@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import numba
 import numpy as np
@@ -168,11 +167,7 @@ class CFRSolver:
         if layout not in LAYOUTS:
             raise ValueError(f"layout={layout!r}: one of {', '.join(LAYOUTS)}")
         if threads > 1:
-            # OpenMP threads that spin while they wait stall for a whole time
-            # slice when another process holds the other core (measured
-            # 0.03x of one thread on a busy machine, against 0.55x passive);
-            # read once, when numba starts its thread pool
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            K.passive_wait()
         self.tree = tree
         self.config = config
         self.threads = threads

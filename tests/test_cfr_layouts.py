@@ -94,3 +94,22 @@ def test_bad_threads_or_layout_are_refused(kwargs, match):
     tree = compile_tree("kuhn_poker", use_cache=False)
     with pytest.raises(ValueError, match=match):
         CFRSolver(tree, **kwargs)
+
+
+def test_the_thread_pool_starts_with_passive_waits():
+    """The kernels' warm-up runs the threads' kernel, which starts numba's
+    thread pool: it sets OMP_WAIT_POLICY=PASSIVE first, as a solver with
+    threads=2 does (spinning waits stall when the other core is busy), and
+    keeps a policy set by the user."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os; from kibitz.solvers import _kernels; _kernels.warmup(); "
+            "print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "PASSIVE"
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ACTIVE"
