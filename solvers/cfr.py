@@ -233,7 +233,7 @@ class CFRSolver:
             self._val = np.ascontiguousarray(tree.returns.T)
         else:
             self._val = np.zeros(tree.num_nodes, dtype=work)  # the updated player's values
-            self._threads = _threads_layout(tree, self._infosets_start, threads)
+            self._threads = _threads_layout(tree, self._infosets_flat, self._infosets_start, threads)
 
     def working_arrays(self) -> list:
         """The arrays the solver holds beside the tree (for memory figures;
@@ -328,7 +328,7 @@ class CFRSolver:
         return normalise(self.tree, self.cumulative)
 
 
-def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
+def _threads_layout(tree: Tree, infosets: np.ndarray, infosets_start: np.ndarray, threads: int,
                     min_split: int = 64) -> dict:
     """What :func:`_kernels.alternating_iteration_runs` reads beside the
     tree: the split level (with one thread, none: every level is run 0; with
@@ -339,7 +339,7 @@ def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
     (cut on the split level where the subtrees below add up to equal
     shares of the nodes, carried down to the children), the terminals
     before each cut, each player's information states cut into ``threads``
-    runs, and the per-thread regret rows."""
+    runs of about equal numbers of slots, and the per-thread regret rows."""
     nc = tree.num_children  # small dtypes throughout: this runs once, but on the largest trees
     starts = [0, 1]
     while starts[-1] < tree.num_nodes:
@@ -381,9 +381,21 @@ def _threads_layout(tree: Tree, infosets_start: np.ndarray, threads: int,
     runs = np.arange(threads + 1)
     # unsigned, so that the kernels' indices carry no negative-index checks
     return dict(split=split, cuts=cuts.astype(np.uint64), terminals=terminals.astype(np.uint64),
-                infoset_chunks=np.array([runs * c // threads for c in np.diff(infosets_start)],
+                infoset_chunks=np.array([_equal_slots(np.diff(tree.infoset_slots)[infosets[a:b]], threads)
+                                         for a, b in zip(infosets_start[:-1], infosets_start[1:])],
                                         dtype=np.int64),
                 regret_parts=np.zeros((threads - 1, tree.num_slots)))
+
+
+def _equal_slots(slots: np.ndarray, runs: int) -> np.ndarray:
+    """Where to cut a player's information states (``slots`` each, in
+    order) into ``runs`` runs of about equal numbers of slots, as offsets
+    ``0 = c[0] <= ... <= c[runs] = len(slots)``: the work of the average
+    and of regret matching is per slot."""
+    below = np.concatenate([[0], np.cumsum(slots, dtype=np.int64)])
+    cuts = np.searchsorted(below, np.arange(runs + 1) * below[-1] // runs)
+    cuts[-1] = len(slots)
+    return cuts
 
 
 def normalise(tree: Tree, weights: np.ndarray) -> np.ndarray:

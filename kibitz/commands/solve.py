@@ -101,7 +101,7 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--threads", type=click.IntRange(1, 2), default=1, show_default=True,
               help="CFR: cores the iterations use. 2 runs the compact layout (float32; the default from a "
                    "million nodes), deterministic and equal to one thread of it to about 1e-12; measured "
-                   "1.7-2.0x one thread on trees of a million nodes or more, when the other core is free; "
+                   "1.3-1.9x one thread on trees of a million nodes or more, when the other core is free; "
                    "small trees lose (docs/solvers/cfr.md).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bar (only on a terminal).")
