@@ -113,3 +113,22 @@ def test_the_thread_pool_starts_with_passive_waits():
     out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ACTIVE"
+
+
+@pytest.mark.parametrize("game_string", ["kuhn_poker(players=3)", "leduc_poker", games.REGISTRY["doubt_and_bet"].small])
+@pytest.mark.parametrize("min_split", [1, 8])
+def test_two_threads_split_at_any_level(game_string, min_split):
+    """A split level near the root (level 1 where min_split allows it) or
+    deeper: the serial parts above it and the threads below add every
+    value and regret term once, in float64 to one thread's numbers up to
+    rounding."""
+    from kibitz.solvers.cfr import _threads_layout
+
+    tree = compile_tree(game_string, use_cache=False)
+    one = _run(tree, iterations=20, layout="compact", working_dtype=np.float64)
+    two = CFRSolver(tree, ALGORITHMS["cfr+"], threads=2, working_dtype=np.float64)
+    two._threads = _threads_layout(tree, two._infosets_flat, two._infosets_start, 2, min_split=min_split)
+    assert two._threads["split"] <= 3
+    two.run(20)
+    np.testing.assert_allclose(two.regret, one.regret, rtol=1e-12, atol=1e-12 * np.abs(one.regret).max())
+    np.testing.assert_allclose(two.cumulative, one.cumulative, rtol=1e-12, atol=0)
