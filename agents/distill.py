@@ -81,8 +81,9 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
     ``behaviour``: an agent spec that plays the teacher's seats while the
     teacher only labels their decisions (DAgger: the examples come from the
     states that agent reaches; the row's move is the teacher's, not the one
-    played). Its agents' seeds are drawn after the others', so a game
-    without it is the game it always was.
+    played). Its agents' seeds come from a generator of their own, so a
+    game without it is the game it always was, and a game with it is dealt
+    the same seats and cards until the play departs from the teacher's.
     ``recorded``: the teacher's decisions of this game, in order
     (:func:`recorded_games`), played instead of searched (the draw that
     chose each move is still taken); ReplayMismatch if the game does not
@@ -102,7 +103,8 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
         if recorded is not None:
             raise ReplayMismatch("games played by a --behaviour agent cannot be replayed: "
                                  "their recorded moves are the teacher's labels, not the moves played")
-        extra = [int(rng.integers(2 ** 63)) for _ in range(n)]
+        own = np.random.Generator(np.random.PCG64([seed, index, 1]))
+        extra = [int(own.integers(2 ** 63)) for _ in range(n)]
         actors = [make_agent(behaviour, game, p, extra[p]) if held[p] else agents[p] for p in range(n)]
     moves = None if recorded is None else iter(recorded)
     rows = []
@@ -279,7 +281,8 @@ def replay_sources(folder: Path, meta: dict) -> tuple[list[tuple[int, int, Path]
     for k in META_KEYS:
         if k != "encoding" and old.get(k) != meta.get(k):
             raise ReplayMismatch(f"{folder} holds games made with {k}={old.get(k)!r}, not {meta.get(k)!r}; "
-                                 "a replay needs the same game, teacher, opponent, seed and chunk")
+                                 "a replay needs the same game, teacher, opponent, seed and chunk, "
+                                 "and no behaviour agent")
     return done_shards(folder), old.get("encoding") == meta["encoding"]
 
 

@@ -219,8 +219,9 @@ class CFRSolver:
                                                np.arange(n + 1)).astype(np.int64)
         self._opp = np.zeros(tree.num_nodes, dtype=work)
         # The own reach of each information state lives in the first entries
-        # of _opp: each update reads it (average accumulation) before it
-        # computes the counterfactual reach into _opp.
+        # of _opp: the fast layout computes and reads it (average
+        # accumulation) before the counterfactual reach overwrites _opp; the
+        # compact layout after the regrets, when _opp is read no more.
         self._reach_is = self._opp[:tree.num_infosets]
         if layout == "fast":
             self._internal = np.flatnonzero(tree.num_children > 0).astype(np.uint32)
@@ -379,6 +380,8 @@ def _threads_layout(tree: Tree, infosets: np.ndarray, infosets_start: np.ndarray
             terminals[d, t] = above + np.count_nonzero(nc[starts[d]:cuts[d, t]] == 0)
         above += np.count_nonzero(nc[starts[d]:starts[d + 1]] == 0)
     runs = np.arange(threads + 1)
+    # the kernels read opp[parent] on the split level: the root's level is never it
+    assert split >= 1
     # unsigned, so that the kernels' indices carry no negative-index checks
     return dict(split=split, cuts=cuts.astype(np.uint64), terminals=terminals.astype(np.uint64),
                 infoset_chunks=np.array([_equal_slots(np.diff(tree.infoset_slots)[infosets[a:b]], threads)

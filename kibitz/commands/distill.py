@@ -43,6 +43,12 @@ def _share(x: float) -> str:
     return "n/a (no held-out games)" if x != x else f"{x:.1%}"
 
 
+def _held_out(record: dict, digits: int = 4) -> str:
+    """The held-out loss of an epoch's record; 'n/a' where no game was held
+    out (the fit then keeps the epoch of the lowest training loss)."""
+    return "n/a" if record["agreement"] != record["agreement"] else f"{record['held_out_loss']:.{digits}f}"
+
+
 def _agent(spec: str, game, what: str) -> None:
     from kibitz.agents.registry import make_agent, parse_spec
 
@@ -101,7 +107,8 @@ def _agent(spec: str, game, what: str) -> None:
 @click.option("--behaviour", default=None, metavar="SPEC",
               help="The agent that plays the teacher's seats while the teacher only labels their decisions "
                    "(DAgger: the data comes from the states this agent reaches), e.g. 'trained' or "
-                   "'net(FILE)'. Default: the teacher plays its own moves.")
+                   "'net(FILE)' (an agent file: kibitz export makes one from a network file). "
+                   "Default: the teacher plays its own moves.")
 @click.option("--target", type=click.Choice(["moves", "visits"]), default="moves", show_default=True,
               help="Fit the teacher's moves (one-hot) or its search's root visit shares.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -216,7 +223,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     def on_epoch(record):
         if fit_bar is not None:
             fit_bar.update(1)
-            fit_bar.set_postfix(loss=f"{record['loss']:.3f}", held_out=f"{record['held_out_loss']:.3f}",
+            fit_bar.set_postfix(loss=f"{record['loss']:.3f}", held_out=_held_out(record, 3),
                                 agree=_share(record['agreement']))
 
     t1 = time.perf_counter()
@@ -245,9 +252,9 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     click.echo(f"fit:         {epochs} epochs, batch {batch}, lr {lr:g}, seed {seed}"
                + (f", from {init_file}" if init_file else "") + f": {time.perf_counter() - t1:.1f} s")
     for r in history:
-        click.echo(f"  epoch {r['epoch']:>3}: loss {r['loss']:.4f}, held-out loss {r['held_out_loss']:.4f}, "
+        click.echo(f"  epoch {r['epoch']:>3}: loss {r['loss']:.4f}, held-out loss {_held_out(r)}, "
                    f"agreement {_share(r['agreement'])}"
                    + (f", anchor agreement {_share(r['anchor_agreement'])}" if "anchor_agreement" in r else ""))
-    click.echo(f"kept:        epoch {best['epoch']} (held-out loss {best['held_out_loss']:.4f}, "
+    click.echo(f"kept:        epoch {best['epoch']} (held-out loss {_held_out(best)}, "
                f"agreement with the teacher {_share(best['agreement'])})")
     click.echo(f"network:     {out} ({spec.input_size:,} inputs, {spec.num_actions:,} actions)")
