@@ -125,7 +125,7 @@ def main(argv=None) -> None:
     if args.rounds < 1 or args.cfr_iterations < 1:
         ap.error(f"--rounds {args.rounds}, --cfr-iterations {args.cfr_iterations}: both must be >= 1")
     todo = args.games.split(";") if args.games else default_games()
-    _kernels.warmup()
+    _kernels.warmup(threads=True)
     print(f"{'game':58} {'nodes':>10} {'reference/s':>12} {'direct':>7} {'2 proc':>7} "
           f"{'default/s':>10} {'ratio':>7} {'+strings':>8} | {'B/node: tree':>12} {'CFR+':>5} {'(layout)':>9} "
           f"{'compact':>7} | {'CFR+ 2 threads: best':>20} {'median':>6} | {'float32: best':>13} {'median':>6}")

@@ -243,10 +243,12 @@ def passive_wait() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def warmup() -> None:
+def warmup(threads: bool = False) -> None:
     """Calls every kernel once on a three-node tree, so that loading the
-    compiled code (numba's cache) is not counted in a timed run (the
-    threads' kernel too, after :func:`passive_wait`)."""
+    compiled code (numba's cache) is not counted in a timed run; with
+    ``threads``, the threads' kernel too, after :func:`passive_wait` (it
+    starts numba's thread pool, which a one-thread run does not need: a
+    process that has started it may not fork a child that runs one)."""
     first_child = np.array([1, 0, 0], dtype=np.uint32)
     num_children = np.array([2, 0, 0], dtype=np.uint8)
     player = np.array([0, -4, -4], dtype=np.int8)
@@ -280,8 +282,9 @@ def warmup() -> None:
     table = np.array([[-1.0], [1.0]])
     start = np.array([0, 1], dtype=np.int64)
     f32 = np.float32  # the solver's compact layout (float32 policy, reach, values)
-    passive_wait()  # before the thread pool starts, as the solver does
-    for runs in (1, 2):  # one thread, and the threads' kernel
+    if threads:
+        passive_wait()  # before the thread pool starts, as the solver does
+    for runs in (1, 2) if threads else (1,):  # one thread, and the threads' kernel
         cuts = np.array([[0] + [1] * runs, [1] + [3] * runs, [3] * (runs + 1)], dtype=np.uint64)
         terminals = np.array([[0] * (runs + 1), [0] + [2] * runs], dtype=np.uint64)
         chunks = np.array([[0] + [1] * runs], dtype=np.int64)

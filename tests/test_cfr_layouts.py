@@ -97,15 +97,16 @@ def test_bad_threads_or_layout_are_refused(kwargs, match):
 
 
 def test_the_thread_pool_starts_with_passive_waits():
-    """The kernels' warm-up runs the threads' kernel, which starts numba's
-    thread pool: it sets OMP_WAIT_POLICY=PASSIVE first, as a solver with
-    threads=2 does (spinning waits stall when the other core is busy), and
-    keeps a policy set by the user."""
+    """The kernels' warm-up with threads runs the threads' kernel, which
+    starts numba's thread pool: it sets OMP_WAIT_POLICY=PASSIVE first, as a
+    solver with threads=2 does (spinning waits stall when the other core is
+    busy), and keeps a policy set by the user; without threads it leaves
+    the environment alone."""
     import os
     import subprocess
     import sys
 
-    code = ("import os; from kibitz.solvers import _kernels; _kernels.warmup(); "
+    code = ("import os; from kibitz.solvers import _kernels; _kernels.warmup(threads=True); "
             "print(os.environ['OMP_WAIT_POLICY'])")
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -113,6 +114,10 @@ def test_the_thread_pool_starts_with_passive_waits():
     out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ACTIVE"
+    code = ("import os; from kibitz.solvers import _kernels; _kernels.warmup(); "
+            "print(os.environ.get('OMP_WAIT_POLICY', 'unset'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "unset"
 
 
 @pytest.mark.parametrize("game_string", ["kuhn_poker(players=3)", "leduc_poker", games.REGISTRY["doubt_and_bet"].small])

@@ -210,7 +210,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
 
     from kibitz.solvers import _kernels
 
-    _kernels.warmup()  # load the compiled loops before the clock starts
+    _kernels.warmup(threads=threads > 1)  # load the compiled loops before the clock starts
     solver = cfr_mod.CFRSolver(tree, config, threads=threads)
     meta = driver.checkpoint_meta(tree.game_string, algorithm, config.as_dict(),
                                   nodes=int(tree.num_nodes), slots=int(tree.num_slots))
