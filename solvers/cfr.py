@@ -379,12 +379,12 @@ def _threads_layout(tree: Tree, infosets: np.ndarray, infosets_start: np.ndarray
         for t in range(threads + 1):
             terminals[d, t] = above + np.count_nonzero(nc[starts[d]:cuts[d, t]] == 0)
         above += np.count_nonzero(nc[starts[d]:starts[d + 1]] == 0)
-    runs = np.arange(threads + 1)
     # the kernels read opp[parent] on the split level: the root's level is never it
     assert split >= 1
+    slots = np.diff(tree.infoset_slots)
     # unsigned, so that the kernels' indices carry no negative-index checks
     return dict(split=split, cuts=cuts.astype(np.uint64), terminals=terminals.astype(np.uint64),
-                infoset_chunks=np.array([_equal_slots(np.diff(tree.infoset_slots)[infosets[a:b]], threads)
+                infoset_chunks=np.array([_equal_slots(slots[infosets[a:b]], threads)
                                          for a, b in zip(infosets_start[:-1], infosets_start[1:])],
                                         dtype=np.int64),
                 regret_parts=np.zeros((threads - 1, tree.num_slots)))
