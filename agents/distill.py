@@ -72,7 +72,8 @@ def _teacher_move(agent, state, rng) -> tuple[list[int], int, list[float], list[
         policy = visits = agent.action_probabilities(state)
     probs = [float(policy.get(a, 0.0)) for a in legal]
     j = draw(enumerate(probs), rng.random() * sum(probs))
-    return legal, j, probs, [float(visits.get(a, 0.0)) for a in legal]
+    # an agent without visits: its shares are its policy (listed once: thousands of claims)
+    return legal, j, probs, probs[:] if visits is policy else [float(visits.get(a, 0.0)) for a in legal]
 
 
 def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed: int, index: int,

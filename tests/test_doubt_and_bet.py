@@ -954,6 +954,43 @@ def test_heuristic_plays_legal_moves_at_the_defaults():
     assert sum(state.returns()) == pytest.approx(1.0)
 
 
+def test_heuristic_odds_and_shortlist_match_their_definitions():
+    """Through heuristic games at the defaults: every claim's probability
+    as the heuristic reads it equals scipy's hypergeometric tail over the
+    unseen cards, and the shortlist (bisection on the ascending legal moves)
+    equals its candidates filtered by a set of the legal moves."""
+    from scipy.stats import hypergeom
+
+    from kibitz.agents.heuristics import doubt_and_bet as dh
+
+    game = load()
+    k1, copies = game.k1, game.copies
+    rng = np.random.default_rng(5)
+    state, seen = game.new_initial_state(), 0
+    while not state.is_terminal() and seen < 40:
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+            continue
+        me, legal = state.current_player(), state.legal_actions()
+        if state.phase == "claim":
+            seen += 1
+            hand, dealt = state.hand(me), state.cards_dealt
+            unseen, drawn = k1 * copies - sum(hand), dealt - sum(hand)
+            for k in range(k1):
+                counts = hand[k] if k == k1 - 1 else hand[k] + hand[k1 - 1]
+                good = copies if k == k1 - 1 else 2 * copies
+                for q in range(1, dealt + 1):
+                    want = hypergeom(unseen, good - counts, drawn).sf(q - counts - 1) if q > counts else 1.0
+                    assert dh.claim_probability(state, me, q, k) == pytest.approx(want, abs=1e-12)
+            short = dh.shortlist(state, legal)
+            every = list(range(game.num_distinct_actions()))  # every move legal: every candidate kept
+            assert short == [a for a in dh.shortlist(state, every) if a in set(legal)]
+            assert dh.choose(state, legal) in short and len(short) < len(legal)
+        state.apply_action(dh.choose(state, legal))
+    assert seen == 40
+
+
 def test_determinism_under_a_seed():
     game = load(players=3, chips=3, slots=3)
     a = play(game, ["heuristic", "random", "heuristic"], 9)

@@ -23,6 +23,7 @@ only rainbows). From that it:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 
@@ -56,17 +57,31 @@ def tail_probability(need: int, deck: int, good: int, drawn: int) -> float:
 
 
 # ------------------------------------------------------------ estimates
-def claim_probability(state, me, q, k):
+def claim_odds(state, me):
+    """``(known, good, deck, drawn)``: what ``me`` knows of each colour's
+    claim (per colour, the cards in ``me``'s hand that count for it and the
+    unseen copies that would), the unseen cards and how many of them were
+    dealt. A claim of ``q`` of colour ``k`` is true with probability
+    ``tail_probability(q - known[k], deck, good[k], drawn)``; a decision
+    asks many claims of one hand, so it reads the hand once."""
     game = state.get_game()
     k1, copies = game.k1, game.copies
     hand = state.hand(me)
     own = sum(hand)
     rb = k1 - 1
-    if k == rb:
-        known, good = hand[rb], copies - hand[rb]
-    else:
-        known, good = hand[k] + hand[rb], 2 * copies - hand[k] - hand[rb]
-    return tail_probability(q - known, k1 * copies - own, good, state.cards_dealt - own)
+    rainbows = hand[rb]
+    known = [hand[k] + rainbows for k in range(rb)]
+    known.append(rainbows)
+    good = [2 * copies - n for n in known[:rb]]
+    good.append(copies - rainbows)
+    return known, good, k1 * copies - own, state.cards_dealt - own
+
+
+def claim_probability(state, me, q, k):
+    """The chance, as ``me`` sees it, that at least ``q`` dealt cards count
+    for colour ``k``."""
+    known, good, deck, drawn = claim_odds(state, me)
+    return tail_probability(q - known[k], deck, good[k], drawn)
 
 
 def _stake(state, me, value):
@@ -99,22 +114,23 @@ def _claim_or_doubt(state, me, legal):
     claim = state.claim
     dealt = state.cards_dealt
     lowest = 1 if claim is None else claim.quantity + 1
+    known, good, deck, drawn = claim_odds(state, me)
+    tail = tail_probability
     best = None  # (probability, quantity, colour)
     if claim is None:
         for k in range(k1):
-            q = 1
-            while q < dealt and claim_probability(state, me, q + 1, k) >= OPEN_CONFIDENCE:
-                q += 1
-            p = claim_probability(state, me, q, k)
+            q = _opening(dealt, known[k], good[k], deck, drawn)
+            p = tail(q - known[k], deck, good[k], drawn)
             if best is None or (p, q) > (best[0], best[1]):
                 best = (p, q, k)
     elif lowest <= dealt:
         for k in range(k1):
-            p = claim_probability(state, me, lowest, k)
+            p = tail(lowest - known[k], deck, good[k], drawn)
             if best is None or p > best[0]:
                 best = (p, lowest, k)
     if claim is not None:
-        p_prev = claim_probability(state, me, claim.quantity, claim.colour)
+        k = claim.colour
+        p_prev = tail(claim.quantity - known[k], deck, good[k], drawn)
         if best is None or p_prev < DOUBT_BELOW or 1.0 - p_prev > best[0]:
             return db.DOUBT
     p, q, k = best
@@ -125,6 +141,15 @@ def _claim_or_doubt(state, me, legal):
     # (worth 1 or 2, chips first) affordable by a player still in; ``legal``
     # None (the rollout hook) skips the check of a list of thousands
     return action if legal is None or action in legal else legal[-1]
+
+
+def _opening(dealt, known, good, deck, drawn):
+    """The highest quantity of a colour, from 1 up to the cards dealt, whose
+    claim is at least OPEN_CONFIDENCE likely (1 if none is)."""
+    q = 1
+    while q < dealt and tail_probability(q + 1 - known, deck, good, drawn) >= OPEN_CONFIDENCE:
+        q += 1
+    return q
 
 
 def _encode_claim(game, q, k, ch, s):
@@ -177,11 +202,10 @@ def shortlist(state, legal):
         k1, dealt = game.k1, state.cards_dealt
         claim = state.claim
         want.add(db.DOUBT)
+        known, good, deck, drawn = claim_odds(state, me)
         for k in range(k1):
             if claim is None:
-                q = 1
-                while q < dealt and claim_probability(state, me, q + 1, k) >= OPEN_CONFIDENCE:
-                    q += 1
+                q = _opening(dealt, known[k], good[k], deck, drawn)
                 quantities = (q - 1, q, q + 1)
             else:
                 quantities = (claim.quantity + 1, claim.quantity + 2)
@@ -196,8 +220,10 @@ def shortlist(state, legal):
         want.update((db.FOLD, db.ALL_IN, db.CALL_BASE + _pair(game, *_stake(state, me, v))))
         for extra in (1, 2):
             want.add(game.raise_base + _pair(game, *_stake(state, me, v + extra)))
-    legal_set = set(legal)
-    return sorted(a for a in want if a in legal_set)
+    # ``legal`` ascends (OpenSpiel's contract): a dozen look-ups by bisection
+    # instead of a set of thousands of claims
+    n = len(legal)
+    return [a for a in sorted(want) if (i := bisect.bisect_left(legal, a)) < n and legal[i] == a]
 
 
 def _pair(game, ch, s):
