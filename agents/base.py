@@ -80,3 +80,13 @@ class RandomAgent(Agent):
 def deterministic(action: int, legal) -> dict[int, float]:
     """A policy that plays ``action`` with probability 1."""
     return {a: (1.0 if a == action else 0.0) for a in legal}
+
+
+def check_turn_based(game) -> None:
+    """ValueError unless ``game`` is played one move at a time. The agents,
+    tournaments, the terminal table and the server ask the player to move
+    (``state.current_player()``); a simultaneous-move game has no such
+    player, so it must be wrapped to be played here."""
+    if game.get_type().dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+        raise ValueError(f"{game} is a simultaneous-move game; kibitz plays one move at a time: "
+                         f"wrap it, e.g. turn_based_simultaneous_game(game={game})")

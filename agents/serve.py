@@ -134,11 +134,16 @@ class GameCache:
             if game is not None:
                 self._games.move_to_end(game_string)
                 return game
+        from kibitz.agents.base import check_turn_based
         from kibitz.games import GameStringError, load_game
         try:
             game = load_game(game_string)
         except GameStringError as e:
             raise ApiError(400, f"bad game string: {e}") from None
+        try:
+            check_turn_based(game)
+        except ValueError as e:
+            raise ApiError(400, str(e)) from None
         with self._lock:
             self._games[game_string] = game
             while len(self._games) > self.size:

@@ -45,6 +45,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from kibitz import games
+from kibitz.agents.base import check_turn_based
 from kibitz.agents.registry import make_agent
 from kibitz.games.chance import draw
 
@@ -553,6 +554,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     (:class:`ResumeError`). The progress bar is drawn only on a terminal.
     """
     game = _load(game_string)
+    check_turn_based(game)
     for s, spec in enumerate(specs):  # fail early on a bad spec
         make_agent(spec, game, 0, seed=0)
     plan = Plan(game_string, tuple(specs), int(seed), game.num_players())

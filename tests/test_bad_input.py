@@ -62,6 +62,8 @@ CASES = [
     ("play kuhn_poker --seats 'random,ismcts(wizardry=1)'", 2, ["no option 'wizardry'", "sims"]),
     ("play kuhn_poker --seats 'ｒａｎｄｏｍ,random'", 2, ["bad agent spec 'ｒａｎｄｏｍ'"]),
     ("play kuhn_poker --seats random,wizard", 2, ["unknown agent 'wizard'", "heuristic"]),
+    ("play goofspiel --seats human,random", 2,
+     ["GAME", "simultaneous-move game", "turn_based_simultaneous_game(game=goofspiel())"]),
     ("play kuhn_poker --seats random,heuristic", 2, ["no heuristic agent for game 'kuhn_poker'"]),
     ("play kuhn_poker --seats 'random,human(x=1)'", 2, ["agent 'human' takes no options"]),
     ("play kuhn_poker --seats random", 2, ["2 players but 1 seats"]),
@@ -134,6 +136,8 @@ CASES = [
     ("replay afile.txt --game x", 2, ["--game", "'x' is not a valid integer"]),
     # kibitz tournament
     ("tournament kuhn_poker --agents '' --out t", 2, ["--agents", "empty agent spec"]),
+    ("tournament matrix_rps --agents random,random --out t", 2,
+     ["GAME", "simultaneous-move game", "turn_based_simultaneous_game(game=matrix_rps())"]),
     ("tournament kuhn_poker --agents 'random,(' --out t", 2, ["--agents", "unclosed parenthesis"]),
     ("tournament kuhn_poker --agents random,wizard --out t", 2, ["unknown agent 'wizard'"]),
     ("tournament kuhn_poker --agents random,human --out t", 2, ["human agent is only available"]),

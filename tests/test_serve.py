@@ -272,6 +272,15 @@ def test_the_game_cache_is_bounded():
     assert str(cache.get("underdog(players=3,cards=9)")).startswith("underdog(")
 
 
+def test_a_simultaneous_move_game_is_refused_with_the_wrapper_named():
+    from kibitz.agents.serve import ApiError
+
+    with pytest.raises(ApiError) as e:
+        GameCache(size=3).get("matrix_rps")
+    assert e.value.status == 400
+    assert "simultaneous-move game" in str(e.value) and "turn_based_simultaneous_game(game=matrix_rps())" in str(e.value)
+
+
 @pytest.mark.parametrize("spec,text", [
     ("policy(nofile.json)", "policy file 'nofile.json' does not exist"),
     ("ismcts(sims=-5)", "sims must be 0..1,000,000,000; got -5"),

@@ -10,6 +10,7 @@ import numpy as np
 from kibitz.agents.human import HumanAgent, Quit
 from kibitz.agents.kibitz_agent_loader import AgentFileError
 from kibitz.agents.registry import make_agent, split_specs
+from kibitz.agents.base import check_turn_based
 from kibitz.games import GameStringError, load_game
 
 
@@ -92,7 +93,8 @@ def play(game_string, seats, seed):
     """Play a game in the terminal: people and bots, seat by seat."""
     try:
         game = load_game(game_string)
-    except GameStringError as e:
+        check_turn_based(game)
+    except (GameStringError, ValueError) as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
     if seats is None:
         from kibitz.agents.heuristics import HEURISTICS

@@ -6,6 +6,7 @@ import os
 
 import click
 
+from kibitz.agents.base import check_turn_based
 from kibitz.agents.ray_pool import RayRunError
 from kibitz.agents.registry import split_specs
 from kibitz.agents.tournament import GameFailed, RecordsError, format_table, run_tournament
@@ -43,8 +44,8 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     finished games and reports them; --resume continues.
     """
     try:
-        load_game(game_string)
-    except GameStringError as e:
+        check_turn_based(load_game(game_string))
+    except (GameStringError, ValueError) as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
     try:
         specs = split_specs(agent_list)
