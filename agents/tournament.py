@@ -416,8 +416,14 @@ def _start_method() -> str:
     return "spawn"
 
 
-def _worker_init():
+#: a pool worker's queue for its records, one per game as it ends (None: return them by chunk)
+_RECORDS = None
+
+
+def _worker_init(records=None):
+    global _RECORDS
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _RECORDS = records
 
 
 def play_games(plan: Plan, indices) -> list[dict]:
@@ -426,7 +432,14 @@ def play_games(plan: Plan, indices) -> list[dict]:
 
 
 def _worker_chunk(job):
-    return play_games(*job)
+    """Plays a chunk; with a records queue each record is sent as its game
+    ends (so that a stop keeps every finished game) and the chunk returns []."""
+    if _RECORDS is None:
+        return play_games(*job)
+    plan, indices = job
+    for i in indices:
+        _RECORDS.put(play_one(plan, i))
+    return []
 
 
 class RecordsError(ValueError):
@@ -622,7 +635,8 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                 keep(play_one(plan, i))
         else:
             ctx = multiprocessing.get_context(_start_method())
-            pool = ctx.Pool(workers, initializer=_worker_init)
+            finished = ctx.Queue()  # records, one per game as it ends
+            pool = ctx.Pool(workers, initializer=_worker_init, initargs=(finished,))
             size = max(1, min(64, len(todo) // (workers * 8)))
             chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
             # A bounded window of chunks in flight: the pool's task queue
@@ -635,6 +649,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                                      callback=done_q.put, error_callback=done_q.put)
                     next_chunk += 1
                     in_flight += 1
+                _drain(finished, keep)
                 try:
                     got = done_q.get(timeout=0.2)
                 except queue.Empty:
@@ -650,12 +665,18 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                             in_flight -= 1
                         except queue.Empty:
                             pass
+                    _drain(finished, keep)
                     pool.close()
                     pool.join()
                     pool = None
                     raise got
                 for rec in got:
                     keep(rec)
+            # every chunk has ended, so every record is sent: take them all
+            # before the workers are joined (a worker ends only once its
+            # queue is read)
+            while len(records) < total:
+                keep(finished.get(timeout=60))
             pool.close()
             pool.join()
             pool = None
@@ -663,6 +684,10 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         interrupted = True
     finally:
         if pool is not None:
+            try:  # the games that ended before the stop
+                _drain(finished, keep, wait=0.5)
+            except KeyboardInterrupt:
+                pass
             pool.terminate()
             pool.join()
         if bar:
@@ -680,6 +705,17 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             json.dump(_json_safe(results), f, indent=2)
         write_csv(os.path.join(out_dir, "results.csv"), results)
     return Outcome(results, len(records), total, interrupted)
+
+
+def _drain(finished, keep, wait: float = 0.0) -> None:
+    """Keeps every record waiting in the queue ``finished``; ``wait``: seconds
+    to wait for one more before stopping (0: take only what is there)."""
+    while True:
+        try:
+            rec = finished.get(timeout=wait) if wait else finished.get_nowait()
+        except queue.Empty:
+            return
+        keep(rec)
 
 
 def _ray_games(plan: Plan, todo: list[int], keep, bar, address, log) -> bool:
