@@ -17,6 +17,9 @@ from click.testing import CliRunner
 
 from kibitz.cli import main
 
+#: the repository's experiment specs
+EXPERIMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments")
+
 CASES = [
     # kibitz games / agents
     ("games poker", 2, ["unknown game 'poker'", "underdog"]),
@@ -169,6 +172,8 @@ CASES = [
     ("experiment run nofolder", 2, ["FOLDER", "does not exist"]),
     ("experiment run", 2, ["Missing argument 'FOLDER'"]),
     ("experiment walk experiments", 2, ["No such command 'walk'"]),
+    (f"experiment run {EXPERIMENTS}/convergence --out afile.txt", 1, ["--out: afile.txt", "File exists"]),
+    (f"experiment run {EXPERIMENTS}/convergence --out afile.txt/sub", 1, ["--out: afile.txt/sub", "Not a directory"]),
     # kibitz demo
     ("demo --iterations 0", 2, ["--iterations", "x>=1"]),
     ("demo --games 0", 2, ["--games", "x>=1"]),
@@ -184,9 +189,12 @@ CASES = [
     # kibitz train
     ("train kuhn_poker --out k.json", 2, ["--out", "must end in .npz"]),
     ("train kuhn_poker --out nodir/k.npz", 2, ["--out", "not an existing folder"]),
-    ("train kuhn_poker --out k.npz --hidden 128,x", 2, ["--hidden", "widths >= 1", "128,128"]),
-    ("train kuhn_poker --out k.npz --hidden 0", 2, ["--hidden", "widths >= 1"]),
-    ("train kuhn_poker --out k.npz --batch 0", 2, ["--batch", "x>=1"]),
+    ("train kuhn_poker --out k.npz --hidden 128,x", 2, ["--hidden", "widths from 1 to 4096", "128,128"]),
+    ("train kuhn_poker --out k.npz --hidden 0", 2, ["--hidden", "widths from 1 to 4096"]),
+    ("train kuhn_poker --out k.npz --hidden 100000000", 2, ["--hidden", "widths from 1 to 4096"]),
+    ("train kuhn_poker --out k.npz --hidden 8,8,8,8,8,8,8,8,8", 2, ["--hidden", "1 to 8 layer widths"]),
+    ("train kuhn_poker --out k.npz --batch 0", 2, ["--batch", "1<=x<=4096"]),
+    ("train kuhn_poker --out k.npz --batch 100000000", 2, ["--batch", "1<=x<=4096"]),
     ("train kuhn_poker --out k.npz --lr 0", 2, ["--lr", "0<x<=1"]),
     ("train kuhn_poker --out k.npz --lr nan", 2, ["--lr", "not a number"]),
     ("train kuhn_poker --out k.npz --critic-lr 2", 2, ["--critic-lr", "0<x<=1"]),

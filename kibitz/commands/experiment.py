@@ -53,3 +53,5 @@ def run_command(folder, out, settings, ray, ray_address):
         raise click.UsageError(str(e)) from None
     except (ValueError, FileNotFoundError, runner.MatchesFailed) as e:
         raise click.ClickException(str(e)) from None
+    except OSError as e:  # --out names a file, or a folder that cannot be written
+        raise click.ClickException(f"--out: {e.filename or out}: {e.strerror or e}") from None

@@ -42,14 +42,19 @@ DEFAULT_STEPS = 1000
 DEFAULT_PROBE_NODES = 200_000
 
 
+#: the widest hidden layer, the most hidden layers, the most episodes a step
+#: (a network or a batch past these does not fit in a laptop's memory)
+MAX_WIDTH, MAX_LAYERS, MAX_BATCH = 4096, 8, 4096
+
+
 def _hidden(ctx, param, value):
     try:
         widths = tuple(int(w) for w in value.split(","))
     except ValueError:
         widths = ()
-    if not widths or min(widths) < 1:
-        raise click.BadParameter(f"{value!r}: allowed: layer widths >= 1 separated by commas, e.g. 128,128",
-                                 ctx, param)
+    if not widths or min(widths) < 1 or max(widths) > MAX_WIDTH or len(widths) > MAX_LAYERS:
+        raise click.BadParameter(f"{value!r}: allowed: 1 to {MAX_LAYERS} layer widths from 1 to {MAX_WIDTH} "
+                                 "separated by commas, e.g. 128,128", ctx, param)
     return widths
 
 
@@ -104,7 +109,7 @@ def network_io(game, encoding: str, output_kind: str | None) -> str:
                    "game with action factors, else dense.")
 @click.option("--hidden", default="128,128", show_default=True, callback=_hidden,
               help="Hidden layer widths of the policy (and critic) network.")
-@click.option("--batch", type=click.IntRange(min=1), default=32, show_default=True,
+@click.option("--batch", type=click.IntRange(1, MAX_BATCH), default=32, show_default=True,
               help="Self-play episodes per step.")
 @click.option("--lr", type=NumberRange(0, 1, min_open=True), default=1e-3, show_default=True,
               help="Adam step size of the policy.")
