@@ -124,6 +124,10 @@ def read_bytes(path, limit: int | None = None) -> bytes:
 
 def parse_json(raw: bytes, path):
     """The JSON value of UTF-8 bytes; :class:`AgentFileError` otherwise."""
+    if raw.startswith(b"PK\x03\x04"):  # a zip archive: NumPy's .npz
+        raise AgentFileError(f"{path}: a NumPy .npz file (a network of kibitz train or distill, or a "
+                             "checkpoint), not an agent file; kibitz export turns a network or a solve "
+                             "checkpoint into one") from None
     try:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:

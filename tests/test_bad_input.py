@@ -172,6 +172,9 @@ CASES = [
     ("experiment run nofolder", 2, ["FOLDER", "does not exist"]),
     ("experiment run", 2, ["Missing argument 'FOLDER'"]),
     ("experiment walk experiments", 2, ["No such command 'walk'"]),
+    ("inspect net.npz", 1, ["net.npz: a NumPy .npz file", "kibitz export"]),
+    ("play kuhn_poker --seats 'random,net(net.npz)'", 2, ["net.npz: a NumPy .npz file", "kibitz export"]),
+    ("tournament kuhn_poker --agents 'random,policy(net.npz)' --out t", 2, ["net.npz: a NumPy .npz file"]),
     (f"experiment run {EXPERIMENTS}/convergence --out afile.txt", 1, ["--out: afile.txt", "File exists"]),
     (f"experiment run {EXPERIMENTS}/convergence --out afile.txt/sub", 1, ["--out: afile.txt/sub", "Not a directory"]),
     # kibitz demo
@@ -216,6 +219,8 @@ def folder(tmp_path_factory):
     (path / "clash" / "agent.json.gz").write_text("the user's own file\n")
     (path / "done.json").write_text("an earlier run's policy\n")
     (path / "done.json.ckpt.npz").write_text("its checkpoint\n")
+    import numpy as np
+    np.savez(path / "net.npz", W0=np.zeros((2, 2), np.float32))  # a network file, not an agent file
     return path
 
 
