@@ -590,7 +590,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         if resume:
             old = read_plan(cfg_path)
             for key in ("game", "agents", "seed"):
-                if old[key] != config[key]:
+                if old[key] != config[key] and not (key == "game" and _same_game(old[key], game)):
                     raise ValueError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
                                      f"not {config[key]!r}")
             for rec in read_records(games_path):
@@ -705,6 +705,16 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             json.dump(_json_safe(results), f, indent=2)
         write_csv(os.path.join(out_dir, "results.csv"), results)
     return Outcome(results, len(records), total, interrupted)
+
+
+def _same_game(game_string: str, game) -> bool:
+    """Whether ``game_string`` loads ``game`` (the same parameters in another
+    order or spelling)."""
+    from kibitz.games import GameStringError
+    try:
+        return str(_load(game_string)) == str(game)
+    except (GameStringError, ValueError):
+        return False
 
 
 def _drain(finished, keep, wait: float = 0.0) -> None:

@@ -315,3 +315,15 @@ def test_rounding_up_is_said_and_no_bar_reaches_a_pipe(tmp_path):
     assert r.exit_code == 0, r.output
     assert "--games 8 rounded up to 14" in r.stderr and "14 seatings" in r.stderr
     assert "\r" not in r.stderr and "14 of 14 games" in r.stdout
+
+
+def test_resume_accepts_the_same_game_spelled_otherwise(tmp_path):
+    first = run_tournament(SMALL, ["random", "heuristic"], 6, seed=2, out_dir=str(tmp_path), progress=False)
+    again = run_tournament("underdog(bank=2,cards=5,players=3)", ["random", "heuristic"], 12, seed=2,
+                           out_dir=str(tmp_path), resume=True, progress=False)
+    assert first.finished == 6 and again.finished == 12 and not again.interrupted
+    whole = run_tournament(SMALL, ["random", "heuristic"], 12, seed=2, progress=False)
+    assert again.results["agents"] == whole.results["agents"]
+    with pytest.raises(ValueError, match="holds a tournament with game="):
+        run_tournament("underdog(players=3,cards=6,bank=2)", ["random", "heuristic"], 12, seed=2,
+                       out_dir=str(tmp_path), resume=True, progress=False)
