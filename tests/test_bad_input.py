@@ -22,8 +22,9 @@ EXPERIMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 
 CASES = [
     # kibitz games / agents
-    ("games poker", 2, ["unknown game 'poker'", "underdog"]),
-    ("games ''", 2, ["unknown game ''", "pub"]),
+    ("games poker", 2, ["no kibitz game 'poker'", "underdog", "other OpenSpiel games"]),
+    ("games ''", 2, ["no kibitz game ''", "pub"]),
+    ("games 'pub(players=3)'", 2, ["no kibitz game 'pub(players=3)'", "the name alone"]),
     ("agents extra", 2, ["unexpected extra argument"]),
     # game strings (every command loads them the same way)
     ("play 'underdog(players=3))'", 2, ["GAME", "unexpected ')' after the closing parenthesis"]),

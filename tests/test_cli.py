@@ -22,11 +22,14 @@ def test_games_lists_parameters_defaults_and_allowed_values():
     assert "underdog" in out
     for text in ("players", "3..6", "last_round_stake", "win, chips", "max_rounds"):
         assert text in out
+    # the network inputs, as --encoding names them, with their sizes
+    assert "network inputs (--encoding) at the defaults: information_state_tensor (5,723 floats), " \
+           "observation_tensor (588 floats), compact (185 floats)" in out
 
 
 def test_games_unknown_name():
     result = CliRunner().invoke(main, ["games", "poker"])
-    assert result.exit_code == 2 and "unknown game 'poker'" in result.output
+    assert result.exit_code == 2 and "no kibitz game 'poker'" in result.output
 
 
 def test_bot_game_is_reproducible_and_shows_moves():
