@@ -105,6 +105,12 @@ def test_cli_train_resume_and_file(tmp_path, monkeypatch):
     _same(params_a, params_b)
     r = runner.invoke(main, [*common, "--steps", "20", "--out", "b.npz", "--resume", "--batch", "9"])
     assert r.exit_code == 2 and "batch" in r.output
+    # a count the checkpoint has reached: said, nothing run, the network unchanged
+    r = runner.invoke(main, [*common, "--steps", "5", "--out", "b.npz", "--resume"])
+    assert r.exit_code == 0, r.output
+    assert "already at step 20, the count asked for is 5: no step is run" in r.output
+    assert "loss:        - (no step in this run)" in r.output and "nan" not in r.output
+    _same(params_a, network.load("b.npz")[1])
 
 
 def test_probe_against_random_for_big_trees(tmp_path, monkeypatch):
@@ -134,7 +140,7 @@ def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
-    assert "interrupted at iteration" in err and "--resume" in err
+    assert "interrupted at step" in err and "--resume" in err
     done = int(driver.read_checkpoint(ckpt)[1]["iteration"])
     r = subprocess.run([*args, "--steps", str(done + 3), "--resume"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=120)

@@ -268,6 +268,7 @@ def _drive(solver, meta, out, resume, **loop):
     from kibitz.solvers import driver
 
     ckpt = driver.checkpoint_path(out)
+    unit = "step" if loop.get("unit") == "step" else "iteration"
     seconds_before = 0.0
     if resume:
         if not ckpt.exists():
@@ -278,12 +279,16 @@ def _drive(solver, meta, out, resume, **loop):
             raise click.UsageError(f"{e}; run without --resume to start afresh") from None
         except driver.CheckpointError as e:
             raise click.ClickException(f"--resume: {e}") from None
-        click.echo(f"resumed from {ckpt} at iteration {solver.iteration:,}", err=True)
+        click.echo(f"resumed from {ckpt} at {unit} {solver.iteration:,}", err=True)
+        wanted = loop.get("iterations")
+        if wanted is not None and math.isfinite(wanted) and solver.iteration >= wanted:
+            click.echo(f"the checkpoint is already at {unit} {solver.iteration:,}, the count asked for is "
+                       f"{int(wanted):,}: no {unit} is run (give a larger count to continue)", err=True)
     with driver.stop_on_signals() as flag:
         result = driver.run_solver(solver, checkpoint=ckpt, meta=meta, seconds_before=seconds_before,
                                    stop_flag=flag, **loop)
     if result[0] == "interrupted":
-        click.echo(f"interrupted at iteration {solver.iteration:,}; checkpoint written to {ckpt}; "
+        click.echo(f"interrupted at {unit} {solver.iteration:,}; checkpoint written to {ckpt}; "
                    "continue with --resume", err=True)
         raise SystemExit(130 if flag["signal"] == signal.SIGINT else 143)
     return result

@@ -233,7 +233,10 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
         click.echo(f"exploration: {explore:.0%} of the network's moves in training are uniform")
     click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
     click.echo(f"seconds:     {seconds:.2f}{rate}; this run {time.perf_counter() - t0:.2f}")
-    click.echo(f"loss:        policy {trainer.last['policy_loss']:.4g}, critic {trainer.last['critic_loss']:.4g}")
+    if math.isnan(trainer.last['policy_loss']):
+        click.echo("loss:        - (no step in this run)")
+    else:
+        click.echo(f"loss:        policy {trainer.last['policy_loss']:.4g}, critic {trainer.last['critic_loss']:.4g}")
     if probe is not None:
         click.echo(f"NashConv:    {value:.6g} (uniform policy {probe.uniform_nash_conv():.6g})")
     else:
