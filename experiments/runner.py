@@ -19,7 +19,9 @@ Kinds:
 
 ``strength``
     A tournament (``agents.tournament``) of ``agents`` on each of ``games``,
-    ``games_per_match`` games each, seats rotated on duplicate deals.
+    ``games_per_match`` games each, seats rotated on duplicate deals. A
+    tournament already in the output folder is continued (``--resume``):
+    running the spec again after Ctrl-C plays only the games not finished.
 
 ``mccfr_convergence``
     The exact NashConv (on the compiled tree) of external- and
@@ -481,10 +483,14 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
     records = []
     for game_string in spec["games"]:
         log(f"  {game_string}: {', '.join(agents)}; {n_games} games")
+        folder = out / f"tournament_{_slug(game_string)}"
         outcome = run_tournament(game_string, agents, n_games, seed=seed, workers=workers,
-                                 out_dir=str(out / f"tournament_{_slug(game_string)}"),
+                                 out_dir=str(folder), resume=(folder / "tournament.json").exists(),
                                  progress=spec.get("progress", True), log=log, ray=ray is not None,
                                  ray_address=(ray or {}).get("address"))
+        if outcome.interrupted:
+            raise Interrupted(f"interrupted: {outcome.finished} of {outcome.total} games of {game_string} "
+                              f"finished (kept in {folder}); run the same command again to continue")
         for row in outcome.results["agents"]:
             records.append({"game": game_string, **{k: row[k] for k in (
                 "name", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate")},
@@ -499,6 +505,10 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
                      f"{r['rating']:.2f} |")
     (out / "table.md").write_text("\n".join(lines) + "\n")
     return records
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped a run; what finished is kept and the message says how to continue."""
 
 
 def _rating_value(rating):

@@ -51,6 +51,9 @@ def run_command(folder, out, settings, ray, ray_address):
                    ray={"address": ray_address} if ray else None)
     except RayUnavailable as e:
         raise click.UsageError(str(e)) from None
+    except runner.Interrupted as e:
+        click.echo(f"\n{e}", err=True)
+        raise SystemExit(130) from None
     except (ValueError, FileNotFoundError, runner.MatchesFailed) as e:
         raise click.ClickException(str(e)) from None
     except OSError as e:  # --out names a file, or a folder that cannot be written
