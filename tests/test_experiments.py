@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from kibitz.experiments import runner
 from kibitz.experiments.records import OtherRunError
 from kibitz.cli import main
+from conftest import stop_tournament_at
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -165,22 +166,13 @@ def test_strength_experiment_writes_results(tmp_path):
 
 
 def test_strength_experiment_stops_on_ctrl_c_and_continues(tmp_path, monkeypatch):
-    import kibitz.agents.tournament as tour
-
     settings = {"games": ["underdog(players=3,cards=5,bank=2)"], "agents": ["random", "heuristic"],
                 "games_per_match": 12, "workers": 1, "progress": False}
-    real = tour.play_one
-
-    def interrupt_at_7(plan, i):
-        if i == 7:
-            raise KeyboardInterrupt
-        return real(plan, i)
-
-    monkeypatch.setattr(tour, "play_one", interrupt_at_7)
+    stop_tournament_at(monkeypatch, 7)
     with pytest.raises(runner.Interrupted, match="7 of 12 games .* run the same command again"):
         runner.run(ROOT / "experiments" / "strength", out=tmp_path / "a", log=lambda *_: None, overrides=settings)
     assert not (tmp_path / "a" / "table.md").exists()
-    monkeypatch.setattr(tour, "play_one", real)
+    monkeypatch.undo()
     runner.run(ROOT / "experiments" / "strength", out=tmp_path / "a", log=lambda *_: None, overrides=settings)
     runner.run(ROOT / "experiments" / "strength", out=tmp_path / "b", log=lambda *_: None, overrides=settings)
     assert (tmp_path / "a" / "table.md").read_text() == (tmp_path / "b" / "table.md").read_text()

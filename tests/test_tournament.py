@@ -13,6 +13,7 @@ import kibitz.agents.tournament as tour
 from kibitz.agents.tournament import DealChance, arrangements, compute_results, run_tournament
 from kibitz.commands.replay import replay
 from kibitz.commands.tournament import tournament
+from conftest import stop_tournament_at
 
 SMALL = "underdog(players=3,cards=5,bank=2)"
 
@@ -133,14 +134,7 @@ def test_workers_resume_and_files(tmp_path):
 
 
 def test_ctrl_c_keeps_what_finished(tmp_path, monkeypatch):
-    real = tour.play_one
-
-    def interrupt_at_7(plan, i):
-        if i == 7:
-            raise KeyboardInterrupt
-        return real(plan, i)
-
-    monkeypatch.setattr(tour, "play_one", interrupt_at_7)
+    stop_tournament_at(monkeypatch, 7)
     out = run_tournament(SMALL, ["random", "heuristic"], 12, seed=1, out_dir=str(tmp_path), progress=False)
     assert out.interrupted and out.finished == 7 and out.total == 12
     assert len((tmp_path / "games.jsonl").read_text().splitlines()) == 7
