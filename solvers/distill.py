@@ -140,7 +140,7 @@ def held_out(ex: Examples) -> np.ndarray:
 
 def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: float = 1e-3,
         batch: int = 256, seed: int = 0, inv_scale=None, init=None, on_epoch=None, anchor=None,
-        anchor_weight: float = 1.0):
+        anchor_weight: float = 1.0, should_stop=None):
     """Fits a network of ``spec`` to ``ex`` (see the module docstring).
 
     Returns ``(params, history)``: the parameters (numpy float32, the input
@@ -150,7 +150,9 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     encoding, e.g. :func:`network.load`'s) instead of fresh ones.
     ``anchor``: the anchor's :class:`Examples`, each row weighing
     ``anchor_weight`` (the records then add ``anchor_agreement``).
-    ``on_epoch(record)`` after each epoch."""
+    ``on_epoch(record)`` after each epoch. ``should_stop()``, asked after
+    every minibatch, ends the fit early (e.g. on Ctrl-C): the best of the
+    epochs that ended is returned, or ``(None, [])`` if none did."""
     import jax
     import jax.numpy as jnp
     import optax
@@ -250,11 +252,17 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     history, best, best_loss = [], None, np.inf
     for epoch in range(1, epochs + 1):
         seen = running = 0.0
+        cut = False
         for which in minibatches(rng.permutation(train_rows)):
+            if should_stop is not None and should_stop():
+                cut = True  # the epoch does not end: it is not measured
+                break
             params, state, value = step(params, state, *padded(which))
             w = float(row_weight[which].sum())
             running += float(value) * w
             seen += w
+        if cut:
+            break
         test_loss, agreement = measure(params, test_rows) if len(test_rows) else (running / seen, float("nan"))
         record = {"epoch": epoch, "loss": running / seen, "held_out_loss": test_loss, "agreement": agreement}
         if anchor is not None:
@@ -264,5 +272,9 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
             best_loss, best = test_loss, [np.asarray(p, np.float32) for p in params]
         if on_epoch is not None:
             on_epoch(record)
+        if should_stop is not None and should_stop():
+            break
+    if best is None:
+        return None, history
     best[0] = (best[0] * inv[:, None]).astype(np.float32)
     return best, history

@@ -220,6 +220,15 @@ def test_the_fit_learns_the_teacher_and_is_deterministic(tmp_path):
     # starting from the fitted network, one epoch starts where it left off
     _, more = distill.fit(game, spec, ex, epochs=1, batch=64, lr=1e-4, inv_scale=inv, init=params)
     assert more[0]["held_out_loss"] < history[0]["held_out_loss"]
+    # a stop (Ctrl-C) after epoch 3 keeps the first 3 epochs exactly; one before any epoch ends, nothing
+    ended = []
+    cut, cut_history = distill.fit(game, spec, ex, epochs=12, batch=64, lr=3e-3, inv_scale=inv,
+                                   on_epoch=ended.append, should_stop=lambda: len(ended) >= 3)
+    assert cut_history == history[:3]
+    first3, _ = distill.fit(game, spec, ex, epochs=3, batch=64, lr=3e-3, inv_scale=inv)
+    for a, b in zip(cut, first3):
+        np.testing.assert_array_equal(a, b)
+    assert distill.fit(game, spec, ex, epochs=12, batch=64, inv_scale=inv, should_stop=lambda: True) == (None, [])
 
 
 def test_visit_targets_are_the_search_shares(tmp_path):

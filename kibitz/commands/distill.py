@@ -27,6 +27,7 @@ decisions: the data comes from the states that agent reaches (DAgger).
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -128,6 +129,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     """
     from kibitz.agents import distill as teacher_games
     from kibitz.solvers import distill as distill_mod
+    from kibitz.solvers import driver
     from kibitz.solvers import network
     from kibitz.solvers import train as train_mod
 
@@ -200,8 +202,9 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         hint = "--replay" if isinstance(e, teacher_games.ReplayMismatch) else "--data"
         raise click.BadParameter(str(e), param_hint=hint) from None
     except KeyboardInterrupt:
-        raise click.ClickException(f"interrupted: the finished games are kept in {folder}; "
-                                   "the same command continues") from None
+        click.echo(f"\ninterrupted: the finished games are kept in {folder}; the same command continues",
+                   err=True)
+        raise SystemExit(130) from None
     finally:
         if bar is not None:
             bar.close()
@@ -228,14 +231,20 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
 
     t1 = time.perf_counter()
     try:
-        params, history = distill_mod.fit(game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed,
-                                          inv_scale=inv, init=init, on_epoch=on_epoch, anchor=anchor,
-                                          anchor_weight=anchor_weight)
+        with driver.stop_on_signals() as stop:  # Ctrl-C ends the fit with the best epoch so far
+            params, history = distill_mod.fit(game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed,
+                                              inv_scale=inv, init=init, on_epoch=on_epoch, anchor=anchor,
+                                              anchor_weight=anchor_weight,
+                                              should_stop=lambda: stop["signal"] is not None)
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     finally:
         if fit_bar is not None:
             fit_bar.close()
+    if params is None:
+        click.echo(f"\ninterrupted before the first epoch ended: no network written; the teacher's games "
+                   f"are kept in {folder}, and the same command fits again", err=True)
+        raise SystemExit(130 if stop["signal"] == signal.SIGINT else 143)
     network.save(out, spec, params)
     best = min(history, key=lambda r: r["held_out_loss"])
     click.echo(f"game:        {game}")
@@ -258,3 +267,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     click.echo(f"kept:        epoch {best['epoch']} (held-out loss {_held_out(best)}, "
                f"agreement with the teacher {_share(best['agreement'])})")
     click.echo(f"network:     {out} ({spec.input_size:,} inputs, {spec.num_actions:,} actions)")
+    if stop["signal"] is not None:
+        click.echo(f"interrupted after epoch {len(history)} of {epochs}: the network of the best epoch that "
+                   "ended is written", err=True)
+        raise SystemExit(130 if stop["signal"] == signal.SIGINT else 143)
