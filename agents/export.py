@@ -101,6 +101,10 @@ def policy_document_from_checkpoint(path) -> dict:
     from kibitz.solvers.tree import compile_tree
 
     meta, state = read_checkpoint(path)
+    if meta.get("algorithm") == "mmd":
+        raise CheckpointError(f"{path}: a checkpoint of kibitz train; export the network file it is "
+                              f"beside ({str(path).removesuffix('.ckpt.npz')}), which train writes at the "
+                              "end and on Ctrl-C")
     try:
         if meta["algorithm"].startswith("mccfr"):
             return _mccfr_document(meta, state)

@@ -142,6 +142,15 @@ def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
     assert proc.returncode == 143, err
     assert "interrupted at step" in err and "--resume" in err
     done = int(driver.read_checkpoint(ckpt)[1]["iteration"])
+    # the network so far is written too, and it is what export takes (the checkpoint is refused, saying so)
+    assert f"the network after step {done:,} is in k.npz" in err
+    r = subprocess.run([kibitz, "export", "k.npz.ckpt.npz", "--out", "x.json.gz"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "a checkpoint of kibitz train; export the network file it is beside (k.npz)" \
+        in r.stderr, r.stderr
+    r = subprocess.run([kibitz, "export", "k.npz", "--out", "x.json.gz"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
     r = subprocess.run([*args, "--steps", str(done + 3), "--resume"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -212,9 +212,15 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
         return {"loss": f"{t.last['policy_loss'] + t.last['critic_loss']:.3g}", **shown}
 
     t0 = time.perf_counter()
-    reason, seconds, _ = _drive(trainer, meta, out, resume, iterations=steps, time_limit=limit,
-                                eval_every=0, checkpoint_every=checkpoint_every, progress=progress,
-                                postfix=postfix, desc="train", unit="step")
+    try:
+        reason, seconds, _ = _drive(trainer, meta, out, resume, iterations=steps, time_limit=limit,
+                                    eval_every=0, checkpoint_every=checkpoint_every, progress=progress,
+                                    postfix=postfix, desc="train", unit="step")
+    except SystemExit:  # interrupted: the network so far is written beside the checkpoint
+        if trainer.iteration:
+            network.save(out, trainer.spec, trainer.policy_params())
+            click.echo(f"the network after step {trainer.iteration:,} is in {out}", err=True)
+        raise
     params = trainer.policy_params()
     network.save(out, trainer.spec, params)
     name, value = measure(params)
