@@ -316,8 +316,9 @@ class AgentService:
                 return replay(game, history)
             try:
                 return game.deserialize_state(text)
-            except Exception as e:  # pyspiel raises several kinds
-                raise ApiError(400, f"bad serialized state: {e}") from None
+            except Exception:  # pyspiel raises several kinds, with C++ internals in the text
+                raise ApiError(400, f"bad serialized state: not a {game.get_type().short_name} state from "
+                                    "State.serialize() (or send 'history', the list of action ids)") from None
         if "history" not in req:
             raise ApiError(400, "give 'history' (every action id so far) or 'state'")
         return replay(game, req["history"])

@@ -113,6 +113,8 @@ def test_agent_sees_only_its_information_state(url):
     ({"game": GAME, "agent": "random", "history": [0, 1]}, 400, "chance is to act"),
     ({"game": GAME, "agent": "random", "history": "0,1"}, 400, "'history' must be a list"),
     ({"game": GAME, "agent": "random", "state": "garbage"}, 400, "bad serialized state"),
+    ({"game": "kuhn_poker", "agent": "random", "state": "garbage"}, 400,
+     "bad serialized state: not a kuhn_poker state from State.serialize() (or send 'history'"),
 ])
 def test_errors_are_4xx_with_a_message(url, body, status, text):
     got, reply = call(url, "/act", body)
