@@ -531,6 +531,9 @@ def read_plan(path: str) -> dict:
         raise RecordsError(f"{path}: not a tournament plan ({e})") from None
     if not isinstance(plan, dict) or not all(k in plan for k in ("game", "agents", "seed")):
         raise RecordsError(f"{path}: not a tournament plan (it needs 'game', 'agents' and 'seed')")
+    files = plan.get("agent_files", {})
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        raise RecordsError(f"{path}: 'agent_files' must map each agent file to its SHA-256 (hex)")
     return plan
 
 
@@ -577,7 +580,8 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         log(f"--games {games} rounded up to {total}: each deal is played in all {per_deal} "
             f"seatings of {len(specs)} agents in {plan.num_seats} seats")
     config = {"game": game_string, "agents": list(specs), "seed": int(seed), "games": total,
-              "seats": plan.num_seats, "arrangements": [list(a) for a in plan.arrangements]}
+              "seats": plan.num_seats, "arrangements": [list(a) for a in plan.arrangements],
+              "agent_files": agent_files(specs, game)}
     records: dict[int, dict] = {}
     games_path = None
     if out_dir is not None:
@@ -593,6 +597,11 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                 if old[key] != config[key] and not (key == "game" and _same_game(old[key], game)):
                     raise ValueError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
                                      f"not {config[key]!r}")
+            for path, digest in (old.get("agent_files") or {}).items():
+                if config["agent_files"].get(path) != digest:
+                    raise ResumeError(f"--resume: the agent file {path} is not the one the tournament in "
+                                      f"{out_dir} started with (its SHA-256 differs, or it is gone); put that "
+                                      "file back, or start a new tournament in another --out")
             for rec in read_records(games_path):
                 records[rec["index"]] = rec
             beyond = [i for i in records if i >= total]
@@ -705,6 +714,29 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             json.dump(_json_safe(results), f, indent=2)
         write_csv(os.path.join(out_dir, "results.csv"), results)
     return Outcome(results, len(records), total, interrupted)
+
+
+def agent_files(specs, game) -> dict[str, str]:
+    """``{file: SHA-256}`` of the files the agents read (``policy(FILE)``,
+    ``net(FILE)``, the network ``trained`` plays), so that ``--resume`` can
+    refuse to mix games of two versions of one file."""
+    from kibitz.agents.registry import resolve_spec
+
+    files = {}  # the key: the path as the spec gives it, or trained(GAME) for the shipped network
+    for spec in specs:
+        kind, options = resolve_spec(spec)
+        files.update({v: v for v in options.values() if isinstance(v, str) and os.path.isfile(v)})
+        if kind.name == "trained":
+            from kibitz.agents.net_agent import trained_path
+            try:
+                files[f"trained({game.get_type().short_name})"] = str(trained_path(game))
+            except ValueError:  # no network for this game (make_agent said so already)
+                pass
+    out = {}
+    for key, path in files.items():
+        with open(path, "rb") as f:
+            out[key] = hashlib.sha256(f.read()).hexdigest()
+    return out
 
 
 def _same_game(game_string: str, game) -> bool:

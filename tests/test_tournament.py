@@ -321,3 +321,19 @@ def test_resume_accepts_the_same_game_spelled_otherwise(tmp_path):
     with pytest.raises(ValueError, match="holds a tournament with game="):
         run_tournament("underdog(players=3,cards=6,bank=2)", ["random", "heuristic"], 12, seed=2,
                        out_dir=str(tmp_path), resume=True, progress=False)
+
+
+def test_resume_refuses_an_agent_file_that_changed(tmp_path, monkeypatch):
+    from kibitz.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    solve = ["solve", "kuhn_poker", "--no-progress", "--out", "p.json"]
+    assert CliRunner().invoke(main, [*solve, "-n", "5"]).exit_code == 0
+    specs = ["random", "policy(p.json)"]
+    run_tournament("kuhn_poker", specs, 4, out_dir="t", progress=False)
+    plan = json.loads((tmp_path / "t" / "tournament.json").read_text())
+    assert list(plan["agent_files"]) == ["p.json"] and len(plan["agent_files"]["p.json"]) == 64
+    assert run_tournament("kuhn_poker", specs, 8, out_dir="t", resume=True, progress=False).finished == 8
+    assert CliRunner().invoke(main, [*solve, "-n", "50", "--overwrite"]).exit_code == 0
+    with pytest.raises(tour.ResumeError, match="the agent file p.json is not the one the tournament in t"):
+        run_tournament("kuhn_poker", specs, 12, out_dir="t", resume=True, progress=False)
