@@ -199,7 +199,8 @@ def load(path) -> tuple[NetworkSpec, list[np.ndarray]]:
             for k in range(len(spec.sizes) - 1):
                 params += [z[f"W{k}"], z[f"b{k}"]]
     except (OSError, ValueError, KeyError, TypeError, EOFError) as e:
-        raise ValueError(f"{path}: not a kibitz network file ({e})") from None
+        why = "not a NumPy .npz of arrays" if "pickle" in str(e) else e
+        raise ValueError(f"{path}: not a kibitz network file ({why})") from None
     for k, (fan_in, fan_out) in enumerate(zip(spec.sizes[:-1], spec.sizes[1:])):
         if params[2 * k].shape != (fan_in, fan_out) or params[2 * k + 1].shape != (fan_out,):
             what = f" ({spec.output} output, {spec.out_size} logits)" if k == len(spec.sizes) - 2 else ""

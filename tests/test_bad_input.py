@@ -174,6 +174,8 @@ CASES = [
     ("experiment run", 2, ["Missing argument 'FOLDER'"]),
     ("experiment walk experiments", 2, ["No such command 'walk'"]),
     ("inspect net.npz", 1, ["net.npz: a NumPy .npz file", "kibitz export"]),
+    ("distill kuhn_poker --teacher random --opponent random --games 2 --init afile.txt --out k.npz", 2,
+     ["--init", "afile.txt: not a kibitz network file (not a NumPy .npz of arrays)"]),
     ("play kuhn_poker --seats 'random,net(net.npz)'", 2, ["net.npz: a NumPy .npz file", "kibitz export"]),
     ("tournament kuhn_poker --agents 'random,policy(net.npz)' --out t", 2, ["net.npz: a NumPy .npz file"]),
     (f"experiment run {EXPERIMENTS}/convergence --out afile.txt", 1, ["--out: afile.txt", "File exists"]),
