@@ -365,7 +365,7 @@ def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
     game = check_game(doc)
     rng = np.random.default_rng(seed)
     policy = doc["policy"]
-    seen, found, mismatches = set(), set(), []
+    seen, found, mismatches, wrong = set(), set(), [], set()
 
     def check(state):
         player = state.current_player()
@@ -376,7 +376,8 @@ def check_against_game(doc: dict, games: int = 200, seed: int = 0) -> dict:
         if entry is not None:
             found.add(key)
             if entry["actions"] != list(legal) or entry["player"] != player:
-                if len(mismatches) < 5:
+                if len(mismatches) < 5 and key not in wrong:  # each information state once
+                    wrong.add(key)
                     mismatches.append(f"{key!r}: file has player {entry['player']} actions "
                                       f"{entry['actions']}, the game player {player} actions {legal}")
         return legal[int(rng.integers(len(legal)))]
