@@ -450,8 +450,8 @@ class RecordsError(ValueError):
 
 #: the fields of a game record (see :func:`play_one`) -> what is allowed
 RECORD_FIELDS = {"index": "a whole number >= 0", "game": "a game string", "deal": "a whole number",
-                 "deal_seed": "a list of whole numbers", "seats": "a list of agent specs",
-                 "seat_agents": "a list of whole numbers", "agent_seeds": "a list of whole numbers",
+                 "deal_seed": "a list of whole numbers >= 0", "seats": "a list of agent specs",
+                 "seat_agents": "a list of whole numbers", "agent_seeds": "a list of whole numbers >= 0",
                  "moves": "a list of action ids", "returns": "a list of numbers"}
 
 
@@ -468,6 +468,8 @@ def _record_field_ok(key: str, value) -> bool:
         return isinstance(value, str)
     if key == "seats":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if key in ("agent_seeds", "deal_seed"):  # the seeds of numpy generators
+        return isinstance(value, list) and all(_whole(v) and v >= 0 for v in value)
     if key == "returns":
         return isinstance(value, list) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import zipfile
@@ -479,6 +480,8 @@ RECORD_CASES = {
     "seats and returns disagree": (lambda lines, made: lines[0].replace('"seats": ["random", "random"]',
                                                                         '"seats": ["random"]').encode(),
                                    "one entry per seat"),
+    "negative agent seed": (lambda lines, made: re.sub(r'"agent_seeds": \[\d+', '"agent_seeds": [-5', lines[0]).encode(),
+                            "line 1: field 'agent_seeds' is '[-5, "),
     "latin-1": (lambda lines, made: lines[0].encode() + b'{"index": "\xfc"}\n', "line 2: not a JSON game record"),
     "deeply nested": (lambda lines, made: b"[" * 50_000 + b"]" * 50_000 + b"\n", "line 1: not a JSON game record"),
 }
