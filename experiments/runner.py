@@ -217,7 +217,22 @@ def with_overrides(spec: dict, overrides: dict | None) -> dict:
     return check_spec({**spec, **overrides}, f"--set {', '.join(f'{k}=' for k in sorted(overrides))}")
 
 
-def load_spec(folder) -> dict:
+def load_spec(folder, overrides: dict | None = None) -> dict:
+    """The spec in ``folder`` (its spec.toml) with ``overrides`` (``--set``)
+    in place, checked as a whole, so that ``--set`` may mend a bad key of
+    the file. SpecError names the file's fault, or else the setting's."""
+    spec = _read_spec(folder)
+    if not overrides:
+        return check_spec(spec, spec.pop("_path"))
+    path = spec.pop("_path")
+    try:
+        return with_overrides(spec, overrides)
+    except SpecError:
+        check_spec(spec, path)  # the file's own fault, if it has one
+        raise
+
+
+def _read_spec(folder) -> dict:
     folder = Path(folder)
     path = folder / "spec.toml" if folder.is_dir() else folder
     if not path.is_file():
@@ -232,7 +247,7 @@ def load_spec(folder) -> dict:
     except RecursionError:
         raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
     spec.setdefault("name", path.parent.name)
-    return check_spec(spec, str(path))
+    return {**spec, "_path": str(path)}
 
 
 def eval_points(iterations: int, points: int) -> list[int]:
@@ -663,7 +678,7 @@ def run(folder, out=None, log=print, overrides: dict | None = None, ray: dict | 
     """Runs the experiment in ``folder``; returns the output folder. ``ray``
     ({"address": ADDRESS or None}) plays the games of the kinds in
     ``RAY_KINDS`` on Ray (docs/scaling.md)."""
-    spec = with_overrides(load_spec(folder), overrides)
+    spec = load_spec(folder, overrides)
     if ray is not None and spec["kind"] not in RAY_KINDS:
         raise ValueError(f"--ray: kind {spec['kind']} runs in one process; --ray runs kinds "
                          f"{', '.join(RAY_KINDS)}")

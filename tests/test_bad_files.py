@@ -709,6 +709,20 @@ def test_a_bad_setting_is_a_usage_error_naming_the_key(tmp_path, setting, messag
     assert not (tmp_path / "out").exists()
 
 
+def test_set_may_mend_a_bad_key_of_the_spec_file(tmp_path):
+    (tmp_path / "spec.toml").write_text('kind = "strength"\ngames = ["kuhn_poker"]\nagents = ["nosuch", "random"]\n'
+                                        'games_per_match = 2\nprogress = false\n')
+    run = ["experiment", "run", str(tmp_path), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, run)
+    assert result.exit_code == 1 and "spec.toml: agents: 'nosuch'" in result.output, result.output
+    result = CliRunner().invoke(main, [*run, "--set", 'agents=["random", "random"]'])
+    assert result.exit_code == 0, result.output
+    assert "| random#1 |" in (tmp_path / "out" / "table.md").read_text()
+    # another setting leaves the file's fault the one named
+    result = CliRunner().invoke(main, [*run, "--set", "games_per_match=4"])
+    assert result.exit_code == 1 and "spec.toml: agents: 'nosuch'" in result.output, result.output
+
+
 def test_a_folder_without_a_spec_is_named(tmp_path):
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])
     assert result.exit_code == 1 and f"no experiment spec at {tmp_path / 'spec.toml'}" in result.output

@@ -36,7 +36,7 @@ def run_command(folder, out, settings, ray, ray_address):
         except tomllib.TOMLDecodeError:
             overrides[key.strip()] = value
     try:
-        spec = runner.with_overrides(runner.load_spec(folder), overrides)
+        spec = runner.load_spec(folder, overrides)
     except runner.SpecError as e:
         if overrides and str(e).startswith("--set"):
             raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--set") from None
