@@ -127,3 +127,15 @@ def test_solve_time_alone_runs_that_long(tmp_path):
     assert result.exit_code == 0, result.output
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("iterations:"))
     assert "(time limit)" in line and int(line.split()[1].replace(",", "")) > 1000
+
+
+def test_ctrl_c_while_compiling_exits_130_and_writes_nothing(tmp_path, monkeypatch):
+    from kibitz.solvers import tree as tree_mod
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tree_mod, "compile_tree", interrupted)
+    result = CliRunner().invoke(main, ["solve", "kuhn_poker", "--no-progress", "--out", str(tmp_path / "k.json")])
+    assert result.exit_code == 130 and "interrupted while compiling the tree" in result.output
+    assert "Aborted" not in result.output and not list(tmp_path.iterdir())

@@ -190,6 +190,9 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         raise click.ClickException(str(e)) from None
     except ValueError as e:  # a game the compiler cannot walk
         raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted while compiling the tree: nothing was solved or written", err=True)
+        raise SystemExit(130) from None
     compile_s = time.perf_counter() - t0
     click.echo(f"tree: {tree.summary()} ({compile_s:.2f} s)", err=True)
 
