@@ -43,7 +43,8 @@ def load_network(path) -> "KibitzNetAgent":  # noqa: F821 (imported below, with 
     try:
         key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
     except FileNotFoundError:
-        raise AgentFileError(f"network agent file {str(path)!r} does not exist") from None
+        from kibitz.agents.policy_agent import relative_hint
+        raise AgentFileError(f"network agent file {str(path)!r} does not exist{relative_hint(path)}") from None
     with _LOCK:
         if key not in _CACHE:
             doc = read_document(path)

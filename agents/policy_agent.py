@@ -27,6 +27,11 @@ _CACHE: dict = {}
 _LOCK = threading.Lock()
 
 
+def relative_hint(path) -> str:
+    """For a relative path that is not there: where it was looked for."""
+    return "" if os.path.isabs(str(path)) else f" (a relative path is read from the current folder, {os.getcwd()})"
+
+
 def load_cached(path: str, game) -> KibitzAgent:
     """The file's table, read once per (path, modification time) and checked
     by the loader's validation and against ``game`` (its game string and
@@ -36,7 +41,7 @@ def load_cached(path: str, game) -> KibitzAgent:
     try:
         key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
     except FileNotFoundError:
-        raise AgentFileError(f"policy file {path!r} does not exist") from None
+        raise AgentFileError(f"policy file {path!r} does not exist{relative_hint(path)}") from None
     with _LOCK:
         if key not in _CACHE:
             table = KibitzAgent(read_agent_file(path))
@@ -98,7 +103,7 @@ def _file_game(path="", unseen="file") -> str:
     if not path:
         raise ValueError("policy needs a file: policy(path/to/agent.json.gz)")
     if not os.path.exists(str(path)):
-        raise AgentFileError(f"policy file {str(path)!r} does not exist")
+        raise AgentFileError(f"policy file {str(path)!r} does not exist{relative_hint(path)}")
     return str(check_game(read_agent_file(str(path)), str(path)))
 
 

@@ -72,7 +72,9 @@ CASES = [
     ("play kuhn_poker --seats 'random,human(x=1)'", 2, ["agent 'human' takes no options"]),
     ("play kuhn_poker --seats random", 2, ["2 players but 1 seats"]),
     ("play kuhn_poker --seats 'policy(sub),random'", 2, ["--seats", "sub", "directory"]),
-    ("play kuhn_poker --seats 'policy(nofile.json),random'", 2, ["--seats", "does not exist"]),
+    ("play kuhn_poker --seats 'policy(nofile.json),random'", 2,
+     ["--seats", "does not exist (a relative path is read from the current folder, /"]),
+    ("play kuhn_poker --seats 'net(/nonexistent/n.json.gz),random'", 2, ["'/nonexistent/n.json.gz' does not exist"]),
     ("play kuhn_poker --seats random,random --iterations 5", 2, ["No such option '--iterations'"]),
     # kibitz solve
     ("solve goofspiel --out g.json", 2, ["GAME", "only sequential games", "kuhn_poker",
