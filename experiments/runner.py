@@ -246,6 +246,9 @@ def _read_spec(folder) -> dict:
         raise SpecError(f"{path}: not valid TOML: not UTF-8 text") from None
     except RecursionError:
         raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
+    if "kind" not in spec:
+        raise SpecError(f"{path}: no 'kind' key: not an experiment spec (kinds: {', '.join(KINDS)}; "
+                        "experiments/NAME/spec.toml shows one)")
     spec.setdefault("name", path.parent.name)
     return {**spec, "_path": str(path)}
 

@@ -679,7 +679,7 @@ BAD_SPECS = [
     ('kind = "convergence"\ngames = [\n', "not valid TOML"),
     ('kind = convergence\n', "not valid TOML"),
     (b'kind = "\xff"\n', "not UTF-8"),
-    ("", "kind = None"),
+    ("", "no 'kind' key: not an experiment spec (kinds: convergence"),
 ]
 
 

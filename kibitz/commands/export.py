@@ -57,7 +57,8 @@ def export(source, out, unseen, name, temperature):
 @click.option("--games", type=click.IntRange(min=0, max=1_000_000), default=None,
               help="Random games played to check the file against its game "
                    "[default: 200 for a tabular file, 5 for a network, played through its model].")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the random games (the same seed checks the same positions).")
 def inspect(path, games, seed):
     """Summarise an agent file (or policy file) and check that it matches its game.
 
