@@ -110,6 +110,5 @@ def play(game_string, seats, seed):
         play_game(game, agents, seed)
     except Quit:
         click.echo("\ngame abandoned")
-        raise SystemExit(1) from None  # no result: a script can tell it from a finished game
     except AgentFileError as e:  # an entry of a policy(FILE) seat that does not fit the game
         raise click.ClickException(str(e)) from None
