@@ -238,7 +238,8 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
     if explore:
         click.echo(f"exploration: {explore:.0%} of the network's moves in training are uniform")
     click.echo(f"steps:       {trainer.iteration:,} ({driver.STOPPED[reason]})")
-    click.echo(f"seconds:     {seconds:.2f}{rate}; this run {time.perf_counter() - t0:.2f}")
+    click.echo(f"seconds:     {seconds:.2f} training, all runs{rate}; this run's wall time {time.perf_counter() - t0:.2f} "
+               "(strength probes included)")
     if math.isnan(trainer.last['policy_loss']):
         click.echo("loss:        - (no step in this run)")
     else:
