@@ -671,12 +671,13 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                     # terminate() on workers writing a result can hang the pool's
                     # result thread (seen in the test suite under load)
                     while in_flight:
+                        _drain(finished, keep)  # (a worker's unread records would hold it at exit)
                         try:
                             done_q.get(timeout=0.2)
                             in_flight -= 1
                         except queue.Empty:
                             pass
-                    _drain(finished, keep)
+                    _drain(finished, keep, wait=0.5)
                     pool.close()
                     pool.join()
                     pool = None
