@@ -166,6 +166,11 @@ def load_game(game_string: str) -> pyspiel.Game:
             name = game_string.split("(", 1)[0]
             msg = (f"unknown game {name!r}; kibitz games: {', '.join(sorted(REGISTRY))} "
                    "(any OpenSpiel game name also works)")
+        elif "num_players" in msg:  # an OpenSpiel game's check on its player count, in C++ terms
+            types = [t for t in pyspiel.registered_games() if t.short_name == game_string.split("(", 1)[0]]
+            if types:
+                msg = (f"players must be {types[0].min_num_players}..{types[0].max_num_players} "
+                       f"for {types[0].short_name}")
         else:
             msg = _wrong_type(game_string, msg) or msg.strip().splitlines()[0]
             if msg.startswith(game_string.split("(", 1)[0] + ":"):

@@ -142,6 +142,8 @@ CASES = [
     ("replay afile.txt --game x", 2, ["--game", "'x' is not a valid integer"]),
     # kibitz tournament
     ("tournament kuhn_poker --agents '' --out t", 2, ["--agents", "empty agent spec"]),
+    ("tournament 'kuhn_poker(players=1)' --agents random,random --out t", 2,
+     ["GAME", "kuhn_poker(players=1): players must be 2..10 for kuhn_poker"]),
     ("tournament matrix_rps --agents random,random --out t", 2,
      ["GAME", "simultaneous-move game", "turn_based_simultaneous_game(game=matrix_rps())"]),
     ("tournament kuhn_poker --agents 'random,(' --out t", 2, ["--agents", "unclosed parenthesis"]),
