@@ -116,6 +116,15 @@ def test_demo_twice_in_a_row_replaces_only_its_own_output(tmp_path, monkeypatch)
     assert (tmp_path / "demo-output" / "notes.txt").read_text() == "mine\n"
 
 
+def test_demo_refusing_a_foreign_out_leaves_it_as_it_was(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "policy.json.gz").write_text("not the demo's\n")
+    result = CliRunner().invoke(main, ["demo", "--iterations", "5", "--games", "12", "--out", str(out)])
+    assert result.exit_code == 1 and "which kibitz demo did not write" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["policy.json.gz"]  # no tournament/ folder, no marker
+
+
 def test_play_prints_the_returns_once():
     out = run(["play", "pub", "--seats", "random,random,random,random", "--seed", "1"]).output
     assert out.count("returns") == 1 and "returns: p0" in out

@@ -37,7 +37,6 @@ def _take_over(out_dir):
     same names it did not write, and writes the marker."""
     marker = os.path.join(out_dir, MARKER)
     try:
-        os.makedirs(os.path.join(out_dir, "tournament"), exist_ok=True)
         ours = set()
         if os.path.isfile(marker):
             with open(marker) as f:
@@ -50,6 +49,8 @@ def _take_over(out_dir):
                 f"(no {MARKER} lists it); move it away or give another --out")
         for name in present:
             os.remove(os.path.join(out_dir, name))
+        # made only now: a refused --out is left as it was
+        os.makedirs(os.path.join(out_dir, "tournament"), exist_ok=True)
         with open(marker, "w") as f:
             f.write("# written by kibitz demo; the next kibitz demo with this --out replaces:\n")
             f.write("".join(name + "\n" for name in OUTPUT_FILES))
