@@ -407,7 +407,9 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
     information states MCCFR never met (forced moves included) are written
     with the uniform policy, which is what the fallback plays there, so
     that the file lists every information state and ``solvers.load_policy``
-    reads it; ``coverage`` counts both kinds.
+    reads it; ``coverage`` counts both kinds, and ``nash_conv`` and
+    ``expected_returns`` are exact. With an agent as fallback they are None
+    (the tree's evaluation cannot run the agent).
     """
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
@@ -420,18 +422,21 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
                         "probs": [float(probs[a]) for a in legal]}
     filled = 0
     nash_conv = returns = None
-    if tree is not None:
+    # with an agent as fallback the policy played on unseen information
+    # states is that agent's, which the tree's evaluation cannot run: no
+    # NashConv then (a uniform fill would measure another policy)
+    # (unless MCCFR met every information state)
+    if tree is not None and (solver.fallback == "uniform" or len(solver.table) == tree.num_infosets):
         slots = ev.policy_to_slots(tree, avg, default="uniform")
         nash_conv, _, returns = ev.nash_conv(tree, slots, details=True)
-        if solver.fallback == "uniform":
-            for k, key in enumerate(tree.infoset_strings):
-                if key in entries:
-                    continue
-                lo, hi = int(tree.infoset_slots[k]), int(tree.infoset_slots[k + 1])
-                entries[key] = {"player": int(tree.infoset_player[k]),
-                                "actions": [int(a) for a in tree.slot_action[lo:hi]],
-                                "probs": [1.0 / (hi - lo)] * (hi - lo)}
-                filled += 1
+        for k, key in enumerate(tree.infoset_strings):
+            if key in entries:
+                continue
+            lo, hi = int(tree.infoset_slots[k]), int(tree.infoset_slots[k + 1])
+            entries[key] = {"player": int(tree.infoset_player[k]),
+                            "actions": [int(a) for a in tree.slot_action[lo:hi]],
+                            "probs": [1.0 / (hi - lo)] * (hi - lo)}
+            filled += 1
     return {
         "format": policy_file.FORMAT,
         "format_version": policy_file.FORMAT_VERSION,

@@ -173,9 +173,19 @@ def load_policy(path) -> os_policy.TabularPolicy:
 
     Every information state of the game must be in the file, with the same
     legal actions and probabilities in [0, 1] summing to 1; a mismatch (a
-    file for another version of the game) raises :class:`PolicyFileError`.
+    file for another version of the game) raises :class:`PolicyFileError`,
+    and so does an MCCFR file with ``coverage.complete`` false, before the
+    game's table is built.
     """
     doc = read_policy_file(path)
+    coverage = doc.get("coverage")
+    if isinstance(coverage, dict) and coverage.get("complete") is False:
+        # refused before the game's table is built: for a game too large to
+        # compile that table alone would not fit in memory
+        raise PolicyFileError(f"{path}: the file lists only the {coverage.get('visited', '?')} information "
+                              f"states MCCFR visited (coverage.complete is false); the rest are played by its "
+                              f"fallback {doc.get('fallback')!r}: play it with the policy agent "
+                              "(policy(FILE)) or kibitz.solvers.mccfr.PolicyPlayer")
     game = game_of(doc, path)
     tab = os_policy.TabularPolicy(game)
     entries = doc["policy"]

@@ -206,6 +206,34 @@ def test_kibitz_solve_mccfr_records_a_fallback_agent(tmp_path):
     assert r.exit_code != 0 and "no heuristic agent" in r.output
 
 
+def test_an_agent_fallback_gets_no_nash_conv_and_an_incomplete_file_is_refused_by_load_policy(tmp_path,
+                                                                                              monkeypatch):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+    from kibitz.solvers import load_policy, read_policy_file
+    from kibitz.solvers.policy_file import PolicyFileError
+    from open_spiel.python import policy as os_policy
+
+    out = tmp_path / "db.json"
+    small = games.REGISTRY["doubt_and_bet"].small  # compiles within --max-nodes' default for MCCFR
+    r = CliRunner().invoke(main, ["solve", small, "-a", "mccfr-os", "-n", "3", "--fallback", "heuristic",
+                                  "--out", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    doc = read_policy_file(out)
+    assert doc["tree"] is not None and not doc["coverage"]["complete"]
+    # the tree is there, but the policy on unseen states is the heuristic's
+    assert doc["nash_conv"] is None and doc["expected_returns"] is None
+    assert "not computed (the fallback heuristic plays the unseen" in r.output
+
+    def no_table(*args, **kwargs):
+        raise AssertionError("the game's table was built")
+
+    monkeypatch.setattr(os_policy, "TabularPolicy", no_table)
+    with pytest.raises(PolicyFileError, match="coverage.complete is false.*'heuristic'"):
+        load_policy(out)
+
+
 @pytest.mark.parametrize("sampling", ["es", "os"])
 def test_both_lookup_orders_give_the_same_tables(monkeypatch, sampling):
     from kibitz.solvers import mccfr

@@ -96,7 +96,8 @@ def parse_duration(text: str | None) -> float | None:
 @click.option("--beta", type=float, default=None, help="DCFR beta (default 0).")
 @click.option("--gamma", type=float, default=None, help="DCFR gamma (default 2).")
 @click.option("--max-nodes", type=click.IntRange(min=1), default=None,
-              help="Node budget of the tree compiler (default 20,000,000).")
+              help="Node budget of the tree compiler (default 20,000,000; mccfr-es/mccfr-os: 20,000, for "
+                   "the NashConv after the run).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the compiled-tree cache.")
 @click.option("--threads", type=click.IntRange(1, 2), default=1, show_default=True,
               help="CFR: cores the iterations use. 2 runs the compact layout (float32; the default from a "
@@ -356,6 +357,9 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
     if doc["nash_conv"] is not None:
         click.echo(f"NashConv:    {doc['nash_conv']:.6g} (exploitability {doc['nash_conv'] / solver.num_players:.6g})")
         click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(doc["expected_returns"])))
+    elif tree is not None:
+        click.echo(f"NashConv:    not computed (the fallback {fallback} plays the unseen information states: "
+                   "the tree's evaluation cannot run an agent)")
     else:
         click.echo(f"NashConv:    not computed (more than {budget:,} nodes; --max-nodes raises the budget)")
     click.echo(f"policy:      {out}")
