@@ -13,8 +13,9 @@ Endpoints (all answers JSON, errors included):
 * ``GET /agents``: the agent specs served, with their kind and options.
 * ``POST /act``: ``{"game": GAME_STRING, "agent": SPEC, "history": [ids]}``
   (every action so far, chance included) or ``"state": SERIALIZED`` instead
-  of the history (for Python games only the serialization's history line is
-  read and replayed: its pickle is never loaded); optional ``"seed"`` (int,
+  of the history (only the actions in it are read and replayed: for Python
+  games the serialization's history line, its pickle never loaded; for
+  C++ games the lines of action ids, never ``deserialize_state``); optional ``"seed"`` (int,
   default 0) and ``"player"`` (the seat the caller expects to be acting).
   Returns the seat to act, the chosen action and its name, and the agent's
   probabilities over the legal moves.
@@ -36,7 +37,9 @@ to an agent.
 from __future__ import annotations
 
 import collections
+import functools
 import json
+import re
 import threading
 
 import numpy as np
@@ -97,6 +100,8 @@ def parse_body(raw: bytes):
         raise ApiError(400, f"the body is nested too deep; at most {MAX_DEPTH} levels") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ApiError(400, f"the body is not JSON: {e}") from None
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        raise ApiError(400, f"the body is not JSON that can be read: {e}") from None
     depth = depth_of(value)
     if depth > MAX_DEPTH:
         raise ApiError(400, f"the body is nested {depth} levels deep; at most {MAX_DEPTH}")
@@ -136,19 +141,44 @@ class GameCache:
                 return game
         from kibitz.agents.base import check_turn_based
         from kibitz.games import GameStringError, load_game
+        from kibitz.games.loading import check_game_string
         try:
-            game = load_game(game_string)
+            check_game_string(game_string)
         except GameStringError as e:
             raise ApiError(400, f"bad game string: {e}") from None
+        # simultaneous-move games, wrapped or not, are refused by their
+        # registered type before anything is loaded: loading one can take
+        # minutes with the GIL held (blotto(coins=100000))
+        for short in _GAME_NAME.findall(game_string):
+            if short in _simultaneous_games():
+                whole = game_string if "(" in game_string else f"{game_string}()"
+                wrap = (f" (kibitz play and tournaments take it wrapped: turn_based_simultaneous_game(game={whole}))"
+                        if game_string.startswith(short) else "")
+                raise ApiError(400, f"{short} is a simultaneous-move game; kibitz serve plays games of one move "
+                                    f"at a time, and no wrapped simultaneous-move game either{wrap}")
         try:
+            game = load_game(game_string)
             check_turn_based(game)
-        except ValueError as e:
-            raise ApiError(400, str(e)) from None
+            game.new_initial_state()  # some games check their parameters only here
+        except GameStringError as e:
+            raise ApiError(400, f"bad game string: {e}") from None
+        except (ValueError, pyspiel.SpielError) as e:
+            raise ApiError(400, f"bad game string: {game_string}: {str(e).strip().splitlines()[0]}") from None
         with self._lock:
             self._games[game_string] = game
             while len(self._games) > self.size:
                 self._games.popitem(last=False)
         return game
+
+
+#: a game's name in a game string: at the start, or the value of a parameter
+_GAME_NAME = re.compile(r"(?:^|[(,]\s*\w+\s*=)\s*([A-Za-z_]\w*)")
+
+
+@functools.cache
+def _simultaneous_games() -> frozenset[str]:
+    return frozenset(t.short_name for t in pyspiel.registered_games()
+                     if t.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL)
 
 
 def replay(game, history) -> pyspiel.State:
@@ -157,6 +187,10 @@ def replay(game, history) -> pyspiel.State:
         raise ApiError(400, "'history' must be a list of action ids (chance included)")
     if len(history) > MAX_HISTORY:
         raise ApiError(400, f"'history' has {len(history):,} actions; at most {MAX_HISTORY:,}")
+    out_of_range = next((i for i, a in enumerate(history) if not 0 <= a < 2**63), None)
+    if out_of_range is not None:
+        raise ApiError(400, f"illegal history: action {history[out_of_range]} at position {out_of_range} is not "
+                            f"an action id (0 .. 2**63-1)")
     from kibitz.games import REGISTRY
     # kibitz games refuse an illegal action themselves (with the reason), so
     # the legal actions are listed only for the message; other games are
@@ -302,7 +336,7 @@ class AgentService:
             if not isinstance(req["state"], str):
                 raise ApiError(400, "'state' must be a string from State.serialize()")
             text = req["state"]
-            if type(game).__module__ != "pyspiel" or "__dict__=" in text:
+            if type(game).__module__.split(".")[0] != "pyspiel" or "__dict__=" in text:
                 # A Python game's serialization: its history line, then a
                 # pickle. A pickle from the network could run code, so only
                 # the history is read and replayed (every action checked).
@@ -314,11 +348,22 @@ class AgentService:
                 except (IndexError, ValueError):
                     raise ApiError(400, "bad serialized state: cannot read its history line") from None
                 return replay(game, history)
+            # An OpenSpiel C++ game's serialization is, unless the game
+            # overrides it, one action id a line. It is read as that and
+            # replayed (every action checked), never handed to
+            # deserialize_state: C++ games trust its text and can crash on
+            # a bad one. A game with another serialization is refused.
+            bad = ApiError(400, f"bad serialized state: not a {game.get_type().short_name} state from "
+                                "State.serialize() as one action id a line (send 'history', the list of "
+                                "action ids, instead)")
             try:
-                return game.deserialize_state(text)
-            except Exception:  # pyspiel raises several kinds, with C++ internals in the text
-                raise ApiError(400, f"bad serialized state: not a {game.get_type().short_name} state from "
-                                    "State.serialize() (or send 'history', the list of action ids)") from None
+                history = [int(line) for line in text.split("\n") if line.strip()]
+            except ValueError:
+                raise bad from None
+            state = replay(game, history)
+            if state.serialize().strip() != text.strip():
+                raise bad
+            return state
         if "history" not in req:
             raise ApiError(400, "give 'history' (every action id so far) or 'state'")
         return replay(game, req["history"])

@@ -44,6 +44,10 @@ SUGGESTED = ("random", "heuristic", "ismcts(sims=200)", "ismcts(sims=1000)", "tr
              "net(FILE)")
 HUMAN = "human"
 CREATE_FIELDS = ("game", "seats", "seed", "replay")
+#: a table's bots search at most this many simulations a move ...
+TABLE_MAX_SIMS = 10_000
+#: ... and at most this many seconds a move
+TABLE_MAX_SECONDS = 10.0
 
 
 class Table:
@@ -53,7 +57,8 @@ class Table:
         self.id = table_id
         self.game = game
         self.seats = seats
-        self.human = seats.index(HUMAN) if HUMAN in seats else None
+        # a replay plays its recorded moves in every seat, "human" included
+        self.human = seats.index(HUMAN) if HUMAN in seats and record is None else None
         self.record = record
         self.mode = "replay" if record is not None else "play" if self.human is not None else "watch"
         self.lock = threading.Lock()
@@ -223,6 +228,9 @@ class TableStore:
 
     def move(self, table_id: str, body) -> dict:
         check_fields(body, ("seat", "action", "version"), "move")
+        for field in ("seat", "version"):
+            if field in body and not is_int(body[field]):
+                raise ApiError(400, f"'{field}' must be an integer, not {body[field]!r}")
         table = self._get(table_id)
         with table.lock:
             version = body.get("version")
@@ -301,6 +309,10 @@ class TableStore:
         seats = [s.strip() for s in seats]
         if seats.count(HUMAN) > 1:
             raise ApiError(400, "one person per table: 'human' may be given for one seat only")
+        for s, spec in enumerate(seats):
+            problem = _over_budget(spec)
+            if problem:
+                raise ApiError(400, f"seat {s} ({spec}): {problem}")
         return seats
 
     def _record(self, record):
@@ -321,6 +333,27 @@ class TableStore:
         except ValueError as e:
             raise ApiError(400, f"'replay': {e}") from None
         return game, list(record["seats"]), record
+
+
+def _over_budget(spec: str) -> str | None:
+    """Why a table may not seat the bot ``spec`` (its moves could cost more
+    than :data:`TABLE_MAX_SIMS` simulations or :data:`TABLE_MAX_SECONDS`
+    seconds), or None. A spec that does not parse is left to the agent's own
+    checks."""
+    from kibitz.agents.registry import resolve_spec
+    from kibitz.solvers.ismcts import make_config
+    try:
+        kind, options = resolve_spec(spec)
+        if kind.name != "ismcts":
+            return None
+        config = make_config(options.pop("preset", None), **options)
+    except ValueError:
+        return None
+    limit = (f"a web table's bots search at most {TABLE_MAX_SIMS:,} simulations and "
+             f"{TABLE_MAX_SECONDS:g} seconds a move")
+    if config.sims > TABLE_MAX_SIMS or config.seconds > TABLE_MAX_SECONDS:
+        return f"{limit}; this one: sims={config.sims}, seconds={config.seconds:g}"
+    return None  # (sims=0 with seconds=0 is refused by the agent itself: no budget)
 
 
 def _agent_error(seats, game, e) -> str:

@@ -276,6 +276,15 @@ class _Node:
         self.moves = None
 
 
+def _no_move(state, player):
+    """ValueError for a determinization in which ``player`` is to move and
+    has no legal move: the game's ``resample_from_infostate`` drew a state
+    its own rules cannot continue (seen with OpenSpiel's hearts)."""
+    name = state.get_game().get_type().short_name
+    raise ValueError(f"{name}: a state drawn by its resample_from_infostate has player {player} to move with "
+                     "no legal move; the game's resampler is inconsistent, so IS-MCTS cannot search it")
+
+
 def _child(node, key):
     """The child of ``node`` along the edge ``key`` (made on first use)."""
     child = node.children.get(key)
@@ -590,6 +599,8 @@ class ISMCTS:
                 legal = self._shortlisted(node, state, player, legal_of)
             else:
                 legal = legal_of(player)
+            if not legal:
+                _no_move(state, player)
             tried, untried, expand = self._tried(node, legal)
             if expand:
                 action, child = self._expand(node, state, player, legal, tried, untried, rand)
@@ -732,6 +743,8 @@ class ISMCTS:
                 apply(agents[player].step(state))
             else:
                 legal = state.legal_actions()
+                if not legal:
+                    _no_move(state, player)
                 apply(legal[int(rand() * len(legal))])
             player = state.current_player()
         return state.returns()

@@ -394,6 +394,45 @@ def test_games_it_cannot_search_are_refused_clearly():
         ISMCTS(pyspiel.load_game("goofspiel(players=2)"), 0, np.random.default_rng(0))
 
 
+def _hearts_stuck_position():
+    """A hearts position (random play, seed 0) where OpenSpiel's
+    resample_from_infostate draws a world some player cannot continue, with
+    the seed of such a draw; None if no draw in the first 12 decisions is."""
+    game = pyspiel.load_game("hearts")
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    for _ in range(12):
+        while state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(actions, p=probs)))
+        for k in range(30):
+            draw = np.random.default_rng(k)
+            world = state.resample_from_infostate(state.current_player(), draw.random)
+            while not world.is_terminal():
+                if world.is_chance_node():
+                    actions, probs = zip(*world.chance_outcomes())
+                    world.apply_action(int(draw.choice(actions, p=probs)))
+                elif not world.legal_actions():
+                    return game, state
+                else:
+                    world.apply_action(int(draw.choice(world.legal_actions())))
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    return game, None
+
+
+def test_a_resampler_that_draws_a_stuck_world_is_a_clear_error_not_an_index_error():
+    game, state = _hearts_stuck_position()
+    if state is None:  # OpenSpiel's hearts resampler is consistent (fixed): the search just runs
+        game = pyspiel.load_game("hearts")
+        state = first_decision(game, seed=0)
+        probs = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=100).policy(state)
+        assert sum(p for _, p in probs) == pytest.approx(1.0)
+        return
+    with pytest.raises(ValueError, match="hearts: a state drawn by its resample_from_infostate has player "
+                                         r"\d to move with no legal move"):
+        ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=3000).policy(state)
+
+
 @pytest.mark.parametrize("game_string, moves", [
     ("underdog", 40), ("underdog", 90), ("underdog(players=3,cards=5,bank=2)", 6), ("pub", 40),
     ("over_under", 40), ("doubt_and_bet(players=3)", 40), ("doubt_and_bet(players=3)", 150),

@@ -114,11 +114,45 @@ def test_agent_sees_only_its_information_state(url):
     ({"game": GAME, "agent": "random", "history": "0,1"}, 400, "'history' must be a list"),
     ({"game": GAME, "agent": "random", "state": "garbage"}, 400, "bad serialized state"),
     ({"game": "kuhn_poker", "agent": "random", "state": "garbage"}, 400,
-     "bad serialized state: not a kuhn_poker state from State.serialize() (or send 'history'"),
+     "bad serialized state: not a kuhn_poker state from State.serialize() as one action id a line (send "
+     "'history'"),
+    # kuhn_poker's deserialize_state crashes the process on this one; it is replayed and refused instead
+    ({"game": "kuhn_poker", "agent": "random", "state": "0\n7\n"}, 400,
+     "illegal history: action 7 at position 1 is not legal for chance"),
+    ({"game": "go(board_size=1000)", "agent": "random", "history": []}, 400,
+     "bad game string: go(board_size=1000): The current Go implementation supports board size up to 19"),
+    ({"game": GAME, "agent": "random", "history": [0, 2**63]}, 400,
+     "action 9223372036854775808 at position 1 is not an action id (0 .. 2**63-1)"),
+    ({"game": "tic_tac_toe", "agent": "random", "history": [-1]}, 400, "action -1 at position 0 is not an action id"),
 ])
 def test_errors_are_4xx_with_a_message(url, body, status, text):
     got, reply = call(url, "/act", body)
     assert got == status and text in reply["error"]
+
+
+def test_a_cpp_games_serialization_is_replayed_and_checked(url):
+    for name in ("tic_tac_toe", "kuhn_poker"):  # its own Python binding; the generic one
+        state = pyspiel.load_game(name).new_initial_state()
+        for a in (0, 1) if name == "kuhn_poker" else (4,):
+            state.apply_action(a)
+        status, reply = call(url, "/act", {"game": name, "agent": "random", "state": state.serialize()})
+        assert status == 200 and reply["player"] == state.current_player()
+        assert {p["action"] for p in reply["probabilities"]} == set(state.legal_actions())
+
+
+def test_simultaneous_move_games_are_refused_before_they_load(url):
+    for game in ("blotto(coins=100000)", "turn_based_simultaneous_game(game=blotto(coins=100000))"):
+        t0 = time.perf_counter()
+        status, reply = call(url, "/act", {"game": game, "agent": "random", "history": []})
+        assert status == 400 and reply["error"].startswith("blotto is a simultaneous-move game")
+        assert time.perf_counter() - t0 < 5  # loading it would take minutes
+    assert call(url, "/health")[0] == 200
+
+
+def test_numbers_python_cannot_convert_are_a_400(url):
+    raw = b'{"game": "kuhn_poker", "agent": "random", "history": [], "seed": ' + b"9" * 5000 + b"}"
+    status, reply = call(url, "/act", raw=raw)
+    assert status == 400 and "the body is not JSON that can be read" in reply["error"]
 
 
 def test_bad_json_terminal_and_paths(url):

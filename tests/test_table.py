@@ -183,10 +183,39 @@ def test_replay_a_tournament_game(server, tmp_path):
     ({"game": "underdog(players=2)", "seats": ["human", "random"]}, "players=2 is out of range"),
     ({"game": SMALL["underdog"], "seats": ["human", "policy(nofile.json)", "random"]}, "does not exist"),
     ({"game": SMALL["underdog"], "seats": ["human", "random", "random"], "colour": 1}, "unknown field 'colour'"),
+    ({"game": SMALL["underdog"], "seats": ["human", "ismcts(sims=0,seconds=15)", "random"]},
+     "seat 1 (ismcts(sims=0,seconds=15)): a web table's bots search at most 10,000 simulations and 10 seconds"),
+    ({"game": SMALL["underdog"], "seats": ["human", "random", "ismcts(belief,sims=20000)"]}, "sims=20000"),
 ])
 def test_a_table_that_cannot_be_made_says_why(server, body, text):
     status, reply = call(server.url, "/tables", body)
     assert status == 400 and text in reply["error"] and "\n" not in reply["error"]
+
+
+def test_move_fields_of_the_wrong_type_are_400s(server):
+    status, view = call(server.url, "/tables", {"game": SMALL["over_under"], "seats": ["human", "random"],
+                                                "seed": 1})
+    assert status == 200
+    url = f"/tables/{view['table']}/move"
+    legal = view["legal"][0]["action"]
+    for body in ({"seat": "0", "action": legal}, {"seat": 0.0, "action": legal}, {"seat": True, "action": legal},
+                 {"version": "x", "action": legal}, {"version": 1.5, "action": legal}):
+        status, reply = call(server.url, url, body)
+        field = next(iter(body))
+        assert status == 400 and reply["error"].startswith(f"'{field}' must be an integer"), (body, reply)
+    assert call(server.url, url, {"seat": view["seat"], "action": legal, "version": view["version"]})[0] == 200
+
+
+def test_a_replay_with_a_human_seat_plays_its_recorded_moves(server, tmp_path):
+    from kibitz.agents.tournament import run_tournament
+
+    run_tournament(SMALL["pub"], ["random", "heuristic"], games=1, seed=2, out_dir=str(tmp_path),
+                   progress=False)
+    record = json.loads((tmp_path / "games.jsonl").read_text().splitlines()[0])
+    record["seats"][1] = "human"  # e.g. a game played at a table, recorded
+    status, view = call(server.url, "/tables", {"replay": record})
+    assert status == 200 and view["mode"] == "replay" and view["human"] is None
+    assert view["over"] and view["returns"] == record["returns"]
 
 
 def test_a_failing_bot_stops_the_table_with_its_reason(server):
