@@ -20,12 +20,15 @@ def _json(schema: dict, description: str) -> dict:
 
 
 _ERRORS = {str(code): _json(_ref("Error"), text) for code, text in (
-    (400, "a malformed body, a bad game string, an illegal history, nobody to act"),
+    (400, "a malformed body, a bad game string, an illegal history, nobody to act, a Host that is not "
+          "loopback (when serving on loopback)"),
+    (403, "another seat's view of a table where a person plays, or a move for another seat"),
     (404, "unknown agent, path or table"),
-    (408, "the body did not arrive in time"),
+    (408, "the request's headers or body did not arrive in time"),
     (409, "wrong seat, or not this seat's turn"),
     (413, "the body is too large"),
     (415, "a table body that is not application/json"),
+    (500, "an agent or game failed (the server goes on serving)"),
     (501, "the game cannot resample a state from an information state"),
     (503, "too many requests at once"))}
 

@@ -250,7 +250,7 @@ class AgentService:
             if name == "human":
                 raise ValueError("the human agent cannot be served")
             check_spec(spec)
-            self.specs[_norm(spec)] = spec.strip()
+            self.specs.setdefault(_norm(spec), spec.strip())  # the first spelling of a spec given twice
         self.games = games or GameCache()
 
     # ---------------------------------------------------------- endpoints

@@ -36,6 +36,8 @@ IDLE_TIMEOUT = 5.0
 MAX_CONCURRENT = 256
 #: seconds a request body may take to arrive
 BODY_TIMEOUT = 10.0
+#: seconds a request's line and headers may take to arrive, from its first byte
+HEADER_TIMEOUT = 10.0
 
 
 def _paths_text() -> str:
@@ -100,6 +102,8 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
                 return JSONResponse(await handler(request))
             except ApiError as e:
                 return error(e.status, e.message)
+            except asyncio.CancelledError:  # stopped (Ctrl-C) with this request still in flight
+                return error(503, "the server is stopping: this request was not finished; try again")
             except Exception as e:  # an agent or game failure: report it, keep serving
                 return error(500, f"{type(e).__name__}: {e}")
         return endpoint
@@ -228,20 +232,60 @@ class _Guard:
             self.active -= 1
 
 
+def _raw_json_error(status: int, reason: str, message: str) -> bytes:
+    """A whole HTTP/1.1 answer with the JSON error body, closing the connection."""
+    import json
+
+    body = json.dumps({"error": message, "status": status}).encode()
+    return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
+
+
 def _protocol_class():
     """uvicorn's HTTP protocol (httptools if installed, else h11) with an idle
-    timeout from the moment a connection opens: uvicorn's own keep-alive
-    timeout starts only after a first request."""
+    timeout from the moment a connection opens (uvicorn's own keep-alive
+    timeout starts only after a first request), a timeout of
+    :data:`HEADER_TIMEOUT` on a request's line and headers (from its first
+    byte: uvicorn waits for them forever), and JSON for the errors uvicorn
+    answers itself (a request that is not HTTP)."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
     except ImportError:  # httptools is optional for uvicorn
         from uvicorn.protocols.http.h11_impl import H11Protocol as Base
 
     class IdleTimeoutProtocol(Base):
+        _header_task = None
+
         def connection_made(self, transport):
             super().connection_made(transport)
             self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive,
                                                                 self.timeout_keep_alive_handler)
+
+        def on_message_begin(self):  # httptools: the first byte of a request
+            super().on_message_begin()
+            self._header_task = self.loop.call_later(HEADER_TIMEOUT, self._headers_too_slow)
+
+        def on_headers_complete(self):
+            if self._header_task is not None:
+                self._header_task.cancel()
+                self._header_task = None
+            super().on_headers_complete()
+
+        def connection_lost(self, exc):
+            if self._header_task is not None:
+                self._header_task.cancel()
+            super().connection_lost(exc)
+
+        def _headers_too_slow(self):
+            self._header_task = None
+            if not self.transport.is_closing():
+                self.transport.write(_raw_json_error(
+                    408, "Request Timeout", f"the request's headers did not arrive within {HEADER_TIMEOUT:g} s"))
+                self.transport.close()
+
+        def send_400_response(self, msg: str):
+            self.transport.write(_raw_json_error(400, "Bad Request", f"not an HTTP request: {msg}"))
+            self.transport.close()
 
     return IdleTimeoutProtocol
 
@@ -254,8 +298,15 @@ class Server:
 
     def __init__(self, app, host: str = "127.0.0.1", port: int = 8000, quiet: bool = True,
                  idle_timeout: float = IDLE_TIMEOUT):
-        import uvicorn
+        import copy
 
+        import uvicorn
+        from uvicorn.config import LOGGING_CONFIG
+
+        # uvicorn logs requests to stdout; kibitz keeps stdout for its own
+        # lines (the banner, "stopped") and logs to stderr
+        logging_config = copy.deepcopy(LOGGING_CONFIG)
+        logging_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -270,7 +321,7 @@ class Server:
         config = uvicorn.Config(app, log_level="warning" if quiet else "info", access_log=not quiet,
                                 http=_protocol_class(), lifespan="off", timeout_keep_alive=idle_timeout,
                                 limit_concurrency=4 * MAX_CONCURRENT, server_header=False,
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2, log_config=logging_config)
         self.server = uvicorn.Server(config)
         self._thread = None
 

@@ -254,12 +254,30 @@ def test_a_body_that_never_arrives_times_out(url, monkeypatch):
     assert head.startswith("HTTP/1.1 408") and json.loads(body)["error"] == "the body did not arrive within 0.3 s"
 
 
+def test_headers_that_never_end_time_out_with_json(url, monkeypatch):
+    from kibitz.agents import web_app
+
+    monkeypatch.setattr(web_app, "HEADER_TIMEOUT", 0.3)
+    head, body = raw_answer(url, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    assert head.startswith("HTTP/1.1 408")
+    assert json.loads(body) == {"error": "the request's headers did not arrive within 0.3 s", "status": 408}
+
+
+def test_a_request_that_is_not_http_gets_a_json_400(url):
+    head, body = raw_answer(url, b"HELLO THERE\r\n\r\n")
+    assert head.startswith("HTTP/1.1 400") and "application/json" in head
+    assert json.loads(body)["error"].startswith("not an HTTP request: ")
+
+
 def test_openapi_describes_the_api(url):
     import jsonschema
 
     status, doc = call(url, "/openapi.json")
     assert status == 200 and doc["openapi"].startswith("3.1")
     assert {"/health", "/agents", "/act", "/tables", "/tables/{id}", "/tables/{id}/move"} <= set(doc["paths"])
+    # every status the server answers is described
+    described = set(doc["paths"]["/act"]["post"]["responses"])
+    assert {"200", "400", "403", "404", "408", "409", "413", "415", "500", "501", "503"} <= described
     schemas = doc["components"]["schemas"]
     for schema in schemas.values():
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -329,6 +347,38 @@ def test_cli_checks_every_agent_at_start(spec, text):
     r = CliRunner().invoke(serve, ["--agent", "random", "--agent", spec, "--port", "0"])
     assert r.exit_code == 2 and text in r.output
     assert time.monotonic() - started < 30
+
+
+def test_ctrl_c_with_a_request_in_flight_answers_it_503_and_logs_to_stderr():
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "serve", "--port", "0",
+                             "--agent", "ismcts(sims=0,seconds=8)", "--agent", "ismcts(sims=0, seconds=8)",
+                             "--log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        # the same spec twice is served (and named) once
+        assert line.startswith("kibitz serve: ismcts(sims=0,seconds=8) on http://127.0.0.1:"), line
+        base = line.split(" on ", 1)[1].split(" ", 1)[0]
+        answers = []
+        client = threading.Thread(target=lambda: answers.append(
+            call(base, "/act", {"game": "kuhn_poker", "history": [0, 1]})))
+        client.start()
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        client.join(30)
+        assert proc.returncode == 0 and out.splitlines() == ["stopped"]
+        assert answers == [(503, {"error": "the server is stopping: this request was not finished; try again",
+                                  "status": 503})]
+        assert "Traceback" not in err and '"POST /act HTTP/1.1" 503' in err  # the request log is on stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_the_command_serves_until_interrupted():

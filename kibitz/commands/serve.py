@@ -41,7 +41,7 @@ def serve(specs, host, port, bot_delay, max_tables, table_idle, log):
         server = Server(app, host, port, quiet=not log)
     except OSError as e:
         raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    click.echo(f"kibitz serve: {', '.join(specs)} on {server.url} (Ctrl-C stops); "
+    click.echo(f"kibitz serve: {', '.join(app.state.service.specs.values())} on {server.url} (Ctrl-C stops); "
                f"the web table is {server.url}/")
     try:
         server.run()
