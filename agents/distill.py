@@ -32,6 +32,8 @@ import json
 import multiprocessing
 import re
 import signal
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -166,8 +168,6 @@ def recorded_games(path: Path, with_input: bool = False) -> dict[int, list]:
     policy, visits, return, input)`` in order (``input``, the recorded
     encoding, only ``with_input``; else None); ReplayMismatch if the file
     is not a shard."""
-    import zipfile
-
     try:
         with np.load(path, allow_pickle=False) as z:
             legal, offset, taken = z["legal"], z["offset"], z["taken"]
@@ -179,7 +179,7 @@ def recorded_games(path: Path, with_input: bool = False) -> dict[int, list]:
             out.setdefault(int(game[r]), []).append(
                 (legal[a:b].tolist(), int(taken[r]), policy[a:b].tolist(), visits[a:b].tolist(),
                  float(ret[r]), None if x is None else x[r]))
-    except (OSError, ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile) as e:
+    except (OSError, ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise ReplayMismatch(f"{path}: not a kibitz teacher-data shard ({e})") from None
     return out
 

@@ -25,6 +25,7 @@ import datetime
 import hashlib
 import json
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -159,7 +160,7 @@ def is_network_file(path) -> bool:
                 return False
         with np.load(path, allow_pickle=False) as arrays:
             meta = json.loads(arrays["meta"].tobytes().decode())
-    except (OSError, zipfile.BadZipFile, ValueError, KeyError):
+    except (OSError, zipfile.BadZipFile, zlib.error, ValueError, KeyError):
         return False
     return isinstance(meta, dict) and {"input_size", "num_actions", "hidden"} <= set(meta)
 

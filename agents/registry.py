@@ -157,6 +157,9 @@ def resolve_spec(spec: str) -> tuple[AgentKind, dict]:
     if None in options:
         if kind.positional is None:
             raise ValueError(f"agent {name!r} takes only key=value options; got {options[None]!r}")
+        if kind.positional in options:
+            raise ValueError(f"agent {name!r}: {kind.positional} is given twice ({options[None]!r} first, then "
+                             f"{kind.positional}={options[kind.positional]!r}); give it once")
         options[kind.positional] = options.pop(None)
     unknown = sorted(set(options) - set(kind.options))
     if unknown:

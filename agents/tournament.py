@@ -272,7 +272,7 @@ def replay_record(record: dict, rerun: bool = False):
     """The final state of a recorded game.
 
     ``rerun=False`` applies the recorded moves (each checked against the
-    legal actions). ``rerun=True`` plays the game again from its seeds with
+    legal actions) and checks the recorded returns against the game's. ``rerun=True`` plays the game again from its seeds with
     fresh agents and raises if any move differs from the record.
     """
     game = _load(record["game"])
@@ -291,6 +291,10 @@ def replay_record(record: dict, rerun: bool = False):
         state.apply_action(a)
     if not state.is_terminal():
         raise ValueError(f"game {record['index']}: the recorded moves end before the game does")
+    returns = state.returns()
+    if any(abs(float(r) - float(q)) > 1e-9 for r, q in zip(returns, record["returns"])):
+        raise ValueError(f"game {record['index']}: the recorded returns {list(record['returns'])} are not the "
+                         f"game's, {[float(r) for r in returns]} (the record was edited, or the rules changed)")
     return state
 
 

@@ -204,9 +204,15 @@ def check_spec(spec: dict, where: str) -> dict:
         from kibitz.games import GameStringError, load_game
         for game_string in spec["games"]:
             try:
-                load_game(game_string)
+                game = load_game(game_string)
             except GameStringError as e:
                 raise SpecError(f"{where}: games: {e}") from None
+            if kind == "training":
+                from kibitz.solvers.train import check_trainable
+                try:
+                    check_trainable(game)
+                except ValueError as e:
+                    raise SpecError(f"{where}: games: {e}") from None
     return spec
 
 
@@ -249,7 +255,7 @@ def _read_spec(folder) -> dict:
     if "kind" not in spec:
         raise SpecError(f"{path}: no 'kind' key: not an experiment spec (kinds: {', '.join(KINDS)}; "
                         "experiments/NAME/spec.toml shows one)")
-    spec.setdefault("name", path.parent.name)
+    spec.setdefault("name", path.resolve().parent.name)  # "." names the folder it is
     return {**spec, "_path": str(path)}
 
 
@@ -502,10 +508,15 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
     for game_string in spec["games"]:
         log(f"  {game_string}: {', '.join(agents)}; {n_games} games")
         folder = out / f"tournament_{_slug(game_string)}"
-        outcome = run_tournament(game_string, agents, n_games, seed=seed, workers=workers,
-                                 out_dir=str(folder), resume=(folder / "tournament.json").exists(),
-                                 progress=spec.get("progress", True), log=log, ray=ray is not None,
-                                 ray_address=(ray or {}).get("address"))
+        try:
+            outcome = run_tournament(game_string, agents, n_games, seed=seed, workers=workers,
+                                     out_dir=str(folder), resume=(folder / "tournament.json").exists(),
+                                     progress=spec.get("progress", True), log=log, ray=ray is not None,
+                                     ray_address=(ray or {}).get("address"))
+        except ValueError as e:  # the folder holds another run's games: said in this command's terms
+            why = str(e).removeprefix("--resume: ").replace("--games ", "games_per_match = ")
+            raise ValueError(f"{why}; the games of an earlier run of this experiment are continued only with "
+                             f"its settings: give another --out, or those settings") from None
         if outcome.interrupted:
             raise Interrupted(f"interrupted: {outcome.finished} of {outcome.total} games of {game_string} "
                               f"finished (kept in {folder}); run the same command again to continue")
@@ -662,13 +673,23 @@ def run_ismcts_match(spec: dict, out: Path, log=print, ray: dict | None = None) 
                 log(f"  done   {name}")
             else:
                 failed.append(name)
-                log(f"  FAILED {name} (see {out / 'logs' / name}.log)")
+                log(f"  FAILED {name}: {_last_line(out / 'logs' / f'{name}.log')} "
+                    f"(log: {out / 'logs' / name}.log)")
     paths = [out / f"{name}.csv" for name in sorted(matches) if (out / f"{name}.csv").exists()]
     (out / "table.md").write_text("\n".join(table_lines(paths)) + "\n")
     return failed
 
 
 # ---------------------------------------------------------------------- common
+def _last_line(path: Path) -> str:
+    """The last non-empty line of a match's log (the reason it failed), or a note that there is none."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "no log"
+    return lines[-1][:300] if lines else "an empty log"
+
+
 def _slug(game_string: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in game_string).strip("_")
 
@@ -700,8 +721,9 @@ def run(folder, out=None, log=print, overrides: dict | None = None, ray: dict | 
     else:
         failed = run_ismcts_match(spec, out, log, ray)
         if failed:
-            raise MatchesFailed(f"{len(failed)} match(es) failed: {', '.join(failed)} "
-                                f"(see {out / 'logs'}/NAME.log)")
+            raise MatchesFailed(f"{len(failed)} match(es) failed: "
+                                + "; ".join(f"{name}: {_last_line(out / 'logs' / f'{name}.log')}" for name in failed)
+                                + f" (logs in {out / 'logs'})")
     (out / "spec.json").write_text(json.dumps(spec, indent=2))
     log(f"done in {time.perf_counter() - t0:.1f} s: {out}/table.md and CSV")
     return out

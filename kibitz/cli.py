@@ -15,7 +15,21 @@ from kibitz.commands import train
 from kibitz.commands import distill
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The command group; Ctrl-C anywhere a command does not handle it
+    itself (a prompt, start-up, a phase without a checkpoint) ends the
+    command with one line and exit status 130 (click's own: "Aborted!", 1).
+    Commands that keep work on Ctrl-C handle it themselves first."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort):
+            click.echo("\ninterrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kibitz")
 def main():
     """kibitz: AI opponents for small bluffing card games, on OpenSpiel.

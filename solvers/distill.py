@@ -45,6 +45,8 @@ end, as in training. Same data, settings and seed, same parameters.
 from __future__ import annotations
 
 import dataclasses
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -89,7 +91,7 @@ def load_examples(paths, target: str = "moves") -> Examples:
         try:
             with np.load(path, allow_pickle=False) as z:
                 parts.append({k: z[k] for k in ("x", "legal", "offset", "taken", "policy", "visits", "game")})
-        except (OSError, ValueError, KeyError, EOFError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
             raise ValueError(f"{path}: not a kibitz teacher-data shard ({e})") from None
     if not parts:
         raise ValueError("no teacher data: the data folder has no shards")

@@ -358,6 +358,13 @@ class ISMCTS:
         self._shortlist = None
         #: what the game offers beyond the pyspiel API (``kibitz.games.search``)
         self._caps = game_search.capabilities(game)
+        if (self.config.rollout_rounds or self.config.rollout_moves >= 0) and \
+                not {game_search.DIRECT, game_search.ROUNDS} <= self._caps:
+            # checked when the search is made, so that an agent spec is refused before any game is played
+            raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with a standing "
+                             f"(the kibitz games); "
+                             f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0 "
+                             f"and rollout_moves=-1")
         #: every chance outcome is public: chance edges are keyed by the outcomes
         self._public_chance = game_search.PUBLIC_CHANCE in self._caps
         self.policies = policies
@@ -398,12 +405,6 @@ class ISMCTS:
             seeds = self.rng.integers(2**63, size=self.game.num_players())
             self._expand_agents = [self._heuristic_cls(self.game, p, int(seeds[p]))
                                    for p in range(self.game.num_players())]
-        if self.config.rollout_rounds or self.config.rollout_moves >= 0:
-            if not {game_search.DIRECT, game_search.ROUNDS} <= self._caps:
-                raise ValueError(f"rollout_rounds > 0 and rollout_moves >= 0 need a game with a standing "
-                                 f"(the kibitz games); "
-                                 f"{self.game.get_type().short_name!r} has none: use rollout_rounds=0 "
-                                 f"and rollout_moves=-1")
         if self.config.rollout_rounds:
             self._stop_round = state.round_number() + self.config.rollout_rounds
         self._mark = state.log_mark() if {game_search.DIRECT, game_search.VIEWS} <= self._caps else None

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -198,7 +200,7 @@ def load(path) -> tuple[NetworkSpec, list[np.ndarray]]:
             params = []
             for k in range(len(spec.sizes) - 1):
                 params += [z[f"W{k}"], z[f"b{k}"]]
-    except (OSError, ValueError, KeyError, TypeError, EOFError) as e:
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         why = "not a NumPy .npz of arrays" if "pickle" in str(e) else e
         raise ValueError(f"{path}: not a kibitz network file ({why})") from None
     for k, (fan_in, fan_out) in enumerate(zip(spec.sizes[:-1], spec.sizes[1:])):

@@ -164,6 +164,11 @@ def check_trainable(game) -> None:
                          "turn_based_simultaneous_game)")
     if not gt.provides_information_state_tensor:
         raise ValueError(f"{game}: the game has no information-state tensor to train on")
+    try:
+        game.information_state_tensor_size()
+    except pyspiel.SpielError:  # declared, but not implemented by the game
+        raise ValueError(f"{game}: the game has no information-state tensor to train on "
+                         "(InformationStateTensorShape is not implemented)") from None
 
 
 def payoff_range(game) -> float:

@@ -316,6 +316,24 @@ def test_a_bad_network_file_is_refused_with_one_line(case, net_doc, tmp_path):
     assert not (tmp_path / "t" / "games.jsonl").exists()
 
 
+def test_a_damaged_npz_entry_is_one_line_in_export_and_distill(tmp_path):
+    from kibitz.games import load_game
+    from kibitz.solvers import network
+
+    spec = network.NetworkSpec.for_game(load_game(NET_GAME), hidden=(4,))
+    network.save(tmp_path / "n.npz", spec, network.init_params(spec, np.random.default_rng(0)))
+    data = bytearray((tmp_path / "n.npz").read_bytes())
+    with zipfile.ZipFile(tmp_path / "n.npz") as z:
+        info = z.getinfo("W1.npy")
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + info.file_size - 3] ^= 0xFF
+    (tmp_path / "crc.npz").write_bytes(bytes(data))  # the zip reads; W1's CRC-32 does not match
+    cli(["export", tmp_path / "crc.npz", "--out", tmp_path / "o.json"], 1, "crc.npz: not a kibitz network file",
+        "Bad CRC-32 for file 'W1.npy'")
+    assert not (tmp_path / "o.json").exists()
+    cli(["distill", NET_GAME, "--teacher", "random", "--opponent", "random", "--games", "2", "--init",
+         tmp_path / "crc.npz", "--out", tmp_path / "d.npz", "--no-progress"], 2, "--init", "Bad CRC-32")
+
+
 def test_a_network_file_for_another_size_of_the_game_is_refused(net_doc, tmp_path):
     path = tmp_path / "n.json"
     path.write_text(json.dumps(net_doc))
@@ -417,7 +435,8 @@ def test_a_bad_checkpoint_is_refused_by_resume_and_export(case, ckpt, tmp_path):
 def test_a_directory_where_the_checkpoint_should_be(tmp_path):
     out = tmp_path / "k.json"
     driver.checkpoint_path(out).mkdir()
-    cli(["solve", "kuhn_poker", "-n", "40", "-o", out, "--resume", "--no-progress"], 1, "a directory, not a file")
+    cli(["solve", "kuhn_poker", "-n", "40", "-o", out, "--resume", "--no-progress"], 2, "--out",
+        "k.json.ckpt.npz exists and is not a file")
     assert not out.exists()
 
 
@@ -528,6 +547,18 @@ def test_a_bad_tournament_plan_is_refused_on_resume(made, tmp_path):
              "--out", out, "--resume", "--no-progress"], 1, "tournament.json", needle)
         assert (out / "games.jsonl").read_bytes() == (made / "t" / "games.jsonl").read_bytes()
         assert (out / "tournament.json").read_text() == text
+
+
+def test_a_record_whose_returns_were_edited_is_refused_by_replay(made, tmp_path):
+    record = json.loads(_lines(made)[0])
+    games = tmp_path / "games.jsonl"
+    for rerun in ([], ["--rerun"]):
+        games.write_text(json.dumps({**record, "returns": [5.0, 5.0]}) + "\n")
+        cli(["replay", games, "--game", "0", *rerun], 1,
+            "game 0: the recorded returns [5.0, 5.0] are not the game's", "the record was edited")
+    games.write_text(json.dumps(record) + "\n")
+    r = CliRunner().invoke(main, ["replay", str(games), "--game", "0", "--rerun"])
+    assert r.exit_code == 0 and "rerun: every move equals the record" in r.output
 
 
 def test_replay_of_a_directory_or_an_empty_file(tmp_path):

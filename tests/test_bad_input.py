@@ -183,6 +183,20 @@ CASES = [
     ("play kuhn_poker --seats 'random,net(net.npz)'", 2, ["net.npz: a NumPy .npz file", "kibitz export"]),
     ("tournament kuhn_poker --agents 'random,policy(net.npz)' --out t", 2, ["net.npz: a NumPy .npz file"]),
     (f"experiment run {EXPERIMENTS}/convergence --out afile.txt", 1, ["--out: afile.txt", "File exists"]),
+    (f"experiment run {EXPERIMENTS}/convergence --out ' '", 2, ["--out", "an empty folder name"]),
+    (f"experiment run {EXPERIMENTS}/training --out tr --set 'games=[\"tic_tac_toe\"]'", 2,
+     ["--set", "tic_tac_toe(): the game has no information-state tensor to train on"]),
+    # options checked when the agent is made, not at its first move
+    ("play kuhn_poker --seats 'ismcts(one_step),random'", 2,
+     ["--seats", "need a game with a standing", "'kuhn_poker' has none"]),
+    ("solve kuhn_poker -a mccfr-es -n 3 --fallback 'ismcts(one_step)' --out k.json", 2,
+     ["--fallback", "need a game with a standing"]),
+    ("play kuhn_poker --seats 'policy(afile.txt,path=sub),random'", 2,
+     ["--seats", "path is given twice ('afile.txt' first, then path='sub')"]),
+    # a checkpoint path that is a folder is found before the run, not after it
+    ("train kuhn_poker --steps 2 --out sub.npz --overwrite", 2,
+     ["--out", "sub.npz.ckpt.npz exists and is not a file"]),
+    ("solve kuhn_poker -n 2 --out sub.json --overwrite", 2, ["--out", "sub.json.ckpt.npz exists and is not a file"]),
     (f"experiment run {EXPERIMENTS}/convergence --out afile.txt/sub", 1, ["--out: afile.txt/sub", "Not a directory"]),
     # kibitz demo
     ("demo --iterations 0", 2, ["--iterations", "x>=1"]),
@@ -222,6 +236,8 @@ def folder(tmp_path_factory):
     path = tmp_path_factory.mktemp("bad")
     (path / "afile.txt").write_text("not an agent file\n")
     (path / "sub").mkdir()
+    (path / "sub.npz.ckpt.npz").mkdir()
+    (path / "sub.json.ckpt.npz").mkdir()
     (path / "clash").mkdir()
     (path / "clash" / "agent.json.gz").write_text("the user's own file\n")
     (path / "done.json").write_text("an earlier run's policy\n")

@@ -125,6 +125,39 @@ def test_demo_refusing_a_foreign_out_leaves_it_as_it_was(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["policy.json.gz"]  # no tournament/ folder, no marker
 
 
+def test_ctrl_c_where_a_command_does_not_handle_it_exits_130_with_one_line(monkeypatch):
+    from kibitz.commands import play
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(play, "play_game", interrupted)
+    result = CliRunner().invoke(main, ["play", "kuhn_poker", "--seats", "random,random"])
+    assert result.exit_code == 130 and result.output.strip().splitlines()[-1] == "interrupted"
+    assert "Aborted" not in result.output
+
+
+def test_ctrl_c_while_train_starts_exits_130_and_writes_nothing(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from kibitz.solvers import train as train_mod
+
+    made = train_mod.MMDTrainer.__init__
+
+    def signalled(self, *args, **kwargs):  # Ctrl-C while JAX is starting
+        os.kill(os.getpid(), signal.SIGINT)
+        made(self, *args, **kwargs)
+
+    monkeypatch.setattr(train_mod.MMDTrainer, "__init__", signalled)
+    out = tmp_path / "k.npz"
+    result = CliRunner().invoke(main, ["train", "kuhn_poker", "--steps", "50", "--hidden", "4", "--batch", "2",
+                                       "--no-progress", "--out", str(out)])
+    assert result.exit_code == 130, result.output
+    assert "interrupted while starting: nothing was trained or written" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_play_prints_the_returns_once():
     out = run(["play", "pub", "--seats", "random,random,random,random", "--seed", "1"]).output
     assert out.count("returns") == 1 and "returns: p0" in out

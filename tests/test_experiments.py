@@ -182,6 +182,45 @@ def test_strength_experiment_stops_on_ctrl_c_and_continues(tmp_path, monkeypatch
     assert (tmp_path / "a" / "table.md").read_text() == (tmp_path / "b" / "table.md").read_text()
 
 
+def test_an_earlier_runs_games_are_refused_in_this_commands_terms(tmp_path):
+    settings = {"games": [SMALL_UD], "agents": ["random", "heuristic"], "games_per_match": 12, "workers": 1,
+                "progress": False}
+    runner.run(ROOT / "experiments" / "strength", out=tmp_path, log=lambda *_: None, overrides=settings)
+    for change, words in (({"seed": 5}, "holds a tournament with seed=0, not 5"),
+                          ({"games_per_match": 6}, "games_per_match = 6 would drop 6 of them; give games_per_match "
+                                                   "= 12 or more")):
+        sets = {**settings, **change}
+        result = CliRunner().invoke(main, [
+            "experiment", "run", str(ROOT / "experiments" / "strength"), "--out", str(tmp_path),
+            "--set", f'games=["{SMALL_UD}"]', "--set", 'agents=["random", "heuristic"]',
+            "--set", f"games_per_match={sets['games_per_match']}", "--set", "workers=1",
+            "--set", "progress=false", "--set", f"seed={sets.get('seed', 0)}"])
+        assert result.exit_code == 1 and words in result.output, result.output
+        assert "--resume" not in result.output and "give another --out, or those settings" in result.output
+
+
+def test_a_failed_match_says_why_and_a_spec_named_by_its_folder(tmp_path, monkeypatch):
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "spec.toml").write_text(f'''
+kind = "ismcts_match"
+sims = 3
+games = 1
+[[matches]]
+name = "m"
+game = "{SMALL_UD}"
+opponent = "random"
+''')
+    monkeypatch.chdir(tmp_path / "tiny")
+    result = CliRunner().invoke(main, ["experiment", "run", "."])
+    assert result.exit_code == 0, result.output
+    assert "experiment tiny (ismcts_match) -> runs/tiny" in result.output  # "." is the folder it names
+    result = CliRunner().invoke(main, ["experiment", "run", ".", "--set", "sims=4"])
+    assert result.exit_code == 1
+    error = next(ln for ln in result.output.splitlines() if ln.startswith("Error:"))
+    assert error.startswith("Error: 1 match(es) failed: m: kibitz.experiments.records.OtherRunError: ")
+    assert "ismcts(sims=3," in error and "(logs in runs/tiny/logs)" in error
+
+
 def test_bad_spec_is_a_clear_error(tmp_path):
     (tmp_path / "spec.toml").write_text('kind = "magic"\n')
     result = CliRunner().invoke(main, ["experiment", "run", str(tmp_path)])

@@ -26,6 +26,9 @@ def run_command(folder, out, settings, ray, ray_address):
     from kibitz.solvers.ray_cluster import RayUnavailable
 
     ray = check_ray(ray, ray_address, 1)
+    if out is not None and not out.strip():
+        raise click.BadParameter("an empty folder name; give a folder, or leave --out out for runs/NAME",
+                                 param_hint="--out")
     overrides = {}
     for item in settings:
         if "=" not in item:

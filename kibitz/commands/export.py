@@ -36,7 +36,8 @@ def export(source, out, unseen, name, temperature):
     try:
         doc = export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
     except ValueError as e:  # AgentFileError, PolicyFileError, CheckpointError
-        raise click.ClickException(f"cannot export: {e}") from None
+        why = str(e)
+        raise click.ClickException(f"cannot export: {why if str(source) in why else f'{source}: {why}'}") from None
     except OSError as e:
         raise click.ClickException(f"cannot write {out}: {e.strerror or e}") from None
     if agent_kind(doc) == "network":

@@ -256,6 +256,10 @@ def _refuse_to_replace(out, resume: bool, overwrite: bool) -> None:
 
     if resume and overwrite:
         raise click.UsageError("--resume continues the earlier run and --overwrite replaces it: give one")
+    not_files = [str(p) for p in (Path(out), driver.checkpoint_path(out)) if p.exists() and not p.is_file()]
+    if not_files:  # found before the run, not when its first checkpoint is written
+        raise click.BadParameter(f"{' and '.join(not_files)} exists and is not a file (a folder?): it is "
+                                 "never replaced; choose another --out", param_hint="--out")
     if resume or overwrite:
         return
     earlier = [str(p) for p in (Path(out), driver.checkpoint_path(out)) if p.exists()]
@@ -289,8 +293,13 @@ def _drive(solver, meta, out, resume, **loop):
             click.echo(f"the checkpoint is already at {unit} {solver.iteration:,}, the count asked for is "
                        f"{int(wanted):,}: no {unit} is run (give a larger count to continue)", err=True)
     with driver.stop_on_signals() as flag:
-        result = driver.run_solver(solver, checkpoint=ckpt, meta=meta, seconds_before=seconds_before,
-                                   stop_flag=flag, **loop)
+        try:
+            result = driver.run_solver(solver, checkpoint=ckpt, meta=meta, seconds_before=seconds_before,
+                                       stop_flag=flag, **loop)
+        except OSError as e:  # a checkpoint that cannot be written (disk full, permissions)
+            click.echo(f"Error: cannot write the checkpoint {ckpt}: {e.strerror or e}; the run stopped at "
+                       f"{unit} {solver.iteration:,}", err=True)
+            raise SystemExit(1) from None
     if result[0] == "interrupted":
         click.echo(f"interrupted at {unit} {solver.iteration:,}; checkpoint written to {ckpt}; "
                    "continue with --resume", err=True)

@@ -28,6 +28,7 @@ so that a run without these options is the run it was before they existed.
 from __future__ import annotations
 
 import math
+import signal
 import time
 
 import click
@@ -189,12 +190,18 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
                                    critic_lr=critic_lr, alpha=alpha, magnet_every=magnet_every, opponent=opponent,
                                    opponent_share=opponent_share, imitation_steps=imitation_steps,
                                    explore=explore, imitation_lr=imitation_lr)
-    trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
-    try:
-        tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
-        probe = train_mod.TreeProbe(game, tree, trainer.spec)
-    except (tree_mod.TreeTooLarge, ValueError):
-        probe = None
+    # Ctrl-C while JAX starts would land in its callbacks, which drop it:
+    # it is held as a flag until the trainer and the probe are made
+    with driver.stop_on_signals() as early:
+        trainer = train_mod.MMDTrainer(game, config, seed=seed, opponent=factory)
+        try:
+            tree = tree_mod.compile_tree(game, max_nodes=probe_nodes)
+            probe = train_mod.TreeProbe(game, tree, trainer.spec)
+        except (tree_mod.TreeTooLarge, ValueError):
+            probe = None
+    if early["signal"] is not None:
+        click.echo("\ninterrupted while starting: nothing was trained or written", err=True)
+        raise SystemExit(130 if early["signal"] == signal.SIGINT else 143)
 
     def measure(params):
         if probe is not None:
