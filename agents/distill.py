@@ -226,6 +226,11 @@ def check_folder(folder: Path, meta: dict) -> None:
             k = diff[0]
             raise DataMismatch(f"{folder} holds data made with {k}={old.get(k)!r}, not {meta.get(k)!r}; "
                                "use another --data folder or the same settings")
+    elif done_shards(folder):
+        # shards without the file that says how they were made: they cannot
+        # be told apart from another run's, so they are not adopted
+        raise DataMismatch(f"{folder} holds teacher-data shards but no data.json saying how they were made; "
+                           "use another --data folder (or put back its data.json)")
     else:
         path.write_text(json.dumps({k: meta[k] for k in META_KEYS}, indent=1) + "\n")
 

@@ -187,6 +187,11 @@ def test_a_data_folder_of_other_settings_is_refused(tmp_path):
                                   "--games", "2", "--chunk", "2", "--out", str(tmp_path / "n.npz")])
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "--data" in r.output and "teacher='ismcts(sims=30)'" in r.output
+    # shards whose data.json is gone are not adopted under this run's settings
+    (tmp_path / "data.json").unlink()
+    with pytest.raises(teacher_games.DataMismatch, match="holds teacher-data shards but no data.json"):
+        teacher_games.collect(GAME, "heuristic", "heuristic", "information_state_tensor", 0, 2, tmp_path, chunk=2)
+    assert not (tmp_path / "data.json").exists()
 
 
 def _heuristic_examples(tmp_path, games=60):
