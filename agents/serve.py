@@ -150,12 +150,16 @@ class GameCache:
         # registered type before anything is loaded: loading one can take
         # minutes with the GIL held (blotto(coins=100000))
         for short in _GAME_NAME.findall(game_string):
-            if short in _simultaneous_games():
+            dynamics = _not_sequential().get(short)
+            if dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
                 whole = game_string if "(" in game_string else f"{game_string}()"
                 wrap = (f" (kibitz play and tournaments take it wrapped: turn_based_simultaneous_game(game={whole}))"
-                        if game_string.startswith(short) else "")
+                        if game_string.lstrip().startswith(short) else "")
                 raise ApiError(400, f"{short} is a simultaneous-move game; kibitz serve plays games of one move "
                                     f"at a time, and no wrapped simultaneous-move game either{wrap}")
+            if dynamics is not None:
+                raise ApiError(400, f"{short} is a {str(dynamics).rsplit('.', 1)[-1].lower().replace('_', '-')} "
+                                    "game; kibitz serve plays games of one move at a time")
         try:
             game = load_game(game_string)
             check_turn_based(game)
@@ -176,9 +180,10 @@ _GAME_NAME = re.compile(r"(?:^|[(,]\s*\w+\s*=)\s*([A-Za-z_]\w*)")
 
 
 @functools.cache
-def _simultaneous_games() -> frozenset[str]:
-    return frozenset(t.short_name for t in pyspiel.registered_games()
-                     if t.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL)
+def _not_sequential() -> dict:
+    """The registered games not played one move at a time: name -> dynamics."""
+    return {t.short_name: t.dynamics for t in pyspiel.registered_games()
+            if t.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL}
 
 
 def replay(game, history) -> pyspiel.State:

@@ -337,9 +337,10 @@ class TableStore:
 
 def _over_budget(spec: str) -> str | None:
     """Why a table may not seat the bot ``spec`` (its moves could cost more
-    than :data:`TABLE_MAX_SIMS` simulations or :data:`TABLE_MAX_SECONDS`
-    seconds), or None. A spec that does not parse is left to the agent's own
-    checks."""
+    than :data:`TABLE_MAX_SIMS` simulations, or a timed search more than
+    :data:`TABLE_MAX_SECONDS` seconds; the time of 10,000 simulations
+    depends on the game and its size), or None. A spec that does not parse
+    is left to the agent's own checks."""
     from kibitz.agents.registry import resolve_spec
     from kibitz.solvers.ismcts import make_config
     try:
@@ -349,8 +350,8 @@ def _over_budget(spec: str) -> str | None:
         config = make_config(options.pop("preset", None), **options)
     except ValueError:
         return None
-    limit = (f"a web table's bots search at most {TABLE_MAX_SIMS:,} simulations and "
-             f"{TABLE_MAX_SECONDS:g} seconds a move")
+    limit = (f"a web table's bots search at most {TABLE_MAX_SIMS:,} simulations a move, and at most "
+             f"{TABLE_MAX_SECONDS:g} seconds when timed")
     if config.sims > TABLE_MAX_SIMS or config.seconds > TABLE_MAX_SECONDS:
         return f"{limit}; this one: sims={config.sims}, seconds={config.seconds:g}"
     return None  # (sims=0 with seconds=0 is refused by the agent itself: no budget)

@@ -544,7 +544,8 @@ def read_plan(path: str) -> dict:
 
 
 class ResumeError(ValueError):
-    """``--resume`` asked for something that would lose finished games."""
+    """``--resume`` asked for something that would lose finished games, or
+    continue another tournament's."""
 
 
 @dataclasses.dataclass
@@ -601,7 +602,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             old = read_plan(cfg_path)
             for key in ("game", "agents", "seed"):
                 if old[key] != config[key] and not (key == "game" and _same_game(old[key], game)):
-                    raise ValueError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
+                    raise ResumeError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
                                      f"not {config[key]!r}")
             for path, digest in (old.get("agent_files") or {}).items():
                 if config["agent_files"].get(path) != digest:

@@ -242,12 +242,13 @@ def _raw_json_error(status: int, reason: str, message: str) -> bytes:
 
 
 def _protocol_class():
-    """uvicorn's HTTP protocol (httptools if installed, else h11) with an idle
-    timeout from the moment a connection opens (uvicorn's own keep-alive
-    timeout starts only after a first request), a timeout of
-    :data:`HEADER_TIMEOUT` on a request's line and headers (from its first
-    byte: uvicorn waits for them forever), and JSON for the errors uvicorn
-    answers itself (a request that is not HTTP)."""
+    """uvicorn's HTTP protocol on httptools (a dependency; h11 only if it is
+    missing, and then without the header timeout) with an idle timeout from
+    the moment a connection opens (uvicorn's own keep-alive timeout starts
+    only after a first request), a timeout of :data:`HEADER_TIMEOUT` on a
+    request's line and headers (from the first byte that comes while the
+    connection waits for them: uvicorn waits forever), and JSON for the
+    errors uvicorn answers itself (a request that is not HTTP)."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
     except ImportError:  # httptools is optional for uvicorn
@@ -255,33 +256,52 @@ def _protocol_class():
 
     class IdleTimeoutProtocol(Base):
         _header_task = None
+        #: whether the connection waits for a request's line and headers
+        #: (from its start, and again after each answer with none queued)
+        _awaiting_headers = True
 
         def connection_made(self, transport):
             super().connection_made(transport)
             self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive,
                                                                 self.timeout_keep_alive_handler)
 
-        def on_message_begin(self):  # httptools: the first byte of a request
-            super().on_message_begin()
-            self._header_task = self.loop.call_later(HEADER_TIMEOUT, self._headers_too_slow)
+        def data_received(self, data):
+            # uvicorn cancels its idle timer on any byte, even bytes that
+            # start no request (a bare CRLF): from the first byte the
+            # headers have HEADER_TIMEOUT to arrive
+            super().data_received(data)
+            if self._awaiting_headers and self._header_task is None and not self.transport.is_closing():
+                self._header_task = self.loop.call_later(HEADER_TIMEOUT, self._headers_too_slow)
 
         def on_headers_complete(self):
+            self._awaiting_headers = False
+            self._cancel_header_timer()
+            super().on_headers_complete()
+
+        def on_response_complete(self):
+            queued = bool(self.pipeline)  # a queued request's headers have arrived already
+            super().on_response_complete()
+            if not queued:
+                self._awaiting_headers = True
+
+        def connection_lost(self, exc):
+            self._cancel_header_timer()
+            super().connection_lost(exc)
+
+        def _cancel_header_timer(self):
             if self._header_task is not None:
                 self._header_task.cancel()
                 self._header_task = None
-            super().on_headers_complete()
-
-        def connection_lost(self, exc):
-            if self._header_task is not None:
-                self._header_task.cancel()
-            super().connection_lost(exc)
 
         def _headers_too_slow(self):
             self._header_task = None
-            if not self.transport.is_closing():
-                self.transport.write(_raw_json_error(
-                    408, "Request Timeout", f"the request's headers did not arrive within {HEADER_TIMEOUT:g} s"))
-                self.transport.close()
+            if self.transport.is_closing() or not self._awaiting_headers:
+                return
+            if self.cycle is not None and not self.cycle.response_complete:
+                return  # an answer is still being sent: the idle timer after it closes a silent connection
+            self.transport.write(_raw_json_error(
+                408, "Request Timeout", f"the request's headers did not arrive within {HEADER_TIMEOUT:g} s"))
+            self.transport.close()
 
         def send_400_response(self, msg: str):
             self.transport.write(_raw_json_error(400, "Bad Request", f"not an HTTP request: {msg}"))

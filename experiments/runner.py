@@ -498,7 +498,7 @@ def _plot_training(records, out: Path):
 def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> list[dict]:
     """The tournaments of a strength spec; ``ray`` ({"address": ...}) plays
     them on Ray (``workers`` unused), with the same files."""
-    from kibitz.agents.tournament import run_tournament
+    from kibitz.agents.tournament import ResumeError, run_tournament
 
     agents = list(spec["agents"])
     n_games = int(spec.get("games_per_match", 200))
@@ -513,7 +513,7 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
                                      out_dir=str(folder), resume=(folder / "tournament.json").exists(),
                                      progress=spec.get("progress", True), log=log, ray=ray is not None,
                                      ray_address=(ray or {}).get("address"))
-        except ValueError as e:  # the folder holds another run's games: said in this command's terms
+        except ResumeError as e:  # the folder holds another run's games: said in this command's terms
             why = str(e).removeprefix("--resume: ").replace("--games ", "games_per_match = ")
             raise ValueError(f"{why}; the games of an earlier run of this experiment are continued only with "
                              f"its settings: give another --out, or those settings") from None

@@ -408,8 +408,11 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
     with the uniform policy, which is what the fallback plays there, so
     that the file lists every information state and ``solvers.load_policy``
     reads it; ``coverage`` counts both kinds, and ``nash_conv`` and
-    ``expected_returns`` are exact. With an agent as fallback they are None
-    (the tree's evaluation cannot run the agent).
+    ``expected_returns`` are exact. With an agent as fallback the same holds
+    when every information state MCCFR never met is a forced move (one
+    legal action: every policy plays it); otherwise they are None (the
+    tree's evaluation cannot run the agent) and only the visited states are
+    written.
     """
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
@@ -422,16 +425,18 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
                         "probs": [float(probs[a]) for a in legal]}
     filled = 0
     nash_conv = returns = None
-    # with an agent as fallback the policy played on unseen information
+    # With an agent as fallback the policy played on unseen information
     # states is that agent's, which the tree's evaluation cannot run: no
-    # NashConv then (a uniform fill would measure another policy)
-    # (unless MCCFR met every information state)
-    if tree is not None and (solver.fallback == "uniform" or len(solver.table) == tree.num_infosets):
+    # NashConv then (a uniform fill would measure another policy), unless
+    # every unseen one is a forced move, where every policy plays alike.
+    missing = [] if tree is None else [k for k, key in enumerate(tree.infoset_strings) if key not in entries]
+    forced_only = tree is not None and all(
+        int(tree.infoset_slots[k + 1]) - int(tree.infoset_slots[k]) == 1 for k in missing)
+    if tree is not None and (solver.fallback == "uniform" or forced_only):
         slots = ev.policy_to_slots(tree, avg, default="uniform")
         nash_conv, _, returns = ev.nash_conv(tree, slots, details=True)
-        for k, key in enumerate(tree.infoset_strings):
-            if key in entries:
-                continue
+        for k in missing:
+            key = tree.infoset_strings[k]
             lo, hi = int(tree.infoset_slots[k]), int(tree.infoset_slots[k + 1])
             entries[key] = {"player": int(tree.infoset_player[k]),
                             "actions": [int(a) for a in tree.slot_action[lo:hi]],

@@ -197,6 +197,13 @@ def test_an_earlier_runs_games_are_refused_in_this_commands_terms(tmp_path):
             "--set", "progress=false", "--set", f"seed={sets.get('seed', 0)}"])
         assert result.exit_code == 1 and words in result.output, result.output
         assert "--resume" not in result.output and "give another --out, or those settings" in result.output
+    # a failure that is not about an earlier run is not blamed on one
+    result = CliRunner().invoke(main, [
+        "experiment", "run", str(ROOT / "experiments" / "strength"), "--out", str(tmp_path / "fresh"),
+        "--set", 'games=["goofspiel(num_cards=3)"]', "--set", 'agents=["random", "random"]',
+        "--set", "games_per_match=2", "--set", "workers=1", "--set", "progress=false"])
+    assert result.exit_code == 1 and "simultaneous-move game" in result.output
+    assert "earlier run" not in result.output
 
 
 def test_a_failed_match_says_why_and_a_spec_named_by_its_folder(tmp_path, monkeypatch):

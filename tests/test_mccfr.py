@@ -232,6 +232,16 @@ def test_an_agent_fallback_gets_no_nash_conv_and_an_incomplete_file_is_refused_b
     monkeypatch.setattr(os_policy, "TabularPolicy", no_table)
     with pytest.raises(PolicyFileError, match="coverage.complete is false.*'heuristic'"):
         load_policy(out)
+    monkeypatch.undo()
+    # once every choice was visited, the unvisited states are forced moves: the exact NashConv is written
+    r = CliRunner().invoke(main, ["solve", small, "-a", "mccfr-es", "-n", "200", "--fallback", "heuristic",
+                                  "--out", str(out), "--overwrite", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    doc = read_policy_file(out)
+    assert doc["coverage"]["complete"] and doc["coverage"]["filled_with_fallback"] > 0
+    assert doc["nash_conv"] is not None and "unvisited forced moves written with their one action" in r.output
+    assert all(len(e["actions"]) > 1 or e["probs"] == [1.0] for e in doc["policy"].values())
+    assert load_policy(out).action_probability_array.sum(axis=1) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("sampling", ["es", "os"])

@@ -141,6 +141,8 @@ def test_a_cpp_games_serialization_is_replayed_and_checked(url):
 
 
 def test_simultaneous_move_games_are_refused_before_they_load(url):
+    status, reply = call(url, "/act", {"game": "mfg_crowd_modelling_2d", "agent": "random", "history": []})
+    assert status == 400 and reply["error"].startswith("mfg_crowd_modelling_2d is a mean-field game")
     for game in ("blotto(coins=100000)", "turn_based_simultaneous_game(game=blotto(coins=100000))"):
         t0 = time.perf_counter()
         status, reply = call(url, "/act", {"game": game, "agent": "random", "history": []})
@@ -225,11 +227,14 @@ def test_bodies_are_checked_before_they_are_read(url, raw, status, text):
     assert call(url, "/health")[0] == 200  # and the server goes on
 
 
-def raw_answer(url, request: bytes):
-    """(head, body) of the server's answer to ``request`` sent as it is on one connection."""
+def raw_answer(url, request: bytes, then=None):
+    """(head, body) of the server's answer to ``request`` sent as it is on one
+    connection; ``then()``, if given, is called once it is sent."""
     port = int(url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(request)
+        if then is not None:
+            then()
         answer = b""
         while b'"status"' not in answer:
             chunk = sock.recv(65536)
@@ -258,9 +263,10 @@ def test_headers_that_never_end_time_out_with_json(url, monkeypatch):
     from kibitz.agents import web_app
 
     monkeypatch.setattr(web_app, "HEADER_TIMEOUT", 0.3)
-    head, body = raw_answer(url, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-    assert head.startswith("HTTP/1.1 408")
-    assert json.loads(body) == {"error": "the request's headers did not arrive within 0.3 s", "status": 408}
+    for start in (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", b"\r\n"):  # a CRLF starts no request
+        head, body = raw_answer(url, start)
+        assert head.startswith("HTTP/1.1 408")
+        assert json.loads(body) == {"error": "the request's headers did not arrive within 0.3 s", "status": 408}
 
 
 def test_a_request_that_is_not_http_gets_a_json_400(url):
@@ -353,7 +359,6 @@ def test_ctrl_c_with_a_request_in_flight_answers_it_503_and_logs_to_stderr():
     import signal
     import subprocess
     import sys
-    import threading
 
     proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "serve", "--port", "0",
                              "--agent", "ismcts(sims=0,seconds=8)", "--agent", "ismcts(sims=0, seconds=8)",
@@ -363,17 +368,19 @@ def test_ctrl_c_with_a_request_in_flight_answers_it_503_and_logs_to_stderr():
         # the same spec twice is served (and named) once
         assert line.startswith("kibitz serve: ismcts(sims=0,seconds=8) on http://127.0.0.1:"), line
         base = line.split(" on ", 1)[1].split(" ", 1)[0]
-        answers = []
-        client = threading.Thread(target=lambda: answers.append(
-            call(base, "/act", {"game": "kuhn_poker", "history": [0, 1]})))
-        client.start()
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
+        body = json.dumps({"game": "kuhn_poker", "history": [0, 1]}).encode()
+
+        def interrupt():
+            time.sleep(2.0)  # the request is in the server's hands (its search takes 8 s)
+            proc.send_signal(signal.SIGINT)
+
+        head, reply = raw_answer(base, b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n%s"
+                                 % (len(body), body), then=interrupt)
         out, err = proc.communicate(timeout=30)
-        client.join(30)
         assert proc.returncode == 0 and out.splitlines() == ["stopped"]
-        assert answers == [(503, {"error": "the server is stopping: this request was not finished; try again",
-                                  "status": 503})]
+        assert head.startswith("HTTP/1.1 503"), head
+        assert json.loads(reply) == {"error": "the server is stopping: this request was not finished; try again",
+                                     "status": 503}
         assert "Traceback" not in err and '"POST /act HTTP/1.1" 503' in err  # the request log is on stderr
     finally:
         if proc.poll() is None:

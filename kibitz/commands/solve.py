@@ -361,7 +361,9 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
                    f"merges and round trips {100 * solver.overhead_share:.1f}% of the batch time")
     cov = doc["coverage"]
     click.echo(f"infostates:  {cov['visited']:,} visited" + (
-        f", {cov['filled_with_fallback']:,} unvisited written as uniform" if cov["filled_with_fallback"] else ""))
+        (f", {cov['filled_with_fallback']:,} unvisited written as uniform" if fallback == "uniform"
+         else f", {cov['filled_with_fallback']:,} unvisited forced moves written with their one action")
+        if cov["filled_with_fallback"] else ""))
     click.echo(f"unseen:      {fallback} (fallback recorded in the file)")
     if doc["nash_conv"] is not None:
         click.echo(f"NashConv:    {doc['nash_conv']:.6g} (exploitability {doc['nash_conv'] / solver.num_players:.6g})")
