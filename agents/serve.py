@@ -15,8 +15,8 @@ Endpoints (all answers JSON, errors included):
   (every action so far, chance included) or ``"state": SERIALIZED`` instead
   of the history (only the actions in it are read and replayed: for Python
   games the serialization's history line, its pickle never loaded; for
-  C++ games the lines of action ids, never ``deserialize_state``); optional ``"seed"`` (int,
-  default 0) and ``"player"`` (the seat the caller expects to be acting).
+  C++ games the lines of action ids, never ``deserialize_state``);
+  optional ``"seed"`` (int, default 0) and ``"player"`` (the seat the caller expects to be acting).
   Returns the seat to act, the chosen action and its name, and the agent's
   probabilities over the legal moves.
 * ``/tables...``: the web table's API (:mod:`kibitz.agents.table`).

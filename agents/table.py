@@ -46,7 +46,7 @@ HUMAN = "human"
 CREATE_FIELDS = ("game", "seats", "seed", "replay")
 #: a table's bots search at most this many simulations a move ...
 TABLE_MAX_SIMS = 10_000
-#: ... and at most this many seconds a move
+#: ... and a timed search at most this many seconds a move
 TABLE_MAX_SECONDS = 10.0
 
 

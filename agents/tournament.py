@@ -272,7 +272,8 @@ def replay_record(record: dict, rerun: bool = False):
     """The final state of a recorded game.
 
     ``rerun=False`` applies the recorded moves (each checked against the
-    legal actions) and checks the recorded returns against the game's. ``rerun=True`` plays the game again from its seeds with
+    legal actions) and checks the recorded returns against the game's.
+    ``rerun=True`` plays the game again from its seeds with
     fresh agents and raises if any move differs from the record.
     """
     game = _load(record["game"])

@@ -36,7 +36,8 @@ IDLE_TIMEOUT = 5.0
 MAX_CONCURRENT = 256
 #: seconds a request body may take to arrive
 BODY_TIMEOUT = 10.0
-#: seconds a request's line and headers may take to arrive, from its first byte
+#: seconds a request's line and headers may take to arrive, from the first
+#: byte that comes while the connection waits for them
 HEADER_TIMEOUT = 10.0
 
 

@@ -184,7 +184,8 @@ def test_replay_a_tournament_game(server, tmp_path):
     ({"game": SMALL["underdog"], "seats": ["human", "policy(nofile.json)", "random"]}, "does not exist"),
     ({"game": SMALL["underdog"], "seats": ["human", "random", "random"], "colour": 1}, "unknown field 'colour'"),
     ({"game": SMALL["underdog"], "seats": ["human", "ismcts(sims=0,seconds=15)", "random"]},
-     "seat 1 (ismcts(sims=0,seconds=15)): a web table's bots search at most 10,000 simulations a move, and at most 10 seconds when timed"),
+     "seat 1 (ismcts(sims=0,seconds=15)): a web table's bots search at most 10,000 simulations a move, "
+     "and at most 10 seconds when timed"),
     ({"game": SMALL["underdog"], "seats": ["human", "random", "ismcts(belief,sims=20000)"]}, "sims=20000"),
 ])
 def test_a_table_that_cannot_be_made_says_why(server, body, text):
