@@ -79,8 +79,10 @@ def test_the_wheel_adds_exactly_one_import_name(tmp_path):
             shutil.copytree(source, src / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy(source, src / item)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp_path / "dist"), str(src)], check=True, capture_output=True)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(tmp_path / "dist"), str(src)], check=True, capture_output=True, text=True)
+    # every folder that ships files is a listed package: no "Package would be ignored" warning
+    assert "would be ignored" not in built.stdout + built.stderr
     (wheel,) = (tmp_path / "dist").glob("kibitz-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
@@ -93,6 +95,8 @@ def test_the_wheel_adds_exactly_one_import_name(tmp_path):
         assert f"kibitz/{package}/__init__.py" in names
     for page in ("index.html", "table.js", "table.css"):  # the web table's page, package data
         assert f"kibitz/agents/web/{page}" in names
+    for game in ("underdog", "pub", "over_under", "doubt_and_bet"):  # the networks `trained` plays
+        assert f"kibitz/agents/trained/{game}.json.gz" in names
 
 
 def test_installed_packages_are_the_folders_of_the_repository():
