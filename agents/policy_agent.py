@@ -68,13 +68,7 @@ class PolicyAgent(Agent):
         if unseen == "file" and self.table.document.get("fallback") == "uniform":
             self.unseen = "uniform"  # an MCCFR policy file that says so
         self._fallback = None
-        fallback_spec = None
-        if unseen == "file":  # an MCCFR fallback agent recorded in the file
-            fallback_spec = (self.table.document.get("unseen") or {}).get("kibitz_fallback") \
-                or (self.table.document.get("fallback") if self.table.document.get("fallback")
-                    not in (None, "uniform", "error") else None)
-        elif unseen in ("heuristic", "random"):
-            fallback_spec = unseen
+        fallback_spec = fallback_agent_spec(self.table.document, unseen)
         if fallback_spec:
             self.unseen = fallback_spec
             self._fallback = make_agent(fallback_spec, game, player_id, seed=seed)
@@ -94,6 +88,16 @@ class PolicyAgent(Agent):
         if self._fallback is not None:
             return self._fallback.action_probabilities(state)
         raise UnseenInformationState(f"{key!r} is not in the policy file (unseen=error)")
+
+
+def fallback_agent_spec(document: dict, unseen: str = "file") -> str | None:
+    """The spec of the agent that plays the information states missing from
+    a policy file's ``document`` under the ``unseen`` option, or None."""
+    if unseen == "file":  # an MCCFR fallback agent recorded in the file
+        recorded = document.get("fallback")
+        return (document.get("unseen") or {}).get("kibitz_fallback") \
+            or (recorded if recorded not in (None, "uniform", "error") else None)
+    return unseen if unseen in ("heuristic", "random") else None
 
 
 def _file_game(path="", unseen="file") -> str:

@@ -310,7 +310,7 @@ class TableStore:
         if seats.count(HUMAN) > 1:
             raise ApiError(400, "one person per table: 'human' may be given for one seat only")
         for s, spec in enumerate(seats):
-            problem = _over_budget(spec)
+            problem = _over_budget(spec, game)
             if problem:
                 raise ApiError(400, f"seat {s} ({spec}): {problem}")
         return seats
@@ -335,20 +335,26 @@ class TableStore:
         return game, list(record["seats"]), record
 
 
-def _over_budget(spec: str) -> str | None:
+def _over_budget(spec: str, game) -> str | None:
     """Why a table may not seat the bot ``spec`` (its moves could cost more
     than :data:`TABLE_MAX_SIMS` simulations, or a timed search more than
     :data:`TABLE_MAX_SECONDS` seconds; the time of 10,000 simulations
-    depends on the game and its size), or None. A spec that does not parse
-    is left to the agent's own checks."""
+    depends on the game and its size), or None. A ``policy(FILE)`` is
+    judged by the agent that plays the states its file lacks. A spec or a
+    file that does not load is left to the agent's own checks."""
+    from kibitz.agents.policy_agent import fallback_agent_spec, load_cached
     from kibitz.agents.registry import resolve_spec
     from kibitz.solvers.ismcts import make_config
     try:
         kind, options = resolve_spec(spec)
+        if kind.name == "policy":
+            fallback = fallback_agent_spec(load_cached(options.get("path", ""), game).document,
+                                           options.get("unseen", "file"))
+            return _over_budget(fallback, game) if fallback and fallback != spec else None
         if kind.name != "ismcts":
             return None
         config = make_config(options.pop("preset", None), **options)
-    except ValueError:
+    except (ValueError, OSError):
         return None
     limit = (f"a web table's bots search at most {TABLE_MAX_SIMS:,} simulations a move, and at most "
              f"{TABLE_MAX_SECONDS:g} seconds when timed")

@@ -277,3 +277,27 @@ def test_a_person_cannot_work_out_the_deal_from_the_seed(server):
         view = call(server.url, "/tables", {**body, "seats": ["human", "random", "random"]})[1]
         deals.add(tuple(store._tables[view["table"]].state.history()[:4]))
     assert len(deals) > 1
+
+
+def test_a_policy_files_search_fallback_is_held_to_the_tables_cap(server, tmp_path):
+    from click.testing import CliRunner
+    from kibitz.commands.solve import solve
+    game = SMALL["underdog"]
+    paths = {}
+    for name, fallback in (("big", "ismcts(sims=20000)"), ("ok", "ismcts(sims=50)")):
+        paths[name] = tmp_path / f"{name}.json"
+        result = CliRunner().invoke(solve, [game, "-a", "mccfr-os", "-n", "20", "--fallback", fallback,
+                                            "-o", str(paths[name]), "--no-progress"])
+        assert result.exit_code == 0, result.output
+    status, reply = call(server.url, "/tables", {"game": game, "seats": ["human", f"policy({paths['big']})",
+                                                                          "random"]})
+    assert status == 400
+    assert reply["error"].startswith(f"seat 1 (policy({paths['big']})): a web table's bots search at most 10,000")
+    assert "sims=20000" in reply["error"]
+    status, reply = call(server.url, "/tables", {"game": game, "seats": ["human", f"policy({paths['ok']})",
+                                                                          "random"]})
+    assert status == 200, reply
+    # unseen=uniform replaces the file's fallback: nothing to search, so it is seated
+    status, reply = call(server.url, "/tables", {"game": game, "seats": [
+        "human", f"policy({paths['big']},unseen=uniform)", "random"]})
+    assert status == 200, reply
