@@ -276,10 +276,12 @@ def test_the_docs_list_each_games_tensor_layout():
 
 
 def test_the_pyproject_ships_the_trained_folder():
-    with open(os.path.join(ROOT, "pyproject.toml")) as f:
-        text = f.read()
-    line = next(ln for ln in text.splitlines() if ln.startswith('"kibitz.agents" = ['))
-    assert '"trained/*.json.gz"' in line
+    # (tests/test_layers.py builds the wheel and finds the four files in it)
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        setuptools = tomllib.load(f)["tool"]["setuptools"]
+    assert "kibitz.agents.trained" in setuptools["packages"]
+    assert setuptools["package-data"]["kibitz.agents.trained"] == ["*.json.gz"]
 
 
 def test_a_tabular_file_is_named_as_such_by_the_network_readers(tmp_path):
