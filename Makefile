@@ -48,7 +48,9 @@ strength: $(STAMP)
 # games go to build/distill/GAME/ or DATA_GAME, which a stopped run
 # continues, then the fit; with INIT_GAME the fit starts from a network
 # distilled first by that recipe, from data in build/distill/GAME_heuristic;
-# the agent file's logits are divided by TEMP_GAME); a TRAIN_GAME recipe
+# the agent file's logits are divided by TEMP_GAME; with IMPROVE_GAME that
+# agent file is then improved by one step of kibitz improve, whose rollout
+# labels go to build/improve/GAME, and its result is exported); a TRAIN_GAME recipe
 # trains by MMD (kibitz train: a stopped run resumes from its checkpoint in
 # build/trained/ and ends with the parameters of an uninterrupted one).
 # Hours on 2 cores: run it in the background.
@@ -57,6 +59,7 @@ TEMP_over_under     = 0.1
 INIT_underdog       = --teacher heuristic --encoding observation_tensor --games 3000 --chunk 100 --epochs 30
 DISTILL_underdog    = --teacher "ismcts(belief_opponents,sims=400)" --encoding observation_tensor --games 500 --chunk 4 --epochs 15 --lr 1e-3
 TEMP_underdog       = 0.1
+IMPROVE_underdog    = --rounds 1 --games 8000 --chunk 20 --epochs 8 --lr 3e-4 --kl 0.01
 INIT_pub            = --teacher heuristic --opponent none --encoding compact --games 4000 --chunk 100 --epochs 20
 DISTILL_pub         = --teacher ismcts --encoding compact --games 1404 --chunk 4 --epochs 15
 TEMP_pub            = 0.1
@@ -79,7 +82,16 @@ endif
 	bash -o pipefail -c '$(BIN)/kibitz distill $(GAME) $(DISTILL_$(GAME)) --seed 0 --workers 2 --no-progress \
 	    $(if $(INIT_$(GAME)),--init build/trained/$(GAME)_init.npz) \
 	    --data $(DATA) --out $(NET) --overwrite | tee $(if $(INIT_$(GAME)),-a) agents/trained/$(GAME).log'
+ifneq ($(IMPROVE_$(GAME)),)
+	$(BIN)/kibitz export $(NET) --out build/trained/$(GAME)_distilled.json.gz --name $(GAME)-distilled \
+	    --temperature $(TEMP_$(GAME))
+	bash -o pipefail -c '$(BIN)/kibitz improve build/trained/$(GAME)_distilled.json.gz $(IMPROVE_$(GAME)) --seed 0 \
+	    --workers 2 --no-progress --data build/improve/$(GAME) --out build/trained/$(GAME)_improved.npz --overwrite \
+	    | tee -a agents/trained/$(GAME).log'
+	$(BIN)/kibitz export build/trained/$(GAME)_improved.npz --out agents/trained/$(GAME).json.gz --name $(GAME)-trained
+else
 	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained --temperature $(TEMP_$(GAME))
+endif
 else
 	bash -o pipefail -c '$(BIN)/kibitz train $(GAME) $(TRAIN_$(GAME)) --seed 0 --no-progress --probe-every 0 \
 	    --out $(NET) $(if $(wildcard $(NET).ckpt.npz),--resume) | tee agents/trained/$(GAME).log'

@@ -54,6 +54,14 @@ class ReplayMismatch(DataMismatch):
     reach their recorded decisions."""
 
 
+def game_start(n: int, seed: int, index: int, with_opponent: bool):
+    """Game ``index``'s generator, the seats the teacher holds (:func:`seating`)
+    and the ``n`` agents' seeds, drawn from it in that order."""
+    rng = np.random.Generator(np.random.PCG64([seed, index]))
+    held = seating(n, rng, with_opponent)
+    return rng, held, [int(rng.integers(2 ** 63)) for _ in range(n)]
+
+
 def seating(n: int, rng: np.random.Generator, with_opponent: bool) -> list[bool]:
     """Which seats the teacher holds (True) in a game, drawn with ``rng``."""
     if not with_opponent or n == 1:
@@ -95,10 +103,8 @@ def play_game(game, make_agent, teacher: str, opponent: str, encoding: str, seed
     from kibitz.games import encoding_tensor
     from kibitz.games.chance import draw
 
-    rng = np.random.Generator(np.random.PCG64([seed, index]))
     n = game.num_players()
-    held = seating(n, rng, bool(opponent))
-    seeds = [int(rng.integers(2 ** 63)) for _ in range(n)]
+    rng, held, seeds = game_start(n, seed, index, bool(opponent))
     agents = [None if held[p] and recorded is not None else
               make_agent(teacher if held[p] else opponent, game, p, seeds[p]) for p in range(n)]
     actors = agents
@@ -212,8 +218,9 @@ def done_shards(folder: Path) -> list[tuple[int, int, Path]]:
     return sorted(out)
 
 
-def check_folder(folder: Path, meta: dict) -> None:
-    """Writes ``data.json`` in a new folder; DataMismatch if the folder's differs."""
+def check_folder(folder: Path, meta: dict, keys=META_KEYS) -> None:
+    """Writes ``data.json`` (the ``keys`` of ``meta``) in a new folder;
+    DataMismatch if the folder's differs."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "data.json"
     if path.exists():
@@ -221,7 +228,7 @@ def check_folder(folder: Path, meta: dict) -> None:
             old = json.loads(path.read_text())
         except (OSError, ValueError) as e:
             raise DataMismatch(f"{path}: not a kibitz data file ({e})") from None
-        diff = [k for k in META_KEYS if old.get(k) != meta.get(k)]
+        diff = [k for k in keys if old.get(k) != meta.get(k)]
         if diff:
             k = diff[0]
             raise DataMismatch(f"{folder} holds data made with {k}={old.get(k)!r}, not {meta.get(k)!r}; "
@@ -232,7 +239,7 @@ def check_folder(folder: Path, meta: dict) -> None:
         raise DataMismatch(f"{folder} holds teacher-data shards but no data.json saying how they were made; "
                            "use another --data folder (or put back its data.json)")
     else:
-        path.write_text(json.dumps({k: meta[k] for k in META_KEYS}, indent=1) + "\n")
+        path.write_text(json.dumps({k: meta[k] for k in keys}, indent=1) + "\n")
 
 
 def anchor_shards(folder: Path, game_string: str, encoding: str, games: int | None) -> list[Path]:
@@ -305,7 +312,6 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
     Returns how many of the games ``0..games-1`` the folder holds."""
     from kibitz.games import encoding_size, load_game
     from kibitz.solvers._io import atomic_write
-    from kibitz.agents.tournament import _start_method
 
     folder = Path(folder)
     game = load_game(game_string)
@@ -329,28 +335,38 @@ def collect(game_string: str, teacher: str, opponent: str, encoding: str, seed: 
         if on_shard is not None:
             on_shard(lo, hi, len(arrays["taken"]))
 
+    run_jobs(_play_chunk, jobs, write, workers, should_stop)
+    return games - sum(hi - lo for lo, hi in missing_runs(folder, games, games))
+
+
+def run_jobs(play, jobs, write, workers: int = 1, should_stop=None) -> None:
+    """``write(*play(job))`` for each job, in ``workers`` processes (in
+    the order they finish); ``should_stop()``, asked after each write, ends
+    it early and the jobs in flight are dropped. ``play`` must be a
+    module-level function (it is sent to the workers by name)."""
+    from kibitz.agents.tournament import _start_method
+
     if workers <= 1 or len(jobs) <= 1:
         for job in jobs:
-            write(*_play_chunk(job))
+            write(*play(job))
             if should_stop is not None and should_stop():
                 break
-    else:
-        pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_init)
-        finished = False
-        try:
-            for lo, hi, played in pool.imap_unordered(_play_chunk, jobs):
-                write(lo, hi, played)
-                if should_stop is not None and should_stop():
-                    break
-            else:
-                finished = True
-        finally:
-            if finished:
-                pool.close()
-            else:  # stopped early: the games in flight are not kept
-                pool.terminate()
-            pool.join()
-    return games - sum(hi - lo for lo, hi in missing_runs(folder, games, games))
+        return
+    pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_init)
+    finished = False
+    try:
+        for result in pool.imap_unordered(play, jobs):
+            write(*result)
+            if should_stop is not None and should_stop():
+                break
+        else:
+            finished = True
+    finally:
+        if finished:
+            pool.close()
+        else:  # stopped early: the games in flight are not kept
+            pool.terminate()
+        pool.join()
 
 
 def missing_runs(folder: Path, games: int, chunk: int) -> list[tuple[int, int]]:

@@ -464,3 +464,39 @@ def layout_markdown() -> str:
         lines.append(f"| `{short}` | {game.information_state_tensor_size():,} | "
                      f"{game.num_distinct_actions():,} | {pieces} |")
     return "\n".join(lines)
+
+
+def network_of_agent_file(path) -> tuple:
+    """``(spec, params)`` of the network a network agent file plays: its
+    ONNX model's weights ``W0, b0, W1, b1, ...`` read back exactly (a
+    temperature given at export is in them: this is the policy as played;
+    a factored model's zero "nothing" column is dropped). AgentFileError
+    naming the file unless it is a network agent file for a kibitz network."""
+    import onnx
+    from onnx import numpy_helper
+
+    from kibitz.agents.kibitz_agent_loader import agent_kind, model_bytes, read_document
+    from kibitz.solvers.network import NetworkSpec
+
+    doc = read_document(path)
+    if agent_kind(doc) != "network":
+        raise AgentFileError(f"{path}: a tabular agent file, not a network agent file")
+    try:
+        net = doc["network"]
+        spec = NetworkSpec(game=doc["game"], input_size=net["input_size"], num_actions=net["num_actions"],
+                           hidden=tuple(net["hidden"]), encoding=net["encoding"],
+                           output=net.get("output", "dense"), factors=net.get("factors", 0))
+        weights = {t.name: numpy_helper.to_array(t).astype(np.float32)
+                   for t in onnx.load_from_string(model_bytes(doc)).graph.initializer}
+        layers = len(spec.sizes) - 1
+        params = [weights[f"{kind}{k}"] for k in range(layers) for kind in ("W", "b")]
+        if spec.output == "factored":  # build_model appended the "nothing" column
+            params[-2], params[-1] = params[-2][:, :-1], params[-1][:-1]
+        for k in range(layers):
+            want = (spec.sizes[k], spec.sizes[k + 1])
+            if params[2 * k].shape != want or params[2 * k + 1].shape != want[1:]:
+                raise ValueError(f"layer {k} has shapes {params[2 * k].shape}, {params[2 * k + 1].shape}; "
+                                 f"the file's network section says {want}")
+    except (KeyError, TypeError, ValueError, onnx.onnx_cpp2py_export.checker.ValidationError) as e:
+        raise AgentFileError(f"{path}: not a kibitz network model ({e})") from None
+    return spec, [np.ascontiguousarray(p) for p in params]

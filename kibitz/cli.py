@@ -13,6 +13,7 @@ from kibitz.commands import export
 from kibitz.commands import experiment
 from kibitz.commands import train
 from kibitz.commands import distill
+from kibitz.commands import improve
 
 
 class _Group(click.Group):
@@ -51,3 +52,4 @@ main.add_command(export.inspect)
 main.add_command(experiment.experiment)
 main.add_command(train.train)
 main.add_command(distill.distill)
+main.add_command(improve.improve)

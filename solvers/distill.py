@@ -37,6 +37,21 @@ towards an anchor policy (piKL: A. P. Jacob, D. J. Wu, G. Farina, A. Lerer,
 H. Hu, A. Bakhtin, J. Andreas, N. Brown, "Modeling Strong and Human-Like
 Gameplay with KL-Regularized Search", ICML 2022).
 
+With ``objective="improve"`` the same machinery makes one step of policy
+improvement from rollout labels (``agents/improve.py``: every legal move
+``a`` of a decision rolled out once from the true state, return ``R_a``;
+the played network's probabilities ``pi_0``): the fit maximises the
+expected advantage of its own policy under a KL leash to ``pi_0``,
+
+    ``L = 1/|B| sum_s [ -sum_a pi(a|s) (R_a - mean_a R_a) + beta KL(pi_0(.|s) || pi(.|s)) ]``
+
+(the "all-actions" policy-gradient estimate: Sutton, Singh, McAllester,
+"Comparing policy-gradient algorithms", 2000; as a policy-iteration step
+with rollout action values: Lagoudakis and Parr, "Reinforcement learning
+as classification", ICML 2003), and the epoch kept is the one with the
+highest held-out gain ``sum_a (pi(a|s) - pi_0(a|s)) R_a`` a decision, the
+estimate of what switching to ``pi`` at those decisions wins.
+
 The network reads the encoding divided by a per-input scale
 (:func:`solvers.train.input_scale`), folded into its first layer at the
 end, as in training. Same data, settings and seed, same parameters.
@@ -53,13 +68,15 @@ import numpy as np
 from kibitz.solvers import network
 
 TARGETS = ("moves", "visits")
+OBJECTIVES = ("cross_entropy", "improve")
 
 
 @dataclasses.dataclass
 class Examples:
     """Labelled decisions: ``x`` (N, d); the legal moves of row ``i`` are
     ``legal[offset[i]:offset[i+1]]`` with teacher targets ``target`` beside
-    them; ``game`` the game index of each row."""
+    them; ``game`` the game index of each row; ``base`` (rollout labels
+    only) the played policy's probabilities beside ``legal``."""
 
     x: np.ndarray
     legal: np.ndarray
@@ -67,6 +84,7 @@ class Examples:
     target: np.ndarray
     taken: np.ndarray
     game: np.ndarray
+    base: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.taken)
@@ -79,27 +97,35 @@ class Examples:
         flat = np.concatenate([np.arange(self.offset[i], self.offset[i + 1]) for i in which]) \
             if len(which) else np.zeros(0, np.int64)
         return Examples(self.x[which], self.legal[flat], offset, self.target[flat], self.taken[which],
-                        self.game[which])
+                        self.game[which], None if self.base is None else self.base[flat])
+
+
+def _read_shards(paths, keys, kind: str, none: str) -> tuple[list[dict], np.ndarray]:
+    """The arrays ``keys`` of each shard (ValueError naming a file that is
+    not a ``kind``, or saying ``none`` if there are no shards) and the rows'
+    offsets into the concatenated flat arrays."""
+    parts = []
+    for path in paths:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                parts.append({k: z[k] for k in keys})
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+            raise ValueError(f"{path}: not a kibitz {kind} ({e})") from None
+    if not parts:
+        raise ValueError(f"{none}: the data folder has no shards")
+    offsets, base = [], 0
+    for p in parts:
+        offsets.append(p["offset"][:-1] + base)
+        base += p["offset"][-1]
+    return parts, np.concatenate(offsets + [np.array([base])]).astype(np.int64)
 
 
 def load_examples(paths, target: str = "moves") -> Examples:
     """The examples of the shards ``paths`` (in order), with ``target`` as labels."""
     if target not in TARGETS:
         raise ValueError(f"target={target!r}; allowed: {', '.join(TARGETS)}")
-    parts = []
-    for path in paths:
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                parts.append({k: z[k] for k in ("x", "legal", "offset", "taken", "policy", "visits", "game")})
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
-            raise ValueError(f"{path}: not a kibitz teacher-data shard ({e})") from None
-    if not parts:
-        raise ValueError("no teacher data: the data folder has no shards")
-    offsets, base = [], 0
-    for p in parts:
-        offsets.append(p["offset"][:-1] + base)
-        base += p["offset"][-1]
-    offset = np.concatenate(offsets + [np.array([base])]).astype(np.int64)
+    parts, offset = _read_shards(paths, ("x", "legal", "offset", "taken", "policy", "visits", "game"),
+                                 "teacher-data shard", "no teacher data")
     taken = np.concatenate([p["taken"] for p in parts])
     legal = np.concatenate([p["legal"] for p in parts])
     if target == "moves":
@@ -111,8 +137,23 @@ def load_examples(paths, target: str = "moves") -> Examples:
                     np.concatenate([p["game"] for p in parts]))
 
 
+def load_rollouts(paths) -> Examples:
+    """The decisions of rollout-label shards (``agents/improve.py``), in
+    order: ``target`` the advantages ``R_a - mean_a R_a`` of each decision's
+    legal moves, ``base`` the played probabilities."""
+    parts, offset = _read_shards(paths, ("x", "legal", "offset", "taken", "policy", "value", "game"),
+                                 "rollout-label shard", "no rollout labels")
+    value = np.concatenate([p["value"] for p in parts]).astype(np.float64)
+    counts = offset[1:] - offset[:-1]
+    mean = np.add.reduceat(value, offset[:-1]) / counts if len(counts) else value[:0]
+    return Examples(np.concatenate([p["x"] for p in parts]), np.concatenate([p["legal"] for p in parts]),
+                    offset, (value - np.repeat(mean, counts)).astype(np.float32),
+                    np.concatenate([p["taken"] for p in parts]), np.concatenate([p["game"] for p in parts]),
+                    np.concatenate([p["policy"] for p in parts]).astype(np.float32))
+
+
 def concat(a: Examples, b: Examples) -> Examples:
-    """The rows of ``a`` then those of ``b``."""
+    """The rows of ``a`` then those of ``b`` (of one kind: labels with or without ``base``)."""
     offset = np.concatenate([a.offset[:-1], b.offset + a.offset[-1]])
     return Examples(np.concatenate([a.x, b.x]), np.concatenate([a.legal, b.legal]), offset,
                     np.concatenate([a.target, b.target]), np.concatenate([a.taken, b.taken]),
@@ -120,19 +161,23 @@ def concat(a: Examples, b: Examples) -> Examples:
 
 
 def _batch(ex: Examples, which, num_actions: int):
-    """Padded arrays of rows ``which``: acts, valid, targets (width a power of two)."""
+    """Padded arrays of rows ``which``: acts, valid, targets, base (zeros
+    without one) (width a power of two)."""
     counts = ex.offset[which + 1] - ex.offset[which]
     width = min(max(64, 1 << max(int(counts.max()) - 1, 0).bit_length()), num_actions)
     rows = len(which)
     acts = np.zeros((rows, width), np.int32)
     valid = np.zeros((rows, width), bool)
     tgt = np.zeros((rows, width), np.float32)
+    base = np.zeros((rows, width), np.float32)
     for r, i in enumerate(which):
         lo, hi = ex.offset[i], ex.offset[i + 1]
         acts[r, :hi - lo] = ex.legal[lo:hi]
         valid[r, :hi - lo] = True
         tgt[r, :hi - lo] = ex.target[lo:hi]
-    return acts, valid, tgt
+        if ex.base is not None:
+            base[r, :hi - lo] = ex.base[lo:hi]
+    return acts, valid, tgt, base
 
 
 def held_out(ex: Examples) -> np.ndarray:
@@ -142,12 +187,15 @@ def held_out(ex: Examples) -> np.ndarray:
 
 def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: float = 1e-3,
         batch: int = 256, seed: int = 0, inv_scale=None, init=None, on_epoch=None, anchor=None,
-        anchor_weight: float = 1.0, should_stop=None):
+        anchor_weight: float = 1.0, should_stop=None, objective: str = "cross_entropy", kl: float = 0.01):
     """Fits a network of ``spec`` to ``ex`` (see the module docstring).
 
     Returns ``(params, history)``: the parameters (numpy float32, the input
     scale folded in) of the best held-out epoch, and per epoch a dict with
-    ``epoch``, ``loss`` (training), ``held_out_loss``, ``agreement``.
+    ``epoch``, ``loss`` (training), ``held_out_loss``, ``agreement``; with
+    ``objective="improve"`` (``ex`` from :func:`load_rollouts`, KL weight
+    ``kl``), ``held_out_gain`` (a decision) instead of the agreement, and
+    the ``init`` network itself unless an epoch's held-out gain is above 0.
     ``init``: starting parameters (a network of ``spec`` on the raw
     encoding, e.g. :func:`network.load`'s) instead of fresh ones.
     ``anchor``: the anchor's :class:`Examples`, each row weighing
@@ -163,6 +211,11 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
     if not anchor_weight > 0:
         raise ValueError(f"anchor_weight={anchor_weight}: allowed > 0")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective={objective!r}; allowed: {', '.join(OBJECTIVES)}")
+    improve = objective == "improve"
+    if improve and (ex.base is None or anchor is not None or not kl >= 0):
+        raise ValueError("objective='improve' needs rollout labels (load_rollouts), no anchor and kl >= 0")
     teacher_rows = len(ex)
     if anchor is not None:
         ex = concat(ex, anchor)
@@ -184,19 +237,25 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     opt = optax.adam(lr)
     state = opt.init(params)
 
-    def loss(p, x, acts, valid, tgt, weight):
+    def loss(p, x, acts, valid, tgt, base, weight):
         z = network.forward_at(p, x, acts, xp=jnp, index=jindex) + (valid - 1.0) * network.MASK_PENALTY
         logp = jax.nn.log_softmax(z, axis=-1)
-        ce = -jnp.sum(tgt * jnp.where(valid > 0, logp, 0.0), axis=-1)
-        agree = (jnp.argmax(z, axis=-1) == jnp.argmax(tgt + (valid - 1.0), axis=-1)).astype(jnp.float32)
+        if improve:  # tgt: the advantages; the aux: the gain over the played policy, summed
+            gain = jnp.sum(jnp.where(valid > 0, (jnp.exp(logp) - base) * tgt, 0.0), axis=-1)
+            leash = jnp.sum(jnp.where((valid > 0) & (base > 0), base * (jnp.log(jnp.where(base > 0, base, 1.0))
+                                                                         - logp), 0.0), axis=-1)
+            ce, agree = kl * leash - gain, gain
+        else:
+            ce = -jnp.sum(tgt * jnp.where(valid > 0, logp, 0.0), axis=-1)
+            agree = (jnp.argmax(z, axis=-1) == jnp.argmax(tgt + (valid - 1.0), axis=-1)).astype(jnp.float32)
         total = jnp.sum(weight)
         return jnp.sum(weight * ce) / jnp.where(total > 0, total, 1.0), jnp.sum(weight * agree)
 
     grad = jax.value_and_grad(loss, has_aux=True)
 
     @jax.jit
-    def step(p, s, x, acts, valid, tgt, weight):
-        (value, _), g = grad(p, x, acts, valid, tgt, weight)
+    def step(p, s, x, acts, valid, tgt, base, weight):
+        (value, _), g = grad(p, x, acts, valid, tgt, base, weight)
         updates, s = opt.update(g, s, p)
         return optax.apply_updates(p, updates), s, value
 
@@ -211,7 +270,7 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
 
     def padded(which):
         rows = batch
-        acts, valid, tgt = _batch(ex, which, num_actions)
+        acts, valid, tgt, base = _batch(ex, which, num_actions)
         pad = rows - len(which)
         w = np.concatenate([row_weight[which], np.zeros(pad, np.float32)])
         xs = np.concatenate([x[which], np.zeros((pad, x.shape[1]), np.float32)])
@@ -219,14 +278,15 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         valid = np.concatenate([valid, np.zeros((pad, valid.shape[1]), bool)])
         valid[len(which):, 0] = True
         tgt = np.concatenate([tgt, np.zeros((pad, tgt.shape[1]), np.float32)])
-        return xs, acts, valid.astype(np.float32), tgt, w
+        base = np.concatenate([base, np.zeros((pad, base.shape[1]), np.float32)])
+        return xs, acts, valid.astype(np.float32), tgt, base, w
 
     def measure(p, rows):
         """Mean loss and agreement over ``rows`` (of one kind: teacher or anchor)."""
         total = agree = weight = 0.0
         for lo in range(0, len(rows), batch):
-            xs, acts, valid, tgt, w = padded(rows[lo:lo + batch])
-            value, a = evaluate(p, xs, acts, valid, tgt, w)
+            xs, acts, valid, tgt, base, w = padded(rows[lo:lo + batch])
+            value, a = evaluate(p, xs, acts, valid, tgt, base, w)
             total += float(value) * float(w.sum())
             agree += float(a)
             weight += float(w.sum())
@@ -252,6 +312,8 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         return cuts
 
     history, best, best_loss = [], None, np.inf
+    if improve and init is not None and len(test_rows):  # no held-out gain, no step: the played network stays
+        best, best_loss = [np.asarray(p, np.float32) for p in params], 0.0
     for epoch in range(1, epochs + 1):
         seen = running = 0.0
         cut = False
@@ -266,12 +328,14 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         if cut:
             break
         test_loss, agreement = measure(params, test_rows) if len(test_rows) else (running / seen, float("nan"))
-        record = {"epoch": epoch, "loss": running / seen, "held_out_loss": test_loss, "agreement": agreement}
+        record = {"epoch": epoch, "loss": running / seen, "held_out_loss": test_loss,
+                  ("held_out_gain" if improve else "agreement"): agreement}
         if anchor is not None:
             record["anchor_agreement"] = measure(params, anchor_test)[1] if len(anchor_test) else float("nan")
         history.append(record)
-        if test_loss < best_loss:
-            best_loss, best = test_loss, [np.asarray(p, np.float32) for p in params]
+        score = -agreement if improve and len(test_rows) else test_loss  # improve: the highest held-out gain
+        if score < best_loss:
+            best_loss, best = score, [np.asarray(p, np.float32) for p in params]
         if on_epoch is not None:
             on_epoch(record)
         if should_stop is not None and should_stop():

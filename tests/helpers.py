@@ -62,3 +62,15 @@ def call(url, path, body=None, raw=None, method=None, headers=None):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
+
+
+def data_shards(folder):
+    """``{(lo, hi): {array name: array}}`` of the shards of a data folder
+    (teacher games or rollout labels)."""
+    from kibitz.agents.distill import done_shards
+
+    out = {}
+    for lo, hi, path in done_shards(folder):
+        with np.load(path) as z:
+            out[(lo, hi)] = {k: z[k] for k in z}
+    return out

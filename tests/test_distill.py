@@ -13,17 +13,10 @@ from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import load_game
 from kibitz.solvers import distill, network, train
+from helpers import data_shards as _shards
 
 GAME = "underdog(players=3,cards=5,bank=2)"
 TEACHER = "ismcts(sims=30)"
-
-
-def _shards(folder):
-    out = {}
-    for lo, hi, path in teacher_games.done_shards(folder):
-        with np.load(path) as z:
-            out[(lo, hi)] = {k: z[k] for k in z}
-    return out
 
 
 def _same_data(a, b):

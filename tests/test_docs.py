@@ -100,6 +100,7 @@ NOT_RUN = {
     "kibitz export NET.npz -o AGENT.json.gz": "a synopsis; the block below it runs",
     "kibitz train GAME --out FILE.npz": "a synopsis; docs/cli.md's train runs",
     "kibitz distill GAME --teacher SPEC --out FILE.npz": "a synopsis; docs/cli.md's distill runs",
+    "kibitz improve AGENT_FILE --out FILE.npz": "a synopsis; docs/cli.md's improve runs",
     "kibitz train GAME --time 150s": "a synopsis of the measured runs (minutes each)",
     "kibitz solve --resume": "an option named in prose; docs/cli.md's solves run it",
 }

@@ -50,6 +50,98 @@ def _held_out(record: dict, digits: int = 4) -> str:
     return "n/a" if record["agreement"] != record["agreement"] else f"{record['held_out_loss']:.{digits}f}"
 
 
+def data_folder(data_dir, out: str) -> Path:
+    """The ``--data`` folder (default ``OUT.data``), made if missing; a
+    BadParameter naming ``--data`` if it cannot be."""
+    folder = Path(data_dir) if data_dir else Path(out + ".data")
+    if folder.exists() and not folder.is_dir():
+        raise click.BadParameter(f"{folder} is not a folder", param_hint="--data")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise click.BadParameter(f"{folder}: {e.strerror}", param_hint="--data") from None
+    return folder
+
+
+def collect_with_progress(folder: Path, games: int, time_limit, progress: bool, desc: str, collect):
+    """Runs ``collect(on_shard, should_stop)`` (a data collection of
+    ``agents/distill.py``'s kind into ``folder``) with a progress bar of the
+    games and decisions, stopped after ``time_limit``; a data folder of
+    other settings is one line naming the option, Ctrl-C exits 130 keeping
+    the finished shards. Returns ``(games the folder holds, seconds)``."""
+    from kibitz.agents import distill as teacher_games
+
+    limit = parse_duration(time_limit)
+    t0 = time.perf_counter()
+    have = sum(hi - lo for lo, hi, _ in teacher_games.done_shards(folder))
+    bar = None
+    if progress and have < games:
+        from tqdm import tqdm
+        bar = tqdm(total=games, initial=min(have, games), unit="game", desc=desc, dynamic_ncols=True, disable=None)
+    examples = [0]
+
+    def on_shard(lo, hi, count):
+        examples[0] += count
+        if bar is not None:
+            bar.update(hi - lo)
+            bar.set_postfix(decisions=f"{examples[0]:,}")
+
+    try:
+        played = collect(on_shard, (lambda: time.perf_counter() - t0 > limit) if limit else None)
+    except teacher_games.DataMismatch as e:
+        hint = "--replay" if isinstance(e, teacher_games.ReplayMismatch) else "--data"
+        raise click.BadParameter(str(e), param_hint=hint) from None
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: the finished games are kept in {folder}; the same command continues",
+                   err=True)
+        raise SystemExit(130) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    return played, time.perf_counter() - t0
+
+
+def fit_with_progress(fit, epochs: int, progress: bool, postfix, kept: str):
+    """Runs ``fit(on_epoch, should_stop)`` (:func:`solvers.distill.fit`)
+    with a progress bar of the epochs (``postfix(record)``: its figures);
+    Ctrl-C or SIGTERM ends it with the best epoch so far. Returns ``(params,
+    history, signal or None)``; before any epoch ended, says that nothing is
+    written (and what is ``kept``) and exits 130 (143 on SIGTERM)."""
+    from kibitz.solvers import driver
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=epochs, unit="epoch", desc="fit", dynamic_ncols=True, disable=None)
+
+    def on_epoch(record):
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(**postfix(record))
+
+    try:
+        with driver.stop_on_signals() as stop:  # Ctrl-C ends the fit with the best epoch so far
+            params, history = fit(on_epoch, lambda: stop["signal"] is not None)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    if params is None:
+        click.echo(f"\ninterrupted before the first epoch ended: no network written; {kept}, and the same "
+                   "command fits again", err=True)
+        raise SystemExit(130 if stop["signal"] == signal.SIGINT else 143)
+    return params, history, stop["signal"]
+
+
+def stopped_after_fit(stopped, done: int, epochs: int) -> None:
+    """After the summary of a fit that a signal ``stopped``: one line and exit 130 (143 on SIGTERM)."""
+    if stopped is not None:
+        click.echo(f"interrupted after epoch {done} of {epochs}: the network of the best epoch that "
+                   "ended is written", err=True)
+        raise SystemExit(130 if stopped == signal.SIGINT else 143)
+
+
 def _agent(spec: str, game, what: str) -> None:
     from kibitz.agents.registry import make_agent, parse_spec
 
@@ -129,7 +221,6 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     """
     from kibitz.agents import distill as teacher_games
     from kibitz.solvers import distill as distill_mod
-    from kibitz.solvers import driver
     from kibitz.solvers import network
     from kibitz.solvers import train as train_mod
 
@@ -169,46 +260,13 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
             anchor_paths = teacher_games.anchor_shards(Path(anchor_dir), str(game), encoding, anchor_games)
         except teacher_games.DataMismatch as e:
             raise click.BadParameter(str(e), param_hint="--anchor") from None
-    limit = parse_duration(time_limit)
-    folder = Path(data_dir) if data_dir else Path(out + ".data")
-    if folder.exists() and not folder.is_dir():
-        raise click.BadParameter(f"{folder} is not a folder", param_hint="--data")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise click.BadParameter(f"{folder}: {e.strerror}", param_hint="--data") from None
-
-    t0 = time.perf_counter()
-    have = sum(hi - lo for lo, hi, _ in teacher_games.done_shards(folder)) if folder.is_dir() else 0
-    bar = None
-    if progress and have < games:
-        from tqdm import tqdm
-        bar = tqdm(total=games, initial=min(have, games), unit="game", desc="teacher games", dynamic_ncols=True,
-                   disable=None)
-    examples = [0]
-
-    def on_shard(lo, hi, count):
-        examples[0] += count
-        if bar is not None:
-            bar.update(hi - lo)
-            bar.set_postfix(decisions=f"{examples[0]:,}")
-
-    try:
-        played = teacher_games.collect(str(game), teacher, opponent, encoding, seed, games, folder, chunk=chunk,
-                                       workers=workers, on_shard=on_shard,
-                                       should_stop=(lambda: time.perf_counter() - t0 > limit) if limit else None,
-                                       replay=replay_dir, behaviour=behaviour)
-    except teacher_games.DataMismatch as e:
-        hint = "--replay" if isinstance(e, teacher_games.ReplayMismatch) else "--data"
-        raise click.BadParameter(str(e), param_hint=hint) from None
-    except KeyboardInterrupt:
-        click.echo(f"\ninterrupted: the finished games are kept in {folder}; the same command continues",
-                   err=True)
-        raise SystemExit(130) from None
-    finally:
-        if bar is not None:
-            bar.close()
-    collect_seconds = time.perf_counter() - t0
+    parse_duration(time_limit)  # a bad --time is refused before anything is made
+    folder = data_folder(data_dir, out)
+    played, collect_seconds = collect_with_progress(
+        folder, games, time_limit, progress, "teacher games",
+        lambda on_shard, should_stop: teacher_games.collect(
+            str(game), teacher, opponent, encoding, seed, games, folder, chunk=chunk, workers=workers,
+            on_shard=on_shard, should_stop=should_stop, replay=replay_dir, behaviour=behaviour))
     shards = teacher_games.shards_for(folder, games)
     try:
         ex = distill_mod.load_examples(shards, target)
@@ -218,33 +276,14 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     inv = 1.0 / train_mod.input_scale(game, encoding, seed)
-    fit_bar = None
-    if progress:
-        from tqdm import tqdm
-        fit_bar = tqdm(total=epochs, unit="epoch", desc="fit", dynamic_ncols=True, disable=None)
-
-    def on_epoch(record):
-        if fit_bar is not None:
-            fit_bar.update(1)
-            fit_bar.set_postfix(loss=f"{record['loss']:.3f}", held_out=_held_out(record, 3),
-                                agree=_share(record['agreement']))
-
     t1 = time.perf_counter()
-    try:
-        with driver.stop_on_signals() as stop:  # Ctrl-C ends the fit with the best epoch so far
-            params, history = distill_mod.fit(game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed,
-                                              inv_scale=inv, init=init, on_epoch=on_epoch, anchor=anchor,
-                                              anchor_weight=anchor_weight,
-                                              should_stop=lambda: stop["signal"] is not None)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    finally:
-        if fit_bar is not None:
-            fit_bar.close()
-    if params is None:
-        click.echo(f"\ninterrupted before the first epoch ended: no network written; the teacher's games "
-                   f"are kept in {folder}, and the same command fits again", err=True)
-        raise SystemExit(130 if stop["signal"] == signal.SIGINT else 143)
+    params, history, stopped = fit_with_progress(
+        lambda on_epoch, should_stop: distill_mod.fit(
+            game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed, inv_scale=inv, init=init,
+            on_epoch=on_epoch, anchor=anchor, anchor_weight=anchor_weight, should_stop=should_stop),
+        epochs, progress, lambda r: {"loss": f"{r['loss']:.3f}", "held_out": _held_out(r, 3),
+                                     "agree": _share(r['agreement'])},
+        f"the teacher's games are kept in {folder}")
     network.save(out, spec, params)
     best = min(history, key=lambda r: r["held_out_loss"])
     click.echo(f"game:        {game}")
@@ -267,7 +306,4 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
     click.echo(f"kept:        epoch {best['epoch']} (held-out loss {_held_out(best)}, "
                f"agreement with the teacher {_share(best['agreement'])})")
     click.echo(f"network:     {out} ({spec.input_size:,} inputs, {spec.num_actions:,} actions)")
-    if stop["signal"] is not None:
-        click.echo(f"interrupted after epoch {len(history)} of {epochs}: the network of the best epoch that "
-                   "ended is written", err=True)
-        raise SystemExit(130 if stop["signal"] == signal.SIGINT else 143)
+    stopped_after_fit(stopped, len(history), epochs)

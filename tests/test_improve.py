@@ -1,0 +1,305 @@
+"""One step of policy improvement: rollout labels (agents/improve.py), the
+"improve" fit (solvers/distill.py) and `kibitz improve`: the labels are the
+information sets' action values, the data does not depend on workers or
+interruptions, the fit moves towards the better moves under its leash,
+bad input is one line."""
+
+import json
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kibitz.agents import distill as teacher_games
+from kibitz.agents import improve
+from kibitz.agents.export import export_network, network_of_agent_file
+from kibitz.agents.kibitz_agent_loader import read_document
+from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+from kibitz.agents.registry import make_agent
+from kibitz.cli import main
+from kibitz.games import encoding_tensor, load_game
+from kibitz.solvers import distill, network
+from helpers import data_shards as _shards
+
+GAME = "underdog(players=3,cards=5,bank=2)"
+
+
+def _agent_file(tmp_path, game_string, seed=0, encoding="information_state_tensor", output="dense",
+                temperature=1.0, name="net"):
+    """A network agent file of a fresh (untrained) network for the game."""
+    game = load_game(game_string)
+    spec = network.NetworkSpec.for_game(game, hidden=(16,), encoding=encoding, output=output)
+    params = network.init_params(spec, np.random.default_rng(seed))
+    params[-2] = params[-2] * 50  # not near uniform: a policy with preferences
+    npz = tmp_path / f"{name}.npz"
+    network.save(npz, spec, params)
+    out = tmp_path / f"{name}.json.gz"
+    export_network(str(npz), str(out), temperature=temperature)
+    return out, spec, params
+
+
+@pytest.mark.parametrize("game_string,encoding,output", [
+    (GAME, "information_state_tensor", "dense"),
+    ("doubt_and_bet(players=2,chips=2,slots=1,colours=1,copies=2,single_bet=true)", "compact", "factored"),
+])
+def test_an_agent_files_network_is_read_back_as_it_plays(tmp_path, game_string, encoding, output):
+    path, spec, params = _agent_file(tmp_path, game_string, encoding=encoding, output=output, temperature=0.5)
+    spec2, params2 = network_of_agent_file(path)
+    assert spec2 == spec
+    np.testing.assert_array_equal(params2[0], params[0])
+    np.testing.assert_array_equal(params2[-1], (params[-1] / np.float32(0.5)).astype(np.float32))
+    game = load_game(game_string)
+    onnx_agent = KibitzNetAgent(read_document(path))
+    index = network.action_index(spec2, game)
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(20):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
+                continue
+            p = state.current_player()
+            mine = network.probabilities(params2, encoding_tensor(state, p, encoding), state.legal_actions(), index)
+            theirs = onnx_agent.probabilities(encoding_tensor(state, p, encoding), state.legal_actions())
+            assert mine.keys() == theirs.keys()
+            for a in mine:
+                assert mine[a] == pytest.approx(theirs[a], abs=1e-5)
+            checked += 1
+            state.apply_action(rng.choice(state.legal_actions()))
+    assert checked > 20
+
+
+def test_a_tabular_agent_file_is_refused(tmp_path):
+    doc = {"format": "kibitz-agent"}
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["improve", str(tmp_path / "t.json"), "--out", str(tmp_path / "o.npz")])
+    assert result.exit_code == 2 and "AGENT_FILE" in result.output and "Traceback" not in result.output
+
+
+def _exact_q(game, net, net_seat):
+    """Q(I, a) of every information set of ``net_seat`` under ``net`` there
+    and uniform play in the other seat: sum over the histories h in I of
+    (chance x opponent reach of h) x v(h a), over the sum of the reaches."""
+    num = defaultdict(float)
+    den = defaultdict(float)
+
+    def value(state):
+        if state.is_terminal():
+            return state.returns()[net_seat]
+        if state.is_chance_node():
+            return sum(p * value(state.child(a)) for a, p in state.chance_outcomes())
+        legal = state.legal_actions()
+        probs = net(state, net_seat) if state.current_player() == net_seat else {a: 1 / len(legal) for a in legal}
+        return sum(probs[a] * value(state.child(a)) for a in legal)
+
+    def walk(state, reach):
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            for a, p in state.chance_outcomes():
+                walk(state.child(a), reach * p)
+            return
+        legal = state.legal_actions()
+        if state.current_player() == net_seat:
+            key = state.information_state_string(net_seat)
+            for a in legal:
+                num[key, a] += reach * value(state.child(a))
+            den[key] += reach
+            for a in legal:
+                walk(state.child(a), reach)  # the seat's own reach is the same across its information set
+        else:
+            for a in legal:
+                walk(state.child(a), reach / len(legal))
+
+    walk(game.new_initial_state(), 1.0)
+    return {(key, a): v / den[key] for (key, a), v in num.items()}
+
+
+def test_the_mean_rollout_label_is_the_information_sets_action_value(tmp_path):
+    # kuhn_poker, the network in one seat and `random` in the other: the mean
+    # of R_a over the decisions of an information set must be its exact Q(I, a)
+    path, spec, params = _agent_file(tmp_path, "kuhn_poker", seed=4)
+    game = load_game("kuhn_poker")
+    net = improve.network_policy(spec, params, game)
+    sums, counts = defaultdict(float), defaultdict(int)
+    keys = {}
+    games = 3000
+    for i in range(games):
+        record = improve.play_game(game, spec, params, "random", 5, i, make_agent)
+        for p, x, legal, probs, values, taken in record["rows"]:
+            keys.setdefault(tuple(x), None)
+            for a, v in zip(legal, values):
+                sums[tuple(x), a] += v
+                counts[tuple(x), a] += 1
+    # the information-state tensor names the information set: map it to the string
+    exact = {}
+    for seat in (0, 1):
+        q = _exact_q(game, net, seat)
+        state_of = {}
+
+        def visit(state):
+            if state.is_terminal():
+                return
+            if not state.is_chance_node() and state.current_player() == seat:
+                state_of[tuple(np.float32(state.information_state_tensor(seat)))] = \
+                    state.information_state_string(seat)
+            for a in (state.legal_actions() if not state.is_chance_node() else
+                      [o for o, _ in state.chance_outcomes()]):
+                visit(state.child(a))
+        visit(game.new_initial_state())
+        for x, key in state_of.items():
+            for a in (0, 1):
+                exact[x, a] = q[key, a]
+    checked = 0
+    for (x, a), n in counts.items():
+        if n >= 200:
+            mean = sums[x, a] / n
+            # returns in [-2, 2]: the standard error of a mean of n is at most 2 / sqrt(n)
+            assert abs(mean - exact[x, a]) < 4.5 * 2 / np.sqrt(n), (x, a, mean, exact[x, a], n)
+            checked += 1
+    assert checked >= 8
+
+
+def test_rollout_labels_do_not_depend_on_workers_or_interruption(tmp_path):
+    path, spec, _ = _agent_file(tmp_path, GAME)
+    one, two, staged = tmp_path / "one", tmp_path / "two", tmp_path / "staged"
+    assert improve.collect(path, "heuristic", 3, 6, one, chunk=2, rounds=1) == 6
+    improve.collect(path, "heuristic", 3, 6, two, chunk=2, workers=2, rounds=1)
+    improve.collect(path, "heuristic", 3, 6, staged, chunk=2, rounds=1, should_stop=lambda: True)
+    assert len(teacher_games.done_shards(staged)) == 1
+    assert improve.collect(path, "heuristic", 3, 6, staged, chunk=2, rounds=1) == 6
+    data = _shards(one)
+    for other in (_shards(two), _shards(staged)):
+        assert other.keys() == data.keys()
+        for key in data:
+            for name in data[key]:
+                np.testing.assert_array_equal(data[key][name], other[key][name])
+    rows = 0
+    for d in data.values():
+        counts = np.diff(d["offset"])
+        assert (counts >= 2).all()  # forced moves are not labelled
+        assert len(d["legal"]) == len(d["policy"]) == len(d["value"]) == d["offset"][-1]
+        for i in range(len(counts)):
+            assert d["policy"][d["offset"][i]:d["offset"][i + 1]].sum() == pytest.approx(1.0, abs=1e-5)
+        assert ((0 <= d["value"]) & (d["value"] <= 1)).all()  # standings and win shares
+        rows += len(counts)
+    assert rows > 10
+    # other settings in the same folder are refused, naming the setting
+    with pytest.raises(teacher_games.DataMismatch, match="rounds=1, not 0"):
+        improve.collect(path, "heuristic", 3, 6, one, chunk=2, rounds=0)
+
+
+def _synthetic(rows=400, seed=0):
+    """Decisions between actions 0 and 1 of a 4-input game where action 1
+    is better by 0.1 when input 0 is 1, worse by 0.1 otherwise; the played
+    policy is uniform."""
+    rng = np.random.default_rng(seed)
+    x = np.zeros((rows, 4), np.float32)
+    x[:, 0] = rng.integers(0, 2, rows)
+    x[:, 1] = 1.0
+    adv = np.where(x[:, 0] == 1, 0.05, -0.05)
+    target = np.stack([-adv, adv], axis=1).ravel().astype(np.float32)
+    return distill.Examples(x, np.tile([0, 1], rows).astype(np.int32), np.arange(0, 2 * rows + 1, 2),
+                            target, np.zeros(rows, np.int32), np.arange(rows) // 4,
+                            np.full(2 * rows, 0.5, np.float32))
+
+
+class _TwoActions:
+    def num_distinct_actions(self):
+        return 2
+
+
+def test_the_improve_fit_moves_to_the_better_moves_within_its_leash():
+    ex = _synthetic()
+    spec = network.NetworkSpec(game="two", input_size=4, num_actions=2, hidden=(8,))
+    init = network.init_params(spec, np.random.default_rng(0))
+    init[-2][:] = 0.0  # the played policy: uniform
+    shares = {}
+    for kl in (0.0, 1.0):
+        params, history = distill.fit(_TwoActions(), spec, ex, epochs=30, lr=1e-2, batch=64, init=init,
+                                      objective="improve", kl=kl)
+        assert history[-1]["held_out_gain"] > 0
+        probs = network.masked_softmax(network.forward(params, ex.x), np.ones((len(ex), 2), np.float32))
+        better = np.where(ex.x[:, 0] == 1, probs[:, 1], probs[:, 0])
+        shares[kl] = better.mean()
+    assert shares[0.0] > 0.95  # without a leash: the better move almost always
+    assert 0.5 < shares[1.0] < shares[0.0]  # the leash holds it nearer the played policy
+    # the same data, settings and seed: the same parameters
+    again, _ = distill.fit(_TwoActions(), spec, ex, epochs=30, lr=1e-2, batch=64, init=init, objective="improve",
+                           kl=1.0)
+    probs = network.masked_softmax(network.forward(again, ex.x), np.ones((len(ex), 2), np.float32))
+    assert np.where(ex.x[:, 0] == 1, probs[:, 1], probs[:, 0]).mean() == shares[1.0]
+
+
+def test_no_held_out_gain_keeps_the_played_network():
+    ex = _synthetic()
+    ex.target[:] = 0.0  # every move as good as the other: nothing to gain
+    spec = network.NetworkSpec(game="two", input_size=4, num_actions=2, hidden=(8,))
+    init = network.init_params(spec, np.random.default_rng(0))
+    init[-2][:] = 0.0
+    params, history = distill.fit(_TwoActions(), spec, ex, epochs=3, lr=1e-2, batch=64, init=init,
+                                  objective="improve")
+    assert all(r["held_out_gain"] == 0 for r in history)
+    for a, b in zip(params, init):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_kibitz_improve_end_to_end_and_reproducible(tmp_path):
+    path, _, _ = _agent_file(tmp_path, GAME)
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.npz"
+        result = CliRunner().invoke(main, ["improve", str(path), "--games", "40", "--rounds", "1", "--epochs", "3",
+                                           "--out", str(out), "--data", str(tmp_path / "data"), "--no-progress"])
+        assert result.exit_code == 0, result.output
+        assert "40 games" in result.output and "held-out gain" in result.output
+        runs.append(network.load(out))
+    assert runs[0][0] == runs[1][0]
+    for a, b in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_array_equal(a, b)
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "a.npz"), "-o", str(tmp_path / "a.json.gz")])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["tournament", GAME, "--agents", f"net({tmp_path / 'a.json.gz'}),heuristic",
+                                       "--games", "6", "--no-progress", "--out", str(tmp_path / "t")])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("args,where", [
+    (["--rounds", "1", "--opponent", "random"], "--rounds"),  # kuhn_poker has no standing
+    (["--moves", "3", "--opponent", "random"], "--moves"),
+    (["--opponent", "nosuch"], "--opponent"),
+    (["--lr", "0"], "--lr"),
+])
+def test_bad_input_is_one_line(tmp_path, args, where):
+    path, _, _ = _agent_file(tmp_path, "kuhn_poker")
+    result = CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "o.npz"), *args])
+    assert result.exit_code == 2 and where in result.output and "Traceback" not in result.output
+
+
+def test_an_existing_output_or_another_networks_data_is_refused(tmp_path):
+    path, _, _ = _agent_file(tmp_path, GAME)
+    other, _, _ = _agent_file(tmp_path, GAME, seed=1, name="other")
+    (tmp_path / "o.npz").write_bytes(b"")
+    result = CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "o.npz")])
+    assert result.exit_code == 2 and "--overwrite" in result.output
+    args = ["--games", "2", "--chunk", "2", "--epochs", "1", "--data", str(tmp_path / "d"), "--no-progress"]
+    assert CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "p.npz"), *args]).exit_code == 0
+    result = CliRunner().invoke(main, ["improve", str(other), "--out", str(tmp_path / "q.npz"), *args])
+    assert result.exit_code == 2 and "--data" in result.output and "network=" in result.output
+
+
+def test_a_move_limit_backs_up_the_standing():
+    game = load_game("pub(players=3,suits=2,ranks=3,removed=0,hand=1)")
+    spec = network.NetworkSpec.for_game(game, hidden=(8,), encoding="compact")
+    params = network.init_params(spec, np.random.default_rng(0))
+    full = [v for i in range(30) for row in improve.play_game(game, spec, params, "heuristic", 1, i, make_agent)["rows"]
+            for v in row[4]]
+    cut = [v for i in range(30) for row in improve.play_game(game, spec, params, "heuristic", 1, i, make_agent,
+                                                             moves=0)["rows"] for v in row[4]]
+    assert len(full) == len(cut) > 20  # the same games: the labels do not steer the play
+    assert set(full) <= {0.0, 1.0, 0.5, 1 / 3}  # win shares at the end (ties split)
+    assert cut != full  # standings one move on, not the ends of the games
+    assert all(0 <= v <= 1 for v in cut)
