@@ -236,7 +236,7 @@ def check_folder(folder: Path, meta: dict, keys=META_KEYS) -> None:
     elif done_shards(folder):
         # shards without the file that says how they were made: they cannot
         # be told apart from another run's, so they are not adopted
-        raise DataMismatch(f"{folder} holds teacher-data shards but no data.json saying how they were made; "
+        raise DataMismatch(f"{folder} holds data shards but no data.json saying how they were made; "
                            "use another --data folder (or put back its data.json)")
     else:
         path.write_text(json.dumps({k: meta[k] for k in keys}, indent=1) + "\n")

@@ -497,6 +497,6 @@ def network_of_agent_file(path) -> tuple:
             if params[2 * k].shape != want or params[2 * k + 1].shape != want[1:]:
                 raise ValueError(f"layer {k} has shapes {params[2 * k].shape}, {params[2 * k + 1].shape}; "
                                  f"the file's network section says {want}")
-    except (KeyError, TypeError, ValueError, onnx.onnx_cpp2py_export.checker.ValidationError) as e:
-        raise AgentFileError(f"{path}: not a kibitz network model ({e})") from None
+    except Exception as e:  # noqa: BLE001 (protobuf's DecodeError among them): one line naming the file
+        raise AgentFileError(f"{path}: not a kibitz network model ({type(e).__name__}: {e})") from None
     return spec, [np.ascontiguousarray(p) for p in params]

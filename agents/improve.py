@@ -9,9 +9,12 @@ true state (the hands and deck as dealt): ``a`` is played, then every seat
 plays to the end as in the game (the network's seats by sampling its
 policy, the opponent's seats by their agents, chance by its
 probabilities), and the mover's return ``R_a`` is recorded. The rollouts of
-one decision share one random stream (common random numbers): the same
-chance draws and the same draws of the agents' moves for every ``a``, so
-that their differences measure the move rather than the luck. The game
+one decision share one random stream (common random numbers): its draws,
+for chance and for the agents' moves alike, are taken in the same order
+for every ``a``, so the moves meet the same luck as long as their
+continuations take the same steps (a move that adds a chance draw or a
+decision shifts the later draws by one: the labels stay unbiased, with less
+of the variance removed). The game
 then goes on with the move the network samples.
 
 Because play reaches the true states with their real probabilities given
@@ -19,8 +22,8 @@ what the mover sees, the mean of ``R_a`` at a decision is the action value
 ``Q(I, a)`` of its information set ``I`` under the played policies, and
 ``sum_a (pi'(a|I) - pi(a|I)) R_a`` estimates, without a belief model, how
 much a policy ``pi'`` that moves differently at ``I`` (and as ``pi``
-afterwards) gains over the played ``pi`` (:mod:`solvers.improve` fits such
-a ``pi'``).
+afterwards) gains over the played ``pi`` (:func:`solvers.distill.fit` with
+``objective="improve"`` fits such a ``pi'``).
 
 Game ``i`` is a function of ``(seed, i)`` alone, and games are written in
 shards beside a ``data.json`` of the settings, as teacher games are

@@ -153,7 +153,7 @@ def load_rollouts(paths) -> Examples:
 
 
 def concat(a: Examples, b: Examples) -> Examples:
-    """The rows of ``a`` then those of ``b`` (of one kind: labels with or without ``base``)."""
+    """The rows of ``a`` then those of ``b`` (teacher labels: ``base`` is not kept)."""
     offset = np.concatenate([a.offset[:-1], b.offset + a.offset[-1]])
     return Examples(np.concatenate([a.x, b.x]), np.concatenate([a.legal, b.legal]), offset,
                     np.concatenate([a.target, b.target]), np.concatenate([a.taken, b.taken]),
@@ -266,6 +266,9 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     anchor_test = np.flatnonzero(out[teacher_rows:]) + teacher_rows
     if not len(train_rows):
         raise ValueError("no training rows: every game is held out (the data needs games with index % 10 != 9)")
+    if improve and not len(test_rows):
+        raise ValueError("no held-out games to choose the step by: the data needs game 9 (games with index "
+                         "% 10 == 9 are held out), so at least 10 games")
     x = ex.x * inv
 
     def padded(which):
@@ -312,7 +315,7 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         return cuts
 
     history, best, best_loss = [], None, np.inf
-    if improve and init is not None and len(test_rows):  # no held-out gain, no step: the played network stays
+    if improve and init is not None:  # no held-out gain, no step: the played network stays
         best, best_loss = [np.asarray(p, np.float32) for p in params], 0.0
     for epoch in range(1, epochs + 1):
         seen = running = 0.0
@@ -333,7 +336,7 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         if anchor is not None:
             record["anchor_agreement"] = measure(params, anchor_test)[1] if len(anchor_test) else float("nan")
         history.append(record)
-        score = -agreement if improve and len(test_rows) else test_loss  # improve: the highest held-out gain
+        score = -agreement if improve else test_loss  # improve: the highest held-out gain
         if score < best_loss:
             best_loss, best = score, [np.asarray(p, np.float32) for p in params]
         if on_epoch is not None:

@@ -182,7 +182,7 @@ def test_a_data_folder_of_other_settings_is_refused(tmp_path):
     assert "--data" in r.output and "teacher='ismcts(sims=30)'" in r.output
     # shards whose data.json is gone are not adopted under this run's settings
     (tmp_path / "data.json").unlink()
-    with pytest.raises(teacher_games.DataMismatch, match="holds teacher-data shards but no data.json"):
+    with pytest.raises(teacher_games.DataMismatch, match="holds data shards but no data.json"):
         teacher_games.collect(GAME, "heuristic", "heuristic", "information_state_tensor", 0, 2, tmp_path, chunk=2)
     assert not (tmp_path / "data.json").exists()
 

@@ -79,6 +79,21 @@ def test_a_tabular_agent_file_is_refused(tmp_path):
     assert result.exit_code == 2 and "AGENT_FILE" in result.output and "Traceback" not in result.output
 
 
+def test_a_damaged_model_is_one_line(tmp_path):
+    import base64
+    import gzip
+    import hashlib
+
+    path, _, _ = _agent_file(tmp_path, GAME)
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    junk = b"\x08\x07not an onnx model"
+    doc["model"].update(base64=base64.b64encode(junk).decode(), sha256=hashlib.sha256(junk).hexdigest(),
+                        bytes=len(junk))
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["improve", str(tmp_path / "bad.json"), "--out", str(tmp_path / "o.npz")])
+    assert result.exit_code == 2 and "AGENT_FILE" in result.output and "Traceback" not in result.output
+
+
 def _exact_q(game, net, net_seat):
     """Q(I, a) of every information set of ``net_seat`` under ``net`` there
     and uniform play in the other seat: sum over the histories h in I of
@@ -236,15 +251,131 @@ def test_the_improve_fit_moves_to_the_better_moves_within_its_leash():
 
 def test_no_held_out_gain_keeps_the_played_network():
     ex = _synthetic()
-    ex.target[:] = 0.0  # every move as good as the other: nothing to gain
+    held = ex.game % 10 == 9
+    counts = np.diff(ex.offset)
+    flip = np.repeat(held, counts)
+    ex.target[flip] = -ex.target[flip]  # the held-out games say the opposite of the training games
     spec = network.NetworkSpec(game="two", input_size=4, num_actions=2, hidden=(8,))
     init = network.init_params(spec, np.random.default_rng(0))
     init[-2][:] = 0.0
-    params, history = distill.fit(_TwoActions(), spec, ex, epochs=3, lr=1e-2, batch=64, init=init,
-                                  objective="improve")
-    assert all(r["held_out_gain"] == 0 for r in history)
+    params, history = distill.fit(_TwoActions(), spec, ex, epochs=5, lr=1e-2, batch=64, init=init,
+                                  objective="improve", kl=0.0)
+    assert history[-1]["loss"] < history[0]["loss"] < 0  # the fit moved on the training games
+    assert all(r["held_out_gain"] < 0 for r in history)  # and lost on the held-out ones
     for a, b in zip(params, init):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_improve_fit_needs_held_out_games():
+    ex = _synthetic(rows=36)  # games 0..8: none held out
+    spec = network.NetworkSpec(game="two", input_size=4, num_actions=2, hidden=(8,))
+    init = network.init_params(spec, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="at least 10 games"):
+        distill.fit(_TwoActions(), spec, ex, epochs=1, init=init, objective="improve")
+
+
+def test_the_held_out_gain_and_its_standard_error():
+    from kibitz.commands.improve import held_out_gain
+
+    # four held-out decisions in two games (9 and 19), played uniformly between actions 0 and 1
+    x = np.zeros((6, 4), np.float32)
+    x[:, 0] = [0, 1, 0, 1, 0, 0]
+    adv = np.array([0.2, -0.2, 0.1, 0.3, 0.0, 0.0])  # advantage of action 1
+    target = np.stack([-adv, adv], axis=1).ravel().astype(np.float32)
+    ex = distill.Examples(x, np.tile([0, 1], 6).astype(np.int32), np.arange(0, 13, 2), target,
+                          np.zeros(6, np.int32), np.array([9, 9, 19, 19, 0, 1]), np.full(12, 0.5, np.float32))
+    spec = network.NetworkSpec(game="two", input_size=4, num_actions=2, hidden=(1,))
+    # a network playing action 1 with probability p1(x0): logit 1 - logit 0 = ln 3 * (2 x0 - 1)
+    params = [np.array([[1.0], [0], [0], [0]], np.float32), np.zeros(1, np.float32),
+              np.array([[0.0, 2 * np.log(3)]], np.float32), np.array([0.0, -np.log(3)], np.float32)]
+    gain, se, games = held_out_gain(_TwoActions(), spec, params, ex)
+    p1 = np.where(x[:4, 0] == 1, 0.75, 0.25)
+    per = (p1 - 0.5) * adv[:4] * 2  # (pi(1) - 1/2) A_1 + (pi(0) - 1/2) A_0
+    assert games == 2
+    assert gain == pytest.approx(per.mean(), abs=1e-6)
+    resid = np.array([per[:2].sum(), per[2:].sum()]) - per.mean() * 2
+    assert se == pytest.approx(np.sqrt((resid ** 2).sum() * 2 / 1) / 4, abs=1e-6)
+
+
+def test_the_moves_of_a_decision_share_one_stream(monkeypatch):
+    path_spec = load_game(GAME)
+    spec = network.NetworkSpec.for_game(path_spec, hidden=(8,))
+    params = network.init_params(spec, np.random.default_rng(2))
+    calls = []
+    real = improve._rollout
+
+    def spy(game, state, held, net, opponent, make_agent, stream, stop=0, moves=-1):
+        calls.append((tuple(stream), state.history()[-1]))
+        return real(game, state, held, net, opponent, make_agent, stream, stop, moves)
+
+    monkeypatch.setattr(improve, "_rollout", spy)
+    decisions = 0
+    for index in range(6):
+        calls.clear()
+        record = improve.play_game(path_spec, spec, params, "heuristic", 1, index, make_agent)
+        by_stream = {}
+        for stream, move in calls:
+            by_stream.setdefault(stream, []).append(move)
+        assert len(by_stream) == len(record["rows"])  # one stream a decision
+        for (p, x, legal, probs, values, taken), moves in zip(record["rows"], by_stream.values()):
+            assert moves == legal  # every legal move rolled out once, on that decision's stream
+        decisions += len(record["rows"])
+    assert decisions > 10
+
+
+@pytest.mark.parametrize("moves", [0, 1, 3])
+def test_a_rollout_stops_before_its_next_kth_move(monkeypatch, moves):
+    game = load_game("pub(players=3)")
+    spec = network.NetworkSpec.for_game(game, hidden=(8,), encoding="compact")
+    params = network.init_params(spec, np.random.default_rng(0))
+    net = improve.network_policy(spec, params, game)
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    start = state.clone()
+    start.apply_action(start.legal_actions()[0])
+    seen = []
+    cls = type(start)
+    real = cls.standing
+
+    def spy(self):
+        seen.append(self.history()[len(start.history()):])
+        return real(self)
+
+    monkeypatch.setattr(cls, "standing", spy)
+    improve._rollout(game, start.clone(), [True, False, False], net, "heuristic", make_agent, [1, 2], 0, moves)
+    after = seen[-1]  # the rollout's own (its last) call of standing()
+    replay, played = start.clone(), 0
+    for a in after:  # count the players' moves the rollout made before its standing
+        played += not replay.is_chance_node()
+        replay.apply_action(a)
+    assert played == moves and not replay.is_terminal()
+
+
+def test_a_round_limit_stops_where_the_next_round_begins(monkeypatch):
+    game = load_game("underdog")  # (the small one often ends within the round)
+    spec = network.NetworkSpec.for_game(game, hidden=(8,))
+    params = network.init_params(spec, np.random.default_rng(0))
+    net = improve.network_policy(spec, params, game)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(3)
+    while state.is_chance_node() or state.current_player() != 0:
+        legal = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        state.apply_action(rng.choice(legal))
+    cls = type(state)
+    real = cls.standing
+    rounds = []
+
+    def spy(self):
+        rounds.append((self.round_number(), self.is_chance_node()))
+        return real(self)
+
+    monkeypatch.setattr(cls, "standing", spy)
+    stop = state.round_number() + 1
+    after = state.clone()
+    after.apply_action(after.legal_actions()[0])
+    improve._rollout(game, after, [True, False, False, False], net, "heuristic", make_agent, [4, 5], stop)
+    assert rounds[-1] == (stop, True)  # the rollout's own call: at the first chance move of the next round
 
 
 def test_kibitz_improve_end_to_end_and_reproducible(tmp_path):
@@ -256,6 +387,7 @@ def test_kibitz_improve_end_to_end_and_reproducible(tmp_path):
                                            "--out", str(out), "--data", str(tmp_path / "data"), "--no-progress"])
         assert result.exit_code == 0, result.output
         assert "40 games" in result.output and "held-out gain" in result.output
+        assert "kept:        epoch" in result.output or "kept:        the played network" in result.output
         runs.append(network.load(out))
     assert runs[0][0] == runs[1][0]
     for a, b in zip(runs[0][1], runs[1][1]):
@@ -279,13 +411,21 @@ def test_bad_input_is_one_line(tmp_path, args, where):
     assert result.exit_code == 2 and where in result.output and "Traceback" not in result.output
 
 
+def test_too_few_games_to_hold_one_out_is_one_line(tmp_path):
+    path, _, _ = _agent_file(tmp_path, GAME)
+    result = CliRunner().invoke(main, ["improve", str(path), "--games", "9", "--no-progress",
+                                       "--out", str(tmp_path / "o.npz")])
+    assert result.exit_code == 1 and "at least 10 games" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "o.npz").exists()
+
+
 def test_an_existing_output_or_another_networks_data_is_refused(tmp_path):
     path, _, _ = _agent_file(tmp_path, GAME)
     other, _, _ = _agent_file(tmp_path, GAME, seed=1, name="other")
     (tmp_path / "o.npz").write_bytes(b"")
     result = CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "o.npz")])
     assert result.exit_code == 2 and "--overwrite" in result.output
-    args = ["--games", "2", "--chunk", "2", "--epochs", "1", "--data", str(tmp_path / "d"), "--no-progress"]
+    args = ["--games", "10", "--chunk", "10", "--epochs", "1", "--data", str(tmp_path / "d"), "--no-progress"]
     assert CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "p.npz"), *args]).exit_code == 0
     result = CliRunner().invoke(main, ["improve", str(other), "--out", str(tmp_path / "q.npz"), *args])
     assert result.exit_code == 2 and "--data" in result.output and "network=" in result.output
