@@ -796,3 +796,55 @@ def write_csv(path: str, results: dict) -> None:
         for a in results["agents"]:
             row = [a[k] for k in CSV_FIELDS] + [s["mean_payoff"] for s in a["seats"]]
             w.writerow(["" if isinstance(v, float) and not math.isfinite(v) else v for v in row])
+
+
+def paired_comparison(dir_a: str, dir_b: str) -> dict:
+    """Two tournaments of the same plan (game, seed, seats, seatings; the
+    agents may differ: e.g. a network against the heuristic, and its
+    predecessor against the same heuristic) compared game by game. Games
+    of one index share their deal, seating and agents' seeds, so the
+    difference of an agent slot's mean payoff in them removes the luck the
+    two share. Per slot: both means, the mean difference A - B and its 95%
+    interval with the deals as clusters (a deal's seatings are not
+    independent), over the games both finished. RecordsError naming what
+    differs or what is missing."""
+    plans = [read_plan(os.path.join(d, "tournament.json")) for d in (dir_a, dir_b)]
+    for key in ("game", "seed", "seats", "arrangements"):
+        if plans[0].get(key) != plans[1].get(key):
+            raise RecordsError(f"the tournaments differ in {key} ({plans[0].get(key)!r} against "
+                               f"{plans[1].get(key)!r}): only games of the same plan can be paired")
+    if len(plans[0]["agents"]) != len(plans[1]["agents"]):
+        raise RecordsError("the tournaments have different numbers of agents: their slots cannot be paired")
+    records = [{r["index"]: r for r in read_records(os.path.join(d, "games.jsonl"))} for d in (dir_a, dir_b)]
+    common = sorted(set(records[0]) & set(records[1]))
+    if len(common) < 2:
+        raise RecordsError(f"{len(common)} game(s) finished in both tournaments; at least 2 are needed")
+    for i in common:
+        a, b = records[0][i], records[1][i]
+        for key in ("deal", "seat_agents", "agent_seeds"):
+            if a.get(key) != b.get(key):
+                raise RecordsError(f"game {i} has another {key} in each tournament: they are not the same plan")
+    n = plans[0]["seats"]
+    slots = []
+    for slot in range(len(plans[0]["agents"])):
+        pairs = []
+        for i in common:
+            seats = [s for s in range(n) if records[0][i]["seat_agents"][s] == slot]
+            if seats:
+                mine = [sum(records[k][i]["returns"][s] for s in seats) / len(seats) for k in (0, 1)]
+                pairs.append((records[0][i]["deal"], mine[0], mine[1]))
+        deals = np.array([p[0] for p in pairs])
+        diff = np.array([p[1] - p[2] for p in pairs])
+        _, inverse = np.unique(deals, return_inverse=True)
+        per_deal = np.bincount(inverse, weights=diff)
+        counts = np.bincount(inverse)
+        mean = float(diff.mean())
+        k = len(counts)
+        # the ratio estimator's standard error over deal clusters
+        se = float(np.sqrt(((per_deal - mean * counts) ** 2).sum() * k / max(k - 1, 1)) / counts.sum())
+        half = _t95(k) * se
+        slots.append({"a": plans[0]["agents"][slot], "b": plans[1]["agents"][slot], "games": len(pairs),
+                      "deals": k, "mean_a": float(np.mean([p[1] for p in pairs])),
+                      "mean_b": float(np.mean([p[2] for p in pairs])), "difference": mean, "se": se,
+                      "ci95_low": mean - half, "ci95_high": mean + half})
+    return {"game": plans[0]["game"], "seed": plans[0]["seed"], "games": len(common), "slots": slots}

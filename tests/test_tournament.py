@@ -337,3 +337,46 @@ def test_resume_refuses_an_agent_file_that_changed(tmp_path, monkeypatch):
     assert CliRunner().invoke(main, [*solve, "-n", "50", "--overwrite"]).exit_code == 0
     with pytest.raises(tour.ResumeError, match="the agent file p.json is not the one the tournament in t"):
         run_tournament("kuhn_poker", specs, 12, out_dir="t", resume=True, progress=False)
+
+
+def test_two_tournaments_of_one_plan_are_compared_game_by_game(tmp_path):
+    from kibitz.cli import main
+
+    dirs = {}
+    for name, agents in (("a", "heuristic,random"), ("b", "random,random"), ("c", "heuristic,random")):
+        dirs[name] = tmp_path / name
+        result = CliRunner().invoke(main, ["tournament", SMALL, "--agents", agents, "--games", "24", "--seed", "3",
+                                           "--no-progress", "--out", str(dirs[name])])
+        assert result.exit_code == 0, result.output
+    out = tour.paired_comparison(str(dirs["a"]), str(dirs["b"]))
+    records = [{r["index"]: r for r in tour.read_records(str(dirs[k] / "games.jsonl"))} for k in "ab"]
+    # slot 0 by hand: per game, the mean return of slot 0's seats in A minus in B
+    diffs, deals = [], []
+    for i in sorted(records[0]):
+        seats = [s for s, a in enumerate(records[0][i]["seat_agents"]) if a == 0]
+        diffs.append(np.mean([records[0][i]["returns"][s] for s in seats])
+                     - np.mean([records[1][i]["returns"][s] for s in seats]))
+        deals.append(records[0][i]["deal"])
+    slot = out["slots"][0]
+    assert (slot["a"], slot["b"], slot["games"], slot["deals"]) == ("heuristic", "random", 24, len(set(deals)))
+    assert slot["difference"] == pytest.approx(np.mean(diffs))
+    assert slot["ci95_low"] < slot["difference"] < slot["ci95_high"]
+    # a tournament against itself (the same agents, replayed from the same seeds): a difference of exactly 0
+    same = tour.paired_comparison(str(dirs["a"]), str(dirs["c"]))
+    assert all(s["difference"] == 0 and s["se"] == 0 for s in same["slots"])
+    result = CliRunner().invoke(main, ["compare", str(dirs["a"]), str(dirs["b"])])
+    assert result.exit_code == 0 and "heuristic (A) vs random (B)" in result.output
+
+
+def test_tournaments_of_other_plans_are_not_compared(tmp_path):
+    from kibitz.cli import main
+
+    for name, seed in (("a", "3"), ("b", "4")):
+        result = CliRunner().invoke(main, ["tournament", SMALL, "--agents", "heuristic,random", "--games", "12",
+                                           "--seed", seed, "--no-progress", "--out", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 1 and "differ in seed (3 against 4)" in result.output
+    assert "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path)])
+    assert result.exit_code == 1 and "tournament.json" in result.output and "Traceback" not in result.output

@@ -75,3 +75,34 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     click.echo(f"\nwrote {os.path.join(out_dir, 'results.json')}, results.csv, games.jsonl")
     if outcome.interrupted:
         raise SystemExit(130)
+
+
+@click.command("compare")
+@click.argument("dir_a", metavar="DIR_A", type=click.Path(exists=True, file_okay=False))
+@click.argument("dir_b", metavar="DIR_B", type=click.Path(exists=True, file_okay=False))
+def compare(dir_a, dir_b):
+    """Compare two tournaments of the same game, seed and agent count game by game.
+
+    Games with the same index share their deal, seating and seeds, so the
+    difference of each agent slot's payoff between the two removes the luck
+    they share: e.g. a new network against the heuristic in DIR_A, the old
+    one against the heuristic in DIR_B. Prints, per slot, both means and the
+    paired difference A - B with its 95% CI (deals as clusters).
+
+    \b
+    Example:
+      kibitz tournament underdog --agents 'net(new.json.gz),heuristic' --games 10000 --seed 11 --out new
+      kibitz tournament underdog --agents trained,heuristic --games 10000 --seed 11 --out old
+      kibitz compare new old
+    """
+    from kibitz.agents.tournament import paired_comparison
+
+    try:
+        out = paired_comparison(dir_a, dir_b)
+    except RecordsError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{out['game']}, seed {out['seed']}: {out['games']:,} games finished in both")
+    for s in out["slots"]:
+        click.echo(f"  {s['a']} (A) vs {s['b']} (B): {s['mean_a']:.4f} vs {s['mean_b']:.4f} over {s['games']:,} "
+                   f"games, difference {s['difference']:+.4f} (se {s['se']:.4f}), 95% CI "
+                   f"[{s['ci95_low']:+.4f}, {s['ci95_high']:+.4f}] ({s['deals']:,} deals)")
