@@ -50,7 +50,8 @@ strength: $(STAMP)
 # distilled first by that recipe, from data in build/distill/GAME_heuristic;
 # the agent file's logits are divided by TEMP_GAME; with IMPROVE_GAME that
 # agent file is then improved by one step of kibitz improve, whose rollout
-# labels go to build/improve/GAME, and its result is exported); a TRAIN_GAME recipe
+# labels go to build/improve/GAME, tied to that network: remove the folder
+# when the network changes; and its result is exported); a TRAIN_GAME recipe
 # trains by MMD (kibitz train: a stopped run resumes from its checkpoint in
 # build/trained/ and ends with the parameters of an uninterrupted one).
 # Hours on 2 cores: run it in the background.
