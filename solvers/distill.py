@@ -347,3 +347,30 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         return None, history
     best[0] = (best[0] * inv[:, None]).astype(np.float32)
     return best, history
+
+
+def held_out_gain(game, spec, params, ex) -> tuple[float, float, int]:
+    """The mean over the held-out decisions of ``ex`` of ``sum_a (pi(a) -
+    pi_0(a)) A_a`` for the network ``params`` (its standard error with the
+    games as clusters, and the number of held-out games)."""
+    rows = np.flatnonzero(held_out(ex))
+    if not len(rows):
+        return float("nan"), float("nan"), 0
+    index = network.action_index(spec, game)
+    logits = network.forward(params, ex.x[rows], index=index)
+    gains = np.zeros(len(rows))
+    for r, i in enumerate(rows):
+        lo, hi = ex.offset[i], ex.offset[i + 1]
+        legal = ex.legal[lo:hi]
+        z = logits[r, legal].astype(np.float64)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        gains[r] = float(((p - ex.base[lo:hi]) * ex.target[lo:hi]).sum())
+    games, inverse = np.unique(ex.game[rows], return_inverse=True)
+    per_game = np.bincount(inverse, weights=gains, minlength=len(games))
+    counts = np.bincount(inverse, minlength=len(games))
+    mean = gains.mean()
+    # a ratio estimate over game clusters: se of sum(g) / sum(n)
+    resid = per_game - mean * counts
+    se = float(np.sqrt((resid ** 2).sum() * len(games) / max(len(games) - 1, 1)) / counts.sum())
+    return float(mean), se, len(games)

@@ -275,8 +275,6 @@ def test_the_improve_fit_needs_held_out_games():
 
 
 def test_the_held_out_gain_and_its_standard_error():
-    from kibitz.commands.improve import held_out_gain
-
     # four held-out decisions in two games (9 and 19), played uniformly between actions 0 and 1
     x = np.zeros((6, 4), np.float32)
     x[:, 0] = [0, 1, 0, 1, 0, 0]
@@ -288,7 +286,7 @@ def test_the_held_out_gain_and_its_standard_error():
     # a network playing action 1 with probability p1(x0): logit 1 - logit 0 = ln 3 * (2 x0 - 1)
     params = [np.array([[1.0], [0], [0], [0]], np.float32), np.zeros(1, np.float32),
               np.array([[0.0, 2 * np.log(3)]], np.float32), np.array([0.0, -np.log(3)], np.float32)]
-    gain, se, games = held_out_gain(_TwoActions(), spec, params, ex)
+    gain, se, games = distill.held_out_gain(_TwoActions(), spec, params, ex)
     p1 = np.where(x[:4, 0] == 1, 0.75, 0.25)
     per = (p1 - 0.5) * adv[:4] * 2  # (pi(1) - 1/2) A_1 + (pi(0) - 1/2) A_0
     assert games == 2

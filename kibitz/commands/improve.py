@@ -24,43 +24,12 @@ import time
 from pathlib import Path
 
 import click
-import numpy as np
 
 from kibitz.commands._paths import NumberRange
 from kibitz.commands.distill import _agent, collect_with_progress, data_folder, fit_with_progress, \
     stopped_after_fit
 from kibitz.commands.solve import parse_duration
 from kibitz.commands.train import _npz
-
-
-def held_out_gain(game, spec, params, ex) -> tuple[float, float, int]:
-    """The mean over the held-out decisions of ``ex`` of ``sum_a (pi(a) -
-    pi_0(a)) A_a`` for the network ``params`` (its standard error with the
-    games as clusters, and the number of held-out games)."""
-    from kibitz.solvers import distill as distill_mod
-    from kibitz.solvers import network
-
-    rows = np.flatnonzero(distill_mod.held_out(ex))
-    if not len(rows):
-        return float("nan"), float("nan"), 0
-    index = network.action_index(spec, game)
-    logits = network.forward(params, ex.x[rows], index=index)
-    gains = np.zeros(len(rows))
-    for r, i in enumerate(rows):
-        lo, hi = ex.offset[i], ex.offset[i + 1]
-        legal = ex.legal[lo:hi]
-        z = logits[r, legal].astype(np.float64)
-        p = np.exp(z - z.max())
-        p /= p.sum()
-        gains[r] = float(((p - ex.base[lo:hi]) * ex.target[lo:hi]).sum())
-    games, inverse = np.unique(ex.game[rows], return_inverse=True)
-    per_game = np.bincount(inverse, weights=gains, minlength=len(games))
-    counts = np.bincount(inverse, minlength=len(games))
-    mean = gains.mean()
-    # a ratio estimate over game clusters: se of sum(g) / sum(n)
-    resid = per_game - mean * counts
-    se = float(np.sqrt((resid ** 2).sum() * len(games) / max(len(games) - 1, 1)) / counts.sum())
-    return float(mean), se, len(games)
 
 
 @click.command()
@@ -150,16 +119,16 @@ def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, 
         epochs, progress, lambda r: {"loss": f"{r['loss']:.4f}", "held_out_gain": f"{r['held_out_gain']:+.5f}"},
         f"the rollout labels are kept in {folder}")
     network.save(out, spec, new)
-    gain, se, held_games = held_out_gain(game, spec, new, ex)
-    kept = [r["epoch"] for r in history if r["held_out_gain"] == max(h["held_out_gain"] for h in history)]
-    kept = kept[0] if history and max(h["held_out_gain"] for h in history) > 0 else None
+    gain, se, held_games = distill_mod.held_out_gain(game, spec, new, ex)
+    best = max(history, key=lambda r: r["held_out_gain"], default=None)  # the first of the highest
+    kept = best["epoch"] if best is not None and best["held_out_gain"] > 0 else None
+    limits = ([f"{rounds} round{'s' if rounds > 1 else ''}"] if rounds else []) \
+        + ([f"{moves} move{'s' if moves != 1 else ''}"] if moves >= 0 else [])
     click.echo(f"game:        {game}")
     click.echo(f"network:     {agent_file} (its policy as played) against {opponent}")
     click.echo(f"data:        {folder}: {played:,} games, {len(ex):,} decisions "
                f"({int(distill_mod.held_out(ex).sum()):,} held out), every legal move rolled out "
-               + " and ".join([f"{rounds} round{'s' if rounds > 1 else ''}"] * bool(rounds)
-                              + [f"{moves} move{'s' if moves != 1 else ''}"] * (moves >= 0) or ["to the end"])
-               + f"; collection {collect_seconds:.1f} s this run")
+               f"{' and '.join(limits) or 'to the end'}; collection {collect_seconds:.1f} s this run")
     click.echo(f"fit:         {epochs} epochs, batch {batch}, lr {lr:g}, KL weight {kl:g}, seed {seed}: "
                f"{time.perf_counter() - t1:.1f} s")
     for r in history:
