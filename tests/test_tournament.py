@@ -170,9 +170,12 @@ def test_ctrl_c_with_workers_stops_the_pool(tmp_path, monkeypatch):
 
 
 def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
-    """A real SIGINT to a 2-worker tournament of slow games (chunks of 64
-    games, about half a second a game): the games reach games.jsonl one by
-    one, long before a chunk ends, and every one of them is kept."""
+    """A real Ctrl-C (SIGINT to the whole process group, as a terminal sends
+    it) to a 2-worker tournament of slow games (chunks of 64 games, about
+    half a second a game): the games reach games.jsonl one by one, long
+    before a chunk ends, and every one of them is kept; no worker outlives
+    the run."""
+    import os
     import signal
     import subprocess
     import sys
@@ -182,23 +185,34 @@ def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "tournament",
                              "underdog(players=3,cards=5)", "--agents", "random,ismcts(sims=300)",
                              "--games", "1500", "--workers", "2", "--no-progress", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         games = out / "games.jsonl"
-        deadline = time.monotonic() + 25  # a whole chunk takes about 30 s
+        deadline = time.monotonic() + 240  # only a bound for a hung run: the check is on the count
         while time.monotonic() < deadline:
             if games.exists() and len(games.read_text().splitlines()) >= 2:
                 break
             time.sleep(0.1)
         seen = len(games.read_text().splitlines())
-        assert seen >= 2
-        proc.send_signal(signal.SIGINT)
+        assert 2 <= seen < 64  # one by one: a chunk's 64 games did not arrive together
+        os.killpg(proc.pid, signal.SIGINT)
         stdout, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        left = True  # a worker of the group still alive 5 s after the run ended
+        for _ in range(50):
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                left = False
+                break
+            time.sleep(0.1)
+        if left:
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130 and "interrupted:" in stdout
+    assert not left, "a worker process outlived the interrupted tournament"
     kept = [json.loads(line) for line in games.read_text().splitlines()]
     assert len(kept) >= seen and len({r["index"] for r in kept}) == len(kept)
     assert json.loads((out / "results.json").read_text())["games_played"] == len(kept)
