@@ -48,6 +48,7 @@ from kibitz import games
 from kibitz.agents.base import check_turn_based
 from kibitz.agents.registry import make_agent
 from kibitz.games.chance import draw
+from kibitz.solvers.stats import clustered_mean
 
 
 # ---------------------------------------------------------------- arrangements
@@ -835,13 +836,7 @@ def paired_comparison(dir_a: str, dir_b: str) -> dict:
                 pairs.append((records[0][i]["deal"], mine[0], mine[1]))
         deals = np.array([p[0] for p in pairs])
         diff = np.array([p[1] - p[2] for p in pairs])
-        _, inverse = np.unique(deals, return_inverse=True)
-        per_deal = np.bincount(inverse, weights=diff)
-        counts = np.bincount(inverse)
-        mean = float(diff.mean())
-        k = len(counts)
-        # the ratio estimator's standard error over deal clusters
-        se = float(np.sqrt(((per_deal - mean * counts) ** 2).sum() * k / max(k - 1, 1)) / counts.sum())
+        mean, se, k = clustered_mean(diff, deals)
         half = _t95(k) * se
         slots.append({"a": plans[0]["agents"][slot], "b": plans[1]["agents"][slot], "games": len(pairs),
                       "deals": k, "mean_a": float(np.mean([p[1] for p in pairs])),

@@ -65,7 +65,7 @@ import zlib
 
 import numpy as np
 
-from kibitz.solvers import network
+from kibitz.solvers import network, stats
 
 TARGETS = ("moves", "visits")
 OBJECTIVES = ("cross_entropy", "improve")
@@ -366,11 +366,4 @@ def held_out_gain(game, spec, params, ex) -> tuple[float, float, int]:
         p = np.exp(z - z.max())
         p /= p.sum()
         gains[r] = float(((p - ex.base[lo:hi]) * ex.target[lo:hi]).sum())
-    games, inverse = np.unique(ex.game[rows], return_inverse=True)
-    per_game = np.bincount(inverse, weights=gains, minlength=len(games))
-    counts = np.bincount(inverse, minlength=len(games))
-    mean = gains.mean()
-    # a ratio estimate over game clusters: se of sum(g) / sum(n)
-    resid = per_game - mean * counts
-    se = float(np.sqrt((resid ** 2).sum() * len(games) / max(len(games) - 1, 1)) / counts.sum())
-    return float(mean), se, len(games)
+    return stats.clustered_mean(gains, ex.game[rows])

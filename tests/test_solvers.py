@@ -435,3 +435,15 @@ def test_underdog_small_compiles_and_solves():
                              avg[tree.infoset_slots[k]:tree.infoset_slots[k + 1]].tolist()))
                for k, key in enumerate(tree.infoset_strings)}
     assert nc == pytest.approx(pyspiel.nash_conv(game, as_dict), abs=1e-9)
+
+
+def test_clustered_mean_by_hand():
+    """values 1, 2 | 3 | 6 in three clusters: mean 3; cluster sums 3, 3, 6
+    against 3 x sizes 6, 3, 3 leave -3, 0, 3, so se = sqrt(18 * 3/2) / 4."""
+    from kibitz.solvers.stats import clustered_mean
+    mean, se, k = clustered_mean([1, 2, 3, 6], ["a", "a", "b", "c"])
+    assert (mean, k) == (3.0, 3) and se == pytest.approx(27 ** 0.5 / 4)
+    # one item per cluster: the usual standard error of the mean
+    x = [0.5, 1.5, -2.0, 4.0, 1.0]
+    assert clustered_mean(x, range(5))[1] == pytest.approx(np.std(x, ddof=1) / 5 ** 0.5)
+    assert clustered_mean([], [])[2] == 0

@@ -1,0 +1,25 @@
+"""Small statistics shared by the layers above: the mean of per-item values
+whose items come in correlated clusters (decisions of one game, games of
+one deal) and its standard error."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def clustered_mean(values, clusters) -> tuple[float, float, int]:
+    """The mean of ``values`` and its standard error with the items grouped
+    by ``clusters`` (equal labels are one cluster): the ratio estimator
+    ``sum(v) / n`` over whole clusters, ``se = sqrt(k / (k - 1) *
+    sum_c (S_c - mean n_c)^2) / n`` for cluster sums ``S_c`` and sizes
+    ``n_c`` (k clusters; the k / (k - 1) correction is dropped for k = 1).
+    Returns ``(mean, se, k)``; ``(nan, nan, 0)`` for no values."""
+    values = np.asarray(values, dtype=np.float64)
+    if not len(values):
+        return float("nan"), float("nan"), 0
+    _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    sums = np.bincount(inverse, weights=values)
+    counts = np.bincount(inverse)
+    k = len(counts)
+    mean = float(values.mean())
+    se = float(np.sqrt(((sums - mean * counts) ** 2).sum() * k / max(k - 1, 1)) / counts.sum())
+    return mean, se, k
