@@ -161,7 +161,7 @@ def test_ctrl_c_with_workers_stops_the_pool(tmp_path, monkeypatch):
                          out_dir=str(tmp_path), progress=False)
     assert out.interrupted and out.total == 120
     kept = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
-    # chunks of min(16, 120 // (2 workers * 8)) = 7 games: the two that ended
+    # chunks of min(64, 120 // (2 workers * 8)) = 7 games: the two that ended
     # before Ctrl-C, and the games that ended in the chunks still running
     assert len(kept) == out.finished >= 14
     assert len({r["index"] for r in kept}) == len(kept)
@@ -181,36 +181,44 @@ def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
     import sys
     import time
 
+    def signal_group(sig) -> bool:
+        """Whether a process of the run's group was there to get ``sig``."""
+        try:
+            os.killpg(proc.pid, sig)  # start_new_session: the group id is the CLI's pid
+            return True
+        except ProcessLookupError:
+            return False
+
     out = tmp_path / "t"
     proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "tournament",
                              "underdog(players=3,cards=5)", "--agents", "random,ismcts(sims=300)",
                              "--games", "1500", "--workers", "2", "--no-progress", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    games = out / "games.jsonl"
     try:
-        games = out / "games.jsonl"
         deadline = time.monotonic() + 240  # only a bound for a hung run: the check is on the count
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and proc.poll() is None:
             if games.exists() and len(games.read_text().splitlines()) >= 2:
                 break
             time.sleep(0.1)
-        seen = len(games.read_text().splitlines())
+        assert proc.poll() is None, f"the tournament ended by itself: {proc.communicate()[1][-2000:]}"
+        seen = len(games.read_text().splitlines()) if games.exists() else 0
         assert 2 <= seen < 64  # one by one: a chunk's 64 games did not arrive together
-        os.killpg(proc.pid, signal.SIGINT)
+        signal_group(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:  # a failure above: take the whole group down
+            signal_group(signal.SIGKILL)
             proc.wait()
-        left = True  # a worker of the group still alive 5 s after the run ended
+        # a process of the group still there 5 s after the run ended (init
+        # reaps an orphan's zombie within about 2 s) is a worker it left behind
         for _ in range(50):
-            try:
-                os.killpg(proc.pid, 0)
-            except ProcessLookupError:
-                left = False
+            left = signal_group(0)
+            if not left:
                 break
             time.sleep(0.1)
         if left:
-            os.killpg(proc.pid, signal.SIGKILL)
+            signal_group(signal.SIGKILL)
     assert proc.returncode == 130 and "interrupted:" in stdout
     assert not left, "a worker process outlived the interrupted tournament"
     kept = [json.loads(line) for line in games.read_text().splitlines()]
