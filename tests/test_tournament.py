@@ -170,11 +170,10 @@ def test_ctrl_c_with_workers_stops_the_pool(tmp_path, monkeypatch):
 
 
 def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
-    """A real Ctrl-C (SIGINT to the whole process group, as a terminal sends
-    it) to a 2-worker tournament of slow games (chunks of 64 games, about
-    half a second a game): the games reach games.jsonl one by one, long
-    before a chunk ends, and every one of them is kept; no worker outlives
-    the run."""
+    """A real SIGINT to the CLI process of a 2-worker tournament of slow
+    games (chunks of 64 games, about half a second a game): the games reach
+    games.jsonl one by one, long before a chunk ends, and every one of them
+    is kept; no worker outlives the run."""
     import os
     import signal
     import subprocess
@@ -204,7 +203,7 @@ def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
         assert proc.poll() is None, f"the tournament ended by itself: {proc.communicate()[1][-2000:]}"
         seen = len(games.read_text().splitlines()) if games.exists() else 0
         assert 2 <= seen < 64  # one by one: a chunk's 64 games did not arrive together
-        signal_group(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)
         stdout, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:  # a failure above: take the whole group down
