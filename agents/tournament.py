@@ -40,6 +40,7 @@ import os
 import queue
 import random
 import signal
+import time
 from typing import Callable, Iterable
 
 import numpy as np
@@ -761,10 +762,15 @@ def _same_game(game_string: str, game) -> bool:
 
 def _drain(finished, keep, wait: float = 0.0) -> None:
     """Keeps every record waiting in the queue ``finished``; ``wait``: seconds
-    to wait for one more before stopping (0: take only what is there)."""
+    in all to wait for records still in transit (0: take only what is
+    there). The bound is on the total: after a stop the workers go on playing
+    until they are terminated, and a wait renewed after each record would
+    last as long as their chunks whenever games end faster than ``wait``."""
+    end = time.monotonic() + wait
     while True:
+        left = end - time.monotonic()
         try:
-            rec = finished.get(timeout=wait) if wait else finished.get_nowait()
+            rec = finished.get(timeout=left) if left > 0 else finished.get_nowait()
         except queue.Empty:
             return
         keep(rec)
