@@ -262,7 +262,9 @@ def anchor_shards(folder: Path, game_string: str, encoding: str, games: int | No
 
 
 def _worker_init():
+    """As the tournament's workers: SIGINT ignored, SIGTERM the default."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _play_chunk(job):

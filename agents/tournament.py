@@ -428,8 +428,13 @@ _RECORDS = None
 
 
 def _worker_init(records=None):
+    """A pool worker ignores SIGINT (Ctrl-C at a terminal reaches the whole
+    process group: the parent stops the pool) and dies at once on SIGTERM
+    (what ``Pool.terminate`` sends), whatever handlers a forked worker
+    inherited from the command (kibitz.commands._signals)."""
     global _RECORDS
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _RECORDS = records
 
 

@@ -14,20 +14,30 @@ from kibitz.commands import experiment
 from kibitz.commands import train
 from kibitz.commands import distill
 from kibitz.commands import improve
+from kibitz.commands._signals import exit_status, interrupt_on_signals
 
 
 class _Group(click.Group):
-    """The command group; Ctrl-C anywhere a command does not handle it
-    itself (a prompt, start-up, a phase without a checkpoint) ends the
-    command with one line and exit status 130 (click's own: "Aborted!", 1).
-    Commands that keep work on Ctrl-C handle it themselves first."""
+    """The command group. While a command runs, SIGINT and SIGTERM both
+    raise KeyboardInterrupt, even when SIGINT was inherited as ignored
+    (``commands._signals``). Ctrl-C or SIGTERM anywhere a command does not
+    handle it itself (a prompt, start-up, a phase without a checkpoint) ends
+    the command with one line and exit status 130, or 143 after SIGTERM
+    (click's own: "Aborted!", 1). Commands that keep work on a stop handle
+    it themselves first and exit 130; that becomes 143 when SIGTERM stopped
+    them."""
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except (KeyboardInterrupt, click.Abort):
-            click.echo("\ninterrupted", err=True)
-            ctx.exit(130)
+        with interrupt_on_signals() as got:
+            try:
+                return super().invoke(ctx)
+            except (KeyboardInterrupt, click.Abort):
+                click.echo("\ninterrupted", err=True)
+                ctx.exit(exit_status(got["signal"]))
+            except SystemExit as e:
+                if e.code == 130 and got["signal"] is not None:
+                    raise SystemExit(exit_status(got["signal"])) from None
+                raise
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

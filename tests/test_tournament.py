@@ -3,6 +3,7 @@
 import collections
 import json
 import math
+import signal
 
 import numpy as np
 import pyspiel
@@ -169,39 +170,141 @@ def test_ctrl_c_with_workers_stops_the_pool(tmp_path, monkeypatch):
     assert res["games_played"] == len(kept) and res["complete"] is False
 
 
-def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
-    """A real SIGINT to a 2-worker tournament of slow games (chunks of 64
-    games, about half a second a game): the games reach games.jsonl one by
-    one, long before a chunk ends, and every one of them is kept."""
-    import signal
+def _slow_tournament(out, log, ignore_sigint: bool):
+    """The CLI playing a 2-worker tournament of slow games (chunks of 64
+    games, a tenth to half a second a game) in a session of its own, its output
+    in the file ``log``; ``ignore_sigint``: started with SIGINT ignored, as a
+    job in the background of a script is (and as the test suite's CLI was
+    when CI started it so: the cause of its timeouts)."""
     import subprocess
     import sys
+
+    start = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+             "os.execv(sys.executable, [sys.executable] + sys.argv[1:])") if ignore_sigint else None
+    cli = ["-c", "from kibitz.cli import main; main()", "tournament", "underdog(players=3,cards=5)",
+           "--agents", "random,ismcts(sims=100)", "--games", "1500", "--workers", "2", "--no-progress",
+           "--out", str(out)]
+    with open(log, "w") as f:
+        return subprocess.Popen([sys.executable] + (["-c", start] if start else []) + cli,
+                                stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _live_processes_of_group(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that are not zombies (Linux /proc)."""
+    import os
+
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                alive.append(int(entry))
+    return alive
+
+
+def _stop_after_two_games(proc, out, signals) -> int:
+    """Waits for two games in ``out``/games.jsonl (4 minutes at most, on a
+    loaded machine), sends ``signals`` (a list of (send, signal)), waits
+    for the CLI (60 s at most) and for every process of its group to end;
+    returns the games seen before the signal. On a failure the group is
+    killed."""
+    import os
+    import signal
+    import subprocess
     import time
 
-    out = tmp_path / "t"
-    proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "tournament",
-                             "underdog(players=3,cards=5)", "--agents", "random,ismcts(sims=300)",
-                             "--games", "1500", "--workers", "2", "--no-progress", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    games = out / "games.jsonl"
     try:
-        games = out / "games.jsonl"
-        deadline = time.monotonic() + 25  # a whole chunk takes about 30 s
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
             if games.exists() and len(games.read_text().splitlines()) >= 2:
                 break
             time.sleep(0.1)
-        seen = len(games.read_text().splitlines())
-        assert seen >= 2
-        proc.send_signal(signal.SIGINT)
-        stdout, _ = proc.communicate(timeout=60)
+        seen = len(games.read_text().splitlines()) if games.exists() else 0
+        assert seen >= 2 and proc.poll() is None
+        for send, sig in signals:
+            send(sig)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the CLI did not end within 60 s of the signal")
+        deadline = time.monotonic() + 10
+        while _live_processes_of_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _live_processes_of_group(proc.pid) == [], "a worker outlived the CLI"
+        return seen
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130 and "interrupted:" in stdout
-    kept = [json.loads(line) for line in games.read_text().splitlines()]
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _kept_games(out, seen) -> list[dict]:
+    kept = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(kept) >= seen and len({r["index"] for r in kept}) == len(kept)
     assert json.loads((out / "results.json").read_text())["games_played"] == len(kept)
+    return kept
+
+
+def test_ctrl_c_with_workers_keeps_each_game_as_it_ends(tmp_path):
+    """A real SIGINT to a 2-worker tournament started with SIGINT ignored (a
+    background job of a script; CI's test run): the games reach games.jsonl
+    one by one, long before a chunk ends, the CLI stops anyway (it installs
+    its handler), keeps every finished game and leaves no worker behind."""
+    out, log = tmp_path / "t", tmp_path / "log"
+    proc = _slow_tournament(out, log, ignore_sigint=True)
+    seen = _stop_after_two_games(proc, out, [(proc.send_signal, signal.SIGINT)])
+    text = log.read_text()
+    assert proc.returncode == 130 and "interrupted:" in text and "Traceback" not in text, text
+    _kept_games(out, seen)
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["cli", "cli-then-group"])
+def test_sigterm_with_workers_stops_keeps_the_games_and_leaves_no_worker(tmp_path, group):
+    """SIGTERM to the CLI alone (``kill``), or as ``timeout`` sends it (to
+    the CLI, then to its whole group): exit 143 with the games kept, one
+    line, no traceback, no worker left."""
+    import os
+
+    out, log = tmp_path / "t", tmp_path / "log"
+    proc = _slow_tournament(out, log, ignore_sigint=False)
+    signals = [(proc.send_signal, signal.SIGTERM)]
+    if group:
+        signals.append((lambda sig: os.killpg(proc.pid, sig), signal.SIGTERM))
+    seen = _stop_after_two_games(proc, out, signals)
+    text = log.read_text()
+    assert proc.returncode == 143, text
+    assert text.count("interrupted:") == 1 and "Traceback" not in text and "Error" not in text, text
+    _kept_games(out, seen)
+
+
+def test_stop_signals_raise_keyboard_interrupt_once_even_when_sigint_was_ignored():
+    """The CLI's handlers (kibitz.commands._signals): installed over an
+    inherited SIG_IGN, the first signal raises, a second during the
+    clean-up does not, and the handlers before are put back."""
+    import os
+
+    from kibitz.commands._signals import exit_status, interrupt_on_signals
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupt_on_signals() as got:
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)  # the second: recorded nowhere, raises nothing
+        assert got["signal"] == signal.SIGTERM and exit_status(got["signal"]) == 143
+        assert exit_status(None) == 130 == exit_status(signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_drain_after_a_stop_waits_a_bounded_time_in_all():
