@@ -85,18 +85,20 @@ endif
 	    --data $(DATA) --out $(NET) --overwrite | tee $(if $(INIT_$(GAME)),-a) agents/trained/$(GAME).log'
 ifneq ($(IMPROVE_$(GAME)),)
 	$(BIN)/kibitz export $(NET) --out build/trained/$(GAME)_distilled.json.gz --name $(GAME)-distilled \
-	    --temperature $(TEMP_$(GAME))
+	    --temperature $(TEMP_$(GAME)) --overwrite
 	bash -o pipefail -c '$(BIN)/kibitz improve build/trained/$(GAME)_distilled.json.gz $(IMPROVE_$(GAME)) --seed 0 \
 	    --workers 2 --no-progress --data build/improve/$(GAME) --out build/trained/$(GAME)_improved.npz --overwrite \
 	    | tee -a agents/trained/$(GAME).log'
-	$(BIN)/kibitz export build/trained/$(GAME)_improved.npz --out agents/trained/$(GAME).json.gz --name $(GAME)-trained
+	$(BIN)/kibitz export build/trained/$(GAME)_improved.npz --out agents/trained/$(GAME).json.gz --name $(GAME)-trained \
+	    --overwrite
 else
-	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained --temperature $(TEMP_$(GAME))
+	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained --temperature $(TEMP_$(GAME)) \
+	    --overwrite
 endif
 else
 	bash -o pipefail -c '$(BIN)/kibitz train $(GAME) $(TRAIN_$(GAME)) --seed 0 --no-progress --probe-every 0 \
 	    --out $(NET) $(if $(wildcard $(NET).ckpt.npz),--resume) | tee agents/trained/$(GAME).log'
-	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained
+	$(BIN)/kibitz export $(NET) --out agents/trained/$(GAME).json.gz --name $(GAME)-trained --overwrite
 endif
 
 # 1,000-game matches (1,008: 72 deals in the 14 seatings of 2 agents in 4

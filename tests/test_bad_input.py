@@ -12,6 +12,8 @@ tests/test_bad_files.py's.)
 import os
 import shlex
 
+import numpy as np
+
 import pytest
 from click.testing import CliRunner
 
@@ -117,9 +119,23 @@ CASES = [
     ("solve 'kuhn_poker(players=3))' --out k.json", 2, ["GAME", "unexpected ')'"]),
     ("solve tic_tac_toe --max-nodes 10 --out t.json", 1, ["node budget of 10", "--max-nodes"]),
     ("play 'kuhn_poker(players=2.5)' --seats random,random", 2, ["players=2.5 must be an integer (default 2)"]),
-    ("solve kuhn_poker -n 2 --out done.json", 2, ["done.json and done.json.ckpt.npz hold an earlier run",
-                                                  "--resume", "--overwrite"]),
-    ("solve kuhn_poker -n 2 --out afile.txt", 2, ["afile.txt hold an earlier run"]),
+    # an --out that kibitz did not write is never replaced, --overwrite or not (its earlier outputs are
+    # test_export.py's)
+    ("solve kuhn_poker -n 2 --out done.json", 2, ["--out", "done.json is not a kibitz policy file",
+                                                  "never replaced", "choose another --out"]),
+    ("solve kuhn_poker -n 2 --out afile.txt --overwrite", 2, ["afile.txt is not a kibitz policy file",
+                                                              "never replaced, --overwrite or not"]),
+    ("export done.json --out afile.txt", 2, ["--out", "afile.txt is not a kibitz policy file or agent file"]),
+    ("export done.json --out afile.txt --overwrite", 2, ["--out", "afile.txt is not a kibitz",
+                                                         "never replaced, --overwrite or not"]),
+    ("export done.json --out clash/agent.json.gz --overwrite", 2, ["clash/agent.json.gz is not a kibitz"]),
+    ("train kuhn_poker --steps 2 --out net.npz --overwrite", 2, ["--out", "net.npz is not a kibitz network file"]),
+    ("distill kuhn_poker --teacher random --games 2 --out net.npz --overwrite", 2,
+     ["--out", "net.npz is not a kibitz network file"]),
+    ("tournament kuhn_poker --agents random,random --games 2 --out notes", 2,
+     ["--out", "notes is not a kibitz tournament folder (no tournament.json in it) but holds results.csv"]),
+    ("tournament kuhn_poker --agents random,random --games 2 --out forged", 2,
+     ["--out", "forged is not a kibitz tournament folder", "not a tournament plan"]),
     ("solve kuhn_poker -n 2 --out done.json --resume --overwrite", 2, ["give one"]),
     ("solve kuhn_poker -n 2 --out /dev/null", 2, ["--out", "/dev/null exists and is not a regular file"]),
     # kibitz export / inspect / replay (missing files; broken ones are test_bad_files.py's)
@@ -242,7 +258,10 @@ def folder(tmp_path_factory):
     (path / "clash" / "agent.json.gz").write_text("the user's own file\n")
     (path / "done.json").write_text("an earlier run's policy\n")
     (path / "done.json.ckpt.npz").write_text("its checkpoint\n")
-    import numpy as np
+    (path / "notes").mkdir()
+    (path / "notes" / "results.csv").write_text("the user's own results\n")
+    (path / "forged").mkdir()
+    (path / "forged" / "tournament.json").write_text('{"plan": "the user\'s own"}\n')
     np.savez(path / "net.npz", W0=np.zeros((2, 2), np.float32))  # a network file, not an agent file
     return path
 
@@ -264,4 +283,9 @@ def test_bad_input_gets_one_clear_line(line, status, words, folder, monkeypatch)
     assert (folder / "clash" / "agent.json.gz").read_text() == "the user's own file\n"
     assert (folder / "afile.txt").read_text() == "not an agent file\n"
     assert (folder / "done.json").read_text() == "an earlier run's policy\n"
+    assert (folder / "done.json.ckpt.npz").read_text() == "its checkpoint\n"
+    assert np.load(folder / "net.npz")["W0"].shape == (2, 2)
+    assert sorted(os.listdir(folder / "notes")) == ["results.csv"]
+    assert (folder / "notes" / "results.csv").read_text() == "the user's own results\n"
+    assert sorted(os.listdir(folder / "forged")) == ["tournament.json"]
 

@@ -279,3 +279,47 @@ def test_a_version_2_file_may_hold_a_tabular_agent(files, tmp_path):
     with pytest.raises(jsonschema.ValidationError):  # a network needs its model
         jsonschema.validate(dict(v2, agent="network"), schema)
     assert "field 'network' is missing" in document_problems(dict(v2, agent="network"))[0]
+
+
+def test_export_replaces_only_an_earlier_kibitz_output(files, tmp_path):
+    """--out holding an agent or policy file that kibitz wrote: refused
+    without --overwrite, replaced with it; holding anything else: refused
+    with or without --overwrite, and left as it was."""
+    pol = files[1]["kuhn"][0]
+    out = tmp_path / "a.json.gz"
+    invoke(export, [str(pol), "-o", str(out), "--name", "first"])
+    r = CliRunner().invoke(export, [str(pol), "-o", str(out), "--name", "second"])
+    assert r.exit_code == 2 and f"{out} (a kibitz agent file) holds an earlier run's output; " \
+                                 "--overwrite replaces it, or choose another --out" in r.output, r.output
+    assert read_agent_file(out)["name"] == "first"
+    invoke(export, [str(pol), "-o", str(out), "--name", "second", "--overwrite"])
+    assert read_agent_file(out)["name"] == "second"
+    ckpt = tmp_path / "ckpt.json"
+    ckpt.write_bytes(pol.parent.joinpath(pol.name + ".ckpt.npz").read_bytes())
+    foreign = "is not a kibitz policy file or agent file (nor any file kibitz writes)"
+    for path, text, why in ((tmp_path / "notes.json", b'{"format": "mine"}\n', foreign),
+                            (tmp_path / "notes.json.gz", b"my notes\n", foreign),
+                            (ckpt, ckpt.read_bytes(), "is a kibitz checkpoint, not a policy file or agent file")):
+        path.write_bytes(text)
+        for overwrite in ([], ["--overwrite"]):
+            r = CliRunner().invoke(export, [str(pol), "-o", str(path), *overwrite])
+            assert r.exit_code == 2 and f"{path} {why}: it is never replaced, --overwrite or not" in r.output, r.output
+            assert path.read_bytes() == text
+
+
+def test_kibitz_outputs_are_recognised_by_their_contents(files, tmp_path):
+    from kibitz.commands._paths import kibitz_file_kind
+    from kibitz.solvers import network
+
+    pol, agent = files[1]["kuhn"]
+    resorted = tmp_path / "resorted.json"  # kibitz's readers take any key order, so does the check
+    resorted.write_text(json.dumps(read_agent_file(agent), sort_keys=True, indent=1))
+    net = tmp_path / "net.npz"
+    network.save(net, network.NetworkSpec("kuhn_poker()", 11, 2, hidden=(4,)),
+                 [np.zeros((11, 4)), np.zeros(4), np.zeros((4, 2)), np.zeros(2)])
+    np.savez(tmp_path / "plain.npz", meta=np.frombuffer(b'{"game": 1}', np.uint8))
+    (tmp_path / "empty.json").write_bytes(b"")
+    expected = {pol: "policy file", agent: "agent file", resorted: "agent file",
+                pol.parent / (pol.name + ".ckpt.npz"): "checkpoint", net: "network file",
+                tmp_path / "plain.npz": None, tmp_path / "empty.json": None}
+    assert {path: kibitz_file_kind(path) for path in expected} == expected

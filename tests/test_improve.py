@@ -421,8 +421,9 @@ def test_an_existing_output_or_another_networks_data_is_refused(tmp_path):
     path, _, _ = _agent_file(tmp_path, GAME)
     other, _, _ = _agent_file(tmp_path, GAME, seed=1, name="other")
     (tmp_path / "o.npz").write_bytes(b"")
-    result = CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "o.npz")])
-    assert result.exit_code == 2 and "--overwrite" in result.output
+    result = CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "o.npz"), "--overwrite"])
+    assert result.exit_code == 2 and "o.npz is not a kibitz network file" in result.output, result.output
+    assert (tmp_path / "o.npz").read_bytes() == b""
     args = ["--games", "10", "--chunk", "10", "--epochs", "1", "--data", str(tmp_path / "d"), "--no-progress"]
     assert CliRunner().invoke(main, ["improve", str(path), "--out", str(tmp_path / "p.npz"), *args]).exit_code == 0
     result = CliRunner().invoke(main, ["improve", str(other), "--out", str(tmp_path / "q.npz"), *args])

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 import os
+import re
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 
 import click
@@ -60,6 +65,135 @@ def run_options(what: str):
             command = option(command)
         return command
     return decorate
+
+
+#: the JSON files kibitz writes (policy and agent files), by their "format"
+JSON_KINDS = {"kibitz-policy": "policy file", "kibitz-agent": "agent file"}
+#: what a file kibitz writes begins with: its "format" first (solvers/policy_file.py, agents/export.py)
+_JSON_HEAD = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"([^"]*)"')
+#: what may be replaced at the --out of a policy or agent file, and of a network file
+POLICY_KINDS = ("policy file", "agent file")
+NETWORK_KINDS = ("network file",)
+#: a JSON file whose head does not say is read whole up to this size (kibitz's own readers take any key order)
+_WHOLE_JSON_BYTES = 16 * 2**20
+
+
+def kibitz_file_kind(path) -> str | None:
+    """What kibitz output the regular file ``path`` is, from its contents:
+    "policy file" or "agent file" (JSON, gzip or not, whose "format" says
+    so), "checkpoint" or "network file" (a NumPy .npz whose 'meta' entry is
+    the JSON that solvers/driver.py or solvers/network.py writes); None for
+    any other file. Only the head of a file is read (a JSON file of another
+    key order whole, up to 16 MiB)."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+            if magic.startswith(b"PK\x03\x04"):
+                return _npz_kind(path)
+            f.seek(0)
+            stream = gzip.GzipFile(fileobj=f, mode="rb") if magic[:2] == b"\x1f\x8b" else f
+            m = _JSON_HEAD.match(stream.read(4096))
+        if m:
+            return JSON_KINDS.get(m.group(1).decode("utf-8", "replace"))
+        if os.path.getsize(path) > _WHOLE_JSON_BYTES:
+            return None
+        from kibitz.solvers._io import read_json
+        doc = read_json(path)
+    except (OSError, ValueError, EOFError, zlib.error):  # unreadable, not JSON, damaged gzip
+        return None
+    return JSON_KINDS.get(doc.get("format")) if isinstance(doc, dict) and isinstance(doc.get("format"), str) else None
+
+
+def _npz_kind(path) -> str | None:
+    """"checkpoint" or "network file" for a kibitz .npz, from its 'meta' entry alone."""
+    import numpy as np
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            if z.getinfo("meta.npy").file_size > 2**20:
+                return None
+            with z.open("meta.npy") as f:
+                meta = json.loads(np.lib.format.read_array(f, allow_pickle=False).tobytes().decode("utf-8"))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, RecursionError):
+        return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("game"), str):
+        return None
+    if isinstance(meta.get("algorithm"), str) and isinstance(meta.get("settings"), dict):
+        return "checkpoint"
+    if "input_size" in meta and "num_actions" in meta:
+        return "network file"
+    return None
+
+
+def refuse_to_replace(files: dict, *, overwrite: bool, resume: bool = False, option: str = "--out",
+                      resumable: bool = False) -> None:
+    """Refuses (a click error) to write over what ``files`` ({path: the
+    kinds of :func:`kibitz_file_kind` that may be replaced there}) hold,
+    unless each is an earlier kibitz output of its kinds and ``--overwrite``
+    (or, if ``resumable``, ``--resume``) says so. Something else there (a
+    folder, a device, a file kibitz did not write, or wrote as another kind)
+    is never replaced, --overwrite or not. A path whose kinds are None (a
+    checkpoint that --resume reads) need only be a file: its reader judges it."""
+    if resume and overwrite:
+        raise click.UsageError("--resume continues the earlier run and --overwrite replaces it: give one")
+    earlier = []
+    for path, kinds in files.items():
+        path = Path(path)
+        if not os.path.lexists(path):
+            continue
+        if not path.is_file():  # found before the run, not when its first file is written
+            raise click.BadParameter(f"{path} exists and is not a file (a folder?): it is never replaced; "
+                                     f"choose another {option}", param_hint=option)
+        if kinds is None:  # read, and judged, by the command
+            continue
+        kind = kibitz_file_kind(path)
+        if kind not in kinds:
+            what = f"a kibitz {kind}, not a {' or '.join(kinds)}" if kind else \
+                f"not a kibitz {' or '.join(kinds)} (nor any file kibitz writes)"
+            raise click.BadParameter(f"{path} is {what}: it is never replaced, --overwrite or not; "
+                                     f"choose another {option}", param_hint=option)
+        earlier.append(f"{path} (a kibitz {kind})")
+    if earlier and not (overwrite or resume):
+        if resumable:
+            choices = "--resume continues that run, --overwrite starts afresh over it"
+        else:
+            choices = "--overwrite replaces it"
+        raise click.UsageError(f"{' and '.join(earlier)} hold{'s' if len(earlier) == 1 else ''} an earlier "
+                               f"run's output; {choices}, or choose another {option}")
+
+
+def refuse_to_replace_run(out, kinds: tuple, *, resume: bool, overwrite: bool) -> None:
+    """:func:`refuse_to_replace` for a resumable run (solve, train) writing
+    ``out`` (of ``kinds``) and its checkpoint OUT.ckpt.npz, which --resume
+    reads (and judges) first."""
+    from kibitz.solvers.driver import checkpoint_path
+
+    checkpoint = checkpoint_path(out)
+    files = {out: kinds, checkpoint: None if resume else ("checkpoint",)}
+    refuse_to_replace(files, overwrite=overwrite, resume=resume, resumable=checkpoint.is_file())
+
+
+def refuse_foreign_folder(folder, *, marker: str, outputs: tuple, problem, what: str, option: str = "--out") -> None:
+    """Refuses a ``folder`` that exists and is not a kibitz ``what``: one
+    whose ``marker`` file ``problem(path)`` finds fault with (it returns
+    None for kibitz's own), or that has no marker but holds one of the
+    ``outputs`` the command would write there. Nothing in such a folder is
+    ever written over."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    path = folder / marker
+    if os.path.lexists(path):
+        why = problem(path)
+        if why:
+            raise click.BadParameter(f"{folder} is not a kibitz {what}: {why}; nothing in it is written over, "
+                                     f"choose another {option}", param_hint=option)
+        return
+    clash = [name for name in outputs if os.path.lexists(folder / name)]
+    if clash:
+        raise click.BadParameter(f"{folder} is not a kibitz {what} (no {marker} in it) but holds "
+                                 f"{', '.join(clash)}: never written over, choose another {option}",
+                                 param_hint=option)
 
 
 def refuse_same_file(out, sources: dict, option="--out"):

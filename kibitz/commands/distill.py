@@ -33,7 +33,7 @@ from pathlib import Path
 
 import click
 
-from kibitz.commands._paths import NumberRange
+from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace
 from kibitz.commands.solve import parse_duration
 from kibitz.commands.train import _hidden, _npz, network_io
 from kibitz.games import GameStringError, load_game
@@ -206,7 +206,8 @@ def _agent(spec: str, game, what: str) -> None:
               help="Fit the teacher's moves (one-hot) or its search's root visit shares.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the games (with their index) and of the fit.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing network file at --out.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the network file of an earlier run at --out (never any other file).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
 def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk, time_limit, encoding, output_kind,
@@ -228,8 +229,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
         game = load_game(game_string)
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
-    if Path(out).exists() and not overwrite:
-        raise click.UsageError(f"{out} exists; --overwrite replaces it, or choose another --out")
+    refuse_to_replace({out: NETWORK_KINDS}, overwrite=overwrite)
     output_kind = network_io(game, encoding, output_kind)
     _agent(teacher, game, "--teacher")
     opponent = "" if opponent == "none" else opponent

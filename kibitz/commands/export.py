@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kibitz.commands._paths import NumberRange, refuse_same_file, writable_file
+from kibitz.commands._paths import POLICY_KINDS, NumberRange, refuse_same_file, refuse_to_replace, writable_file
 from kibitz.agents.export import check_against_game, check_network_against_game, export_agent
 from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
                                                read_bytes)
@@ -21,7 +21,9 @@ from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, docum
 @click.option("--name", default=None, help="A name for the agent (default GAME-ALGORITHM).")
 @click.option("--temperature", type=NumberRange(0, 1000, min_open=True), default=1.0, show_default=True,
               help="Networks only: divide the logits by this (below 1: closer to the most likely move).")
-def export(source, out, unseen, name, temperature):
+@click.option("--overwrite", is_flag=True,
+              help="Replace the agent or policy file of an earlier run at --out (never any other file).")
+def export(source, out, unseen, name, temperature, overwrite):
     """Export a solve result (policy file), checkpoint (.ckpt.npz) or trained network (.npz) as an agent file.
 
     The agent file is versioned JSON (docs/formats/agent-file.md). A tabular
@@ -33,6 +35,7 @@ def export(source, out, unseen, name, temperature):
     from kibitz.solvers.driver import checkpoint_path
 
     refuse_same_file(out, {"the source": source, "the source's checkpoint": checkpoint_path(source)})
+    refuse_to_replace({out: POLICY_KINDS}, overwrite=overwrite)
     try:
         doc = export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
     except ValueError as e:  # AgentFileError, PolicyFileError, CheckpointError

@@ -21,11 +21,10 @@ it with ``kibitz export FILE -o AGENT.json.gz`` (no temperature).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import click
 
-from kibitz.commands._paths import NumberRange
+from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace
 from kibitz.commands.distill import _agent, collect_with_progress, data_folder, fit_with_progress, \
     stopped_after_fit
 from kibitz.commands.solve import parse_duration
@@ -64,7 +63,8 @@ from kibitz.commands.train import _npz
               help="Weight of the KL divergence from the played policy (the leash).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the games (with their index) and of the fit.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing network file at --out.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the network file of an earlier run at --out (never any other file).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
 def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, chunk, time_limit, epochs, lr, batch, kl,
@@ -90,8 +90,7 @@ def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, 
     except AgentFileError as e:
         raise click.BadParameter(str(e), param_hint="AGENT_FILE") from None
     game = load_game(spec.game)
-    if Path(out).exists() and not overwrite:
-        raise click.UsageError(f"{out} exists; --overwrite replaces it, or choose another --out")
+    refuse_to_replace({out: NETWORK_KINDS}, overwrite=overwrite)
     _agent(opponent, game, "--opponent")
     try:
         rollouts.check_rounds(game, rounds, moves)

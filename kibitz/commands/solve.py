@@ -30,7 +30,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-from kibitz.commands._paths import NumberRange, check_ray, ray_options, run_options, writable_file
+from kibitz.commands._paths import (POLICY_KINDS, NumberRange, check_ray, ray_options, refuse_to_replace_run,
+                                    run_options, writable_file)
 from kibitz.games import GameStringError, load_game
 from kibitz.solvers.mccfr_ray import DEFAULT_BATCH
 
@@ -141,7 +142,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
         game = load_game(game_string)
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
-    _refuse_to_replace(out, resume, overwrite)
+    refuse_to_replace_run(out, POLICY_KINDS, resume=resume, overwrite=overwrite)
     limit = parse_duration(time_limit)
     if iterations is None:  # --time or --target-nashconv alone bound the run
         iterations = math.inf if limit is not None or target_nashconv is not None else DEFAULT_ITERATIONS
@@ -247,25 +248,6 @@ def _summary(game, tree, algorithm, iterations, stopped, seconds, nc, returns, o
     click.echo(f"NashConv:    {nc:.6g} (exploitability {nc / tree.num_players:.6g})")
     click.echo("returns:     " + "  ".join(f"p{i} {v:+.6g}" for i, v in enumerate(returns)))
     click.echo(f"policy:      {out}")
-
-
-def _refuse_to_replace(out, resume: bool, overwrite: bool) -> None:
-    """A run without --resume would replace an earlier run's policy and
-    checkpoint at ``out``: refused unless --overwrite says so."""
-    from kibitz.solvers import driver
-
-    if resume and overwrite:
-        raise click.UsageError("--resume continues the earlier run and --overwrite replaces it: give one")
-    not_files = [str(p) for p in (Path(out), driver.checkpoint_path(out)) if p.exists() and not p.is_file()]
-    if not_files:  # found before the run, not when its first checkpoint is written
-        raise click.BadParameter(f"{' and '.join(not_files)} exists and is not a file (a folder?): it is "
-                                 "never replaced; choose another --out", param_hint="--out")
-    if resume or overwrite:
-        return
-    earlier = [str(p) for p in (Path(out), driver.checkpoint_path(out)) if p.exists()]
-    if earlier:
-        raise click.UsageError(f"{' and '.join(earlier)} hold an earlier run; --resume continues it, "
-                               f"--overwrite starts afresh over it, or choose another --out")
 
 
 def _drive(solver, meta, out, resume, **loop):

@@ -9,8 +9,8 @@ import click
 from kibitz.agents.base import check_turn_based
 from kibitz.agents.ray_pool import RayRunError
 from kibitz.agents.registry import split_specs
-from kibitz.agents.tournament import GameFailed, RecordsError, format_table, run_tournament
-from kibitz.commands._paths import check_ray, ray_options
+from kibitz.agents.tournament import GameFailed, RecordsError, format_table, read_plan, run_tournament
+from kibitz.commands._paths import check_ray, ray_options, refuse_foreign_folder
 from kibitz.games import GameStringError, load_game
 from kibitz.solvers.ray_cluster import RayUnavailable
 
@@ -18,6 +18,17 @@ from kibitz.solvers.ray_cluster import RayUnavailable
 #: the largest --games and --workers (a tournament lists its games in memory)
 MAX_GAMES = 10_000_000
 MAX_WORKERS = 64
+#: the files of a tournament folder, its plan first
+TOURNAMENT_FILES = ("tournament.json", "games.jsonl", "results.json", "results.csv")
+
+
+def _plan_problem(path) -> str | None:
+    """What is wrong with a tournament folder's plan (None: it is kibitz's)."""
+    try:
+        read_plan(path)
+    except RecordsError as e:
+        return str(e)
+    return None
 
 
 @click.command("tournament")
@@ -53,6 +64,9 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
         raise click.BadParameter(str(e), param_hint="--agents") from None
     ray = check_ray(ray, ray_address, workers)
     out_dir = out_dir or f"tournament-{seed}"
+    if not resume:  # --resume reads the plan, and names what is wrong with it, before it writes
+        refuse_foreign_folder(out_dir, marker="tournament.json", outputs=TOURNAMENT_FILES[1:],
+                              problem=_plan_problem, what="tournament folder")
     try:
         outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
                                  out_dir=out_dir, resume=resume, progress=not no_progress,

@@ -33,8 +33,8 @@ import time
 
 import click
 
-from kibitz.commands._paths import NumberRange, run_options, writable_file
-from kibitz.commands.solve import _drive, _refuse_to_replace, parse_duration
+from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace_run, run_options, writable_file
+from kibitz.commands.solve import _drive, parse_duration
 from kibitz.games import GameStringError, load_game
 
 #: steps when neither --steps nor --time bounds a run
@@ -159,7 +159,7 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
         game = load_game(game_string)
     except GameStringError as e:
         raise click.BadParameter(str(e), param_hint="GAME") from None
-    _refuse_to_replace(out, resume, overwrite)
+    refuse_to_replace_run(out, NETWORK_KINDS, resume=resume, overwrite=overwrite)
     output_kind = network_io(game, encoding, output_kind)
     factory = None
     if opponent_share is None:
