@@ -19,11 +19,19 @@ deck's order and the bots' draws from it. A game of bots is reproducible
 from its seed alone. :class:`TableStore`
 keeps at most ``max_tables`` tables (the least recently used is dropped
 first) and drops a table unused for ``idle`` seconds.
+
+A game that ends (not a replay) is handed to the store's
+:class:`~kibitz.agents.table_records.RecordStore` as a games.jsonl record.
+A person who is out, or a page watching bots or a replay, may skip to the
+result: the bots then move without the delay. A seat's agent file
+(``policy(FILE)``, ``net(FILE)``) must be in the store's ``policy_dir``
+(the served specs excepted); any other file gets one answer.
 """
 
 from __future__ import annotations
 
 import collections
+import os
 import pathlib
 import secrets
 import threading
@@ -33,7 +41,7 @@ import numpy as np
 
 from kibitz.agents.registry import agent_kinds, make_agent, split_specs
 from kibitz.agents.serve import MAX_HISTORY, ApiError, check_fields, is_int, private_view
-from kibitz.agents.table_views import ADAPTERS, seat_view
+from kibitz.agents.table_views import ADAPTERS, cli_game_string, seat_view
 
 #: the page's files (index.html, table.js, table.css), package data
 WEB_DIR = pathlib.Path(__file__).resolve().parent / "web"
@@ -53,10 +61,15 @@ TABLE_MAX_SECONDS = 10.0
 class Table:
     """One game held by the server (see the module docstring)."""
 
-    def __init__(self, table_id: str, game, seats: list[str], seed: int, record: dict | None = None):
+    def __init__(self, table_id: str, game, seats: list[str], seed: int, record: dict | None = None,
+                 agent_specs: list[str] | None = None, on_finish=None):
         self.id = table_id
         self.game = game
+        self.game_string = cli_game_string(game)
         self.seats = seats
+        # the specs the bots are made from (a file's path in the policy folder)
+        self.agent_specs = agent_specs or seats
+        self.on_finish = on_finish
         # a replay plays its recorded moves in every seat, "human" included
         self.human = seats.index(HUMAN) if HUMAN in seats and record is None else None
         self.record = record
@@ -75,10 +88,12 @@ class Table:
         self.state = self.game.new_initial_state()
         self.rng = np.random.default_rng(np.random.SeedSequence((seed, self._secret, 0x7AB1E)))
         self.agents = [None if spec == HUMAN or self.record is not None else
-                       make_agent(spec, self.game, s, seed=self._seed_words(s, 0x5EA7))
-                       for s, spec in enumerate(self.seats)]
+                       build_agent(spec, self.game, s, seed=self._seed_words(s, 0x5EA7))
+                       for s, spec in enumerate(self.agent_specs)]
         self.error = None
         self.last_move = -1e18  # the first bot move is due at once
+        self.hurry = False  # skip to the result: the bots move without delay
+        self.stored = None  # the game's index in the records, once stored
         self.games_played += 1
         self._views = {}
 
@@ -99,7 +114,7 @@ class Table:
             chance = self.state.is_chance_node()
             if not chance and player == self.human:
                 return
-            if not chance and time.monotonic() < self.last_move + delay:
+            if not chance and not self.hurry and time.monotonic() < self.last_move + delay:
                 return
             try:
                 action = self._next_action(player, chance)
@@ -110,6 +125,45 @@ class Table:
                 return
             if not chance:
                 self.last_move = time.monotonic()
+        self._finish()
+
+    def _finish(self) -> None:
+        """Stores a game that has ended (once; not a replay) through ``on_finish``."""
+        if not self.state.is_terminal() or self.stored is not None or self.mode == "replay" \
+                or self.on_finish is None:
+            return
+        self.stored = 0
+        try:
+            self.stored = self.on_finish(self.game_record())
+        except Exception as e:  # the game is over either way: say that its record is lost
+            self.error = f"the game's record was not stored: {e}"
+
+    def game_record(self) -> dict:
+        """The finished game as a games.jsonl record without its index (see
+        :mod:`kibitz.agents.table_records`)."""
+        names = list(dict.fromkeys(self.seats))
+        return {"game": self.game_string, "deal": self.seed, "deal_seed": [], "arrangement": 0,
+                "seats": list(self.seats), "seat_agents": [names.index(s) for s in self.seats],
+                "agent_seeds": [0 if spec == HUMAN else self._seed_words(s, 0x5EA7)
+                                for s, spec in enumerate(self.seats)],
+                "moves": [int(a) for a in self.state.history()],
+                "returns": [float(r) for r in self.state.returns()],
+                "person": self.human, "table_seed": self.seed}
+
+    @property
+    def person_out(self) -> bool:
+        """Whether the person is seated but out of the game (moves no more)."""
+        if self.human is None or self.state.is_terminal():
+            return False
+        return bool(ADAPTERS[self.game.get_type().short_name].out(self.state, self.human))
+
+    def skip(self) -> None:
+        """Plays the rest of the game without the bots' delay (only when nobody
+        at the table is still to move: a game of bots, a replay, or a person
+        who is out)."""
+        if self.mode == "play" and not self.person_out and not self.state.is_terminal():
+            raise ApiError(409, "you are still in the game: skipping is for a game you are out of")
+        self.hurry = True
 
     def _next_action(self, player: int, chance: bool) -> int:
         if self.record is not None:
@@ -143,6 +197,7 @@ class Table:
                                 + (f" and {len(legal) - 20} more" if len(legal) > 20 else ""))
         self.state.apply_action(action)
         self.last_move = time.monotonic()
+        self._finish()
 
     # ------------------------------------------------------------ viewing
     def view(self, seat: int) -> dict:
@@ -153,11 +208,12 @@ class Table:
             self._views = {key: cached}
         out = dict(cached)
         out.update({
-            "table": self.id, "mode": self.mode, "game": str(self.game),
+            "table": self.id, "mode": self.mode, "game": self.game_string,
             "short_name": self.game.get_type().short_name, "version": self.version,
             "seats": [{"seat": s, "agent": "you" if s == self.human else spec}
                       for s, spec in enumerate(self.seats)],
             "human": self.human, "seed": self.seed, "games_played": self.games_played, "error": self.error,
+            "skipping": self.hurry, "record": self.stored or None,
         })
         if self.record is not None:
             out["replay"] = {"index": self.record["index"], "moves": len(self.record["moves"]),
@@ -169,12 +225,18 @@ class TableStore:
     """The tables of one server (thread-safe; see the module docstring)."""
 
     def __init__(self, games, bot_delay: float = 1.0, max_tables: int = 64, idle: float = 1800.0,
-                 suggested: list[str] | None = None):
+                 suggested: list[str] | None = None, records=None, policy_dir: str | None = None):
+        from kibitz.agents.table_records import RecordStore
+
         self.games = games
         self.bot_delay = float(bot_delay)
         self.max_tables = int(max_tables)
         self.idle = float(idle)
+        #: the served specs: seated as they are (the operator named them at start)
+        self.served = set(suggested or [])
         self.suggested = list(dict.fromkeys([*(suggested or []), *SUGGESTED]))
+        self.records = records if records is not None else RecordStore(":memory:")
+        self.policy_dir = os.path.realpath(policy_dir) if policy_dir else None
         self._tables: collections.OrderedDict[str, Table] = collections.OrderedDict()
         self._lock = threading.Lock()
 
@@ -190,7 +252,7 @@ class TableStore:
                  for name, spec in sorted(REGISTRY.items())]
         kinds = [{"name": k.name, "help": k.help} for k in agent_kinds().values() if k.name != HUMAN]
         return {"games": games, "agent_kinds": kinds, "suggested": self.suggested, "bot_delay": self.bot_delay,
-                "max_tables": self.max_tables}
+                "max_tables": self.max_tables, "policy_dir": self.policy_dir is not None}
 
     # ------------------------------------------------------------ endpoints
     def create(self, body) -> dict:
@@ -208,13 +270,15 @@ class TableStore:
             if short not in ADAPTERS:
                 raise ApiError(400, f"the web table plays the kibitz games ({', '.join(sorted(ADAPTERS))}), "
                                     f"not {short}")
-            seats = self._seats(body.get("seats"), game)
+            seats, specs = self._seats(body.get("seats"), game)
             record = None
+        if record is not None:
+            specs = seats
         table_id = secrets.token_urlsafe(12)
         try:
-            table = Table(table_id, game, seats, seed, record)
+            table = Table(table_id, game, seats, seed, record, agent_specs=specs, on_finish=self.records.add)
         except (ValueError, OSError) as e:  # an agent that cannot be made for this game
-            raise ApiError(400, _agent_error(seats, game, e)) from None
+            raise ApiError(400, _agent_error(seats, specs, game, e)) from None
         with self._lock:
             self._sweep()
             while len(self._tables) >= self.max_tables:
@@ -249,6 +313,17 @@ class TableStore:
         with table.lock:
             table.deal(seed)
         return self._view(table, None)
+
+    def skip(self, table_id: str, body) -> dict:
+        check_fields(body, (), "skip")
+        table = self._get(table_id)
+        with table.lock:
+            table.skip()
+        return self._view(table, None if table.mode == "play" else 0)
+
+    def standings(self) -> dict:
+        """Each bot's record against people (:meth:`RecordStore.standings`)."""
+        return {"games_stored": len(self.records), "games": self.records.standings()}
 
     def delete(self, table_id: str) -> dict:
         with self._lock:
@@ -309,11 +384,44 @@ class TableStore:
         seats = [s.strip() for s in seats]
         if seats.count(HUMAN) > 1:
             raise ApiError(400, "one person per table: 'human' may be given for one seat only")
+        specs = [self._agent_file(s, spec, game) for s, spec in enumerate(seats)]
         for s, spec in enumerate(seats):
-            problem = _over_budget(spec, game)
+            problem = _over_budget(spec, game, specs[s] if isinstance(specs[s], tuple) else None)
             if problem:
                 raise ApiError(400, f"seat {s} ({spec}): {problem}")
-        return seats
+        return seats, specs
+
+    def _agent_file(self, seat: int, spec: str, game):
+        """``spec`` (a served spec or one without a file), or the kind and
+        options of an agent that reads a file (``policy(FILE)``,
+        ``net(FILE)``) with its path in the policy folder. Any other file
+        is refused with one answer, whether it is outside the folder, does
+        not exist or is not an agent file for ``game``: a page learns
+        nothing about the server's other files."""
+        from kibitz.agents.registry import resolve_spec
+        if spec == HUMAN or spec in self.served:
+            return spec
+        try:
+            kind, options = resolve_spec(spec)
+        except ValueError:
+            return spec  # the agent's own checks say what is wrong
+        path = options.get("path")
+        if "path" not in kind.options or not path:
+            return spec
+        if self.policy_dir is None:
+            raise ApiError(400, f"seat {seat} ({spec}): the web table seats agent files only from the folder "
+                                "given with kibitz serve --policy-dir, and none was given")
+        refused = ApiError(400, f"seat {seat} ({spec}): {str(path)!r} is not an agent file for {game} in the "
+                                "table's policy folder")
+        real = os.path.realpath(os.path.join(self.policy_dir, str(path)))
+        if os.path.commonpath([real, self.policy_dir]) != self.policy_dir or not os.path.isfile(real):
+            raise refused
+        resolved = (kind, {**options, "path": real})
+        try:
+            build_agent(resolved, game, seat, seed=0)
+        except (ValueError, OSError):
+            raise refused from None
+        return resolved
 
     def _record(self, record):
         from kibitz.agents.tournament import record_problem, replay_record
@@ -335,18 +443,29 @@ class TableStore:
         return game, list(record["seats"]), record
 
 
-def _over_budget(spec: str, game) -> str | None:
+def build_agent(spec, game, seat: int, seed: int):
+    """The agent an agent spec names, or a resolved (kind, options) pair."""
+    if isinstance(spec, tuple):
+        kind, options = spec
+        return kind.factory(game, seat, seed, **options)
+    return make_agent(spec, game, seat, seed=seed)
+
+
+def _over_budget(spec: str, game, resolved=None) -> str | None:
     """Why a table may not seat the bot ``spec`` (its moves could cost more
     than :data:`TABLE_MAX_SIMS` simulations, or a timed search more than
     :data:`TABLE_MAX_SECONDS` seconds; the time of 10,000 simulations
     depends on the game and its size), or None. A ``policy(FILE)`` is
     judged by the agent that plays the states its file lacks. A spec or a
-    file that does not load is left to the agent's own checks."""
+    file that does not load is left to the agent's own checks.
+    ``resolved``: the kind and options of a spec whose file is in the
+    policy folder."""
     from kibitz.agents.policy_agent import fallback_agent_spec, load_cached
     from kibitz.agents.registry import resolve_spec
     from kibitz.solvers.ismcts import make_config
     try:
-        kind, options = resolve_spec(spec)
+        kind, options = resolved if resolved is not None else resolve_spec(spec)
+        options = dict(options)
         if kind.name == "policy":
             fallback = fallback_agent_spec(load_cached(options.get("path", ""), game).document,
                                            options.get("unseen", "file"))
@@ -363,13 +482,13 @@ def _over_budget(spec: str, game) -> str | None:
     return None  # (sims=0 with seconds=0 is refused by the agent itself: no budget)
 
 
-def _agent_error(seats, game, e) -> str:
+def _agent_error(seats, specs, game, e) -> str:
     """One line: the first seat whose agent cannot be made, and why."""
-    for s, spec in enumerate(seats):
+    for s, (spec, made) in enumerate(zip(seats, specs)):
         if spec == HUMAN:
             continue
         try:
-            make_agent(spec, game, s, seed=0)
+            build_agent(made, game, s, seed=0)
         except (ValueError, OSError) as err:
             return f"seat {s} ({spec}): {err.strerror if isinstance(err, OSError) and err.strerror else err}"
     return str(e)

@@ -24,6 +24,7 @@ moves are private, and the board (cards and counters) the page draws.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Callable
 
 from kibitz.games import doubt_and_bet, over_under, pub, underdog
@@ -37,6 +38,11 @@ class Adapter:
     board: Callable
     #: event kinds of moves whose name only the mover may see
     private_moves: frozenset = frozenset()
+    #: (state, seat) -> whether the seat is out of the game (will not move again)
+    out: Callable = lambda state, seat: False
+    #: (state, seat, move name) -> {"help": what the move will do, in words
+    #: from the rules page}, or {} (sent with each legal move)
+    describe: Callable = lambda state, seat, name: {}
 
 
 def _round_events(log, kind="round"):
@@ -86,8 +92,30 @@ def _underdog_board(state, me):
             "drawn": drawn, "seats": seats}
 
 
+def _underdog_describe(state, me, name):
+    last = state.is_last_round
+    stake = state.get_game().get_parameters()["last_round_stake"]
+    if name == "swap":
+        return {"help": "draw the top card of the pile, then keep one of your two cards and lay the other "
+                        "face up in front of you"}
+    if name == "new underdog":
+        return {"help": f"turn the top card of the pile up: it replaces the underdog card ({state.underdog})"}
+    if name.startswith("keep "):
+        return {"help": f"keep the {name[5:]} in your hand and lay your other card face up"}
+    if name == "fight":
+        cost = f"{stake} chips, or all you have if less" if last else "1 chip"
+        return {"help": f"put in {cost} and fight: among the fighters the lowest card adds the underdog's "
+                        "value and the highest total takes the chips bet and "
+                        + ("the bank" if last else "1 chip from the bank")}
+    if name == "pass":
+        return {"help": "stay out of this round's fight: you bet nothing and win nothing"}
+    return {}
+
+
 UNDERDOG = Adapter(text=lambda state, e, me: underdog.event_text(e, me), board=_underdog_board,
-                   private_moves=frozenset({"keep"}))
+                   private_moves=frozenset({"keep"}),
+                   out=lambda state, s: state.chips[s] == 0 and not state.hands[s],
+                   describe=_underdog_describe)
 
 
 # ------------------------------------------------------------------ pub
@@ -118,7 +146,16 @@ def _pub_board(state, me):
             "scores": list(scores) if scores is not None else None, "seats": seats}
 
 
-PUB = Adapter(text=lambda state, e, me: pub.event_text(e, me, state.get_game().card_names), board=_pub_board)
+_PUB_HELP = {
+    "take": "take the face-up card into your collection",
+    "draw": "draw the top card of the deck: if it is lower in rank and of another suit than the face-up "
+            "card you then keep it alone or take both, else both go to your collection",
+    "keep drawn": "only the drawn card goes to your collection; the face-up card stays for the next player",
+    "take both": "the drawn card and the face-up card both go to your collection",
+}
+
+PUB = Adapter(text=lambda state, e, me: pub.event_text(e, me, state.get_game().card_names), board=_pub_board,
+              describe=lambda state, me, name: {"help": _PUB_HELP[name]} if name in _PUB_HELP else {})
 
 
 # ------------------------------------------------------------------ over_under
@@ -137,8 +174,24 @@ def _over_under_board(state, me):
                       for s, t in enumerate(state.tally)]}
 
 
+def _over_under_describe(state, me, name):
+    m = re.fullmatch(r"stack (\d+) (over|under)", name)
+    if m:
+        s, way = int(m.group(1)), m.group(2)
+        top, money, _ = state.stacks()[s]
+        tie = ("a tie hands the stack to a player you choose" if state.get_game().get_parameters()["variant"]
+               == "cutthroat" else "a tie is safe")
+        return {"help": f"bet that the next card flipped onto stack {s} is {'higher' if way == 'over' else 'lower'} "
+                        f"than its top ({state.rules.names[top]}): if so you are safe; if not you bust and its "
+                        f"${money} goes to your tally (the lowest tally wins); {tie}"}
+    m = re.fullmatch(r"give to (\d+)", name)
+    if m:
+        return {"help": f"hand the stack to seat {m.group(1)}, who claims it"}
+    return {}
+
+
 OVER_UNDER = Adapter(text=lambda state, e, me: over_under.event_text(e, state.rules.names, state.rules.rounds),
-                     board=_over_under_board)
+                     board=_over_under_board, describe=_over_under_describe)
 
 
 # ------------------------------------------------------------------ doubt_and_bet
@@ -180,8 +233,40 @@ def _doubt_and_bet_board(state, me):
             "seats": seats}
 
 
+_DB_HELP = {
+    "keep": "keep your chips and slots as they are",
+    "buy slot": "pay 1 chip for one more slot: one more card each deal",
+    "sell slot": "turn a slot back into 1 chip: one card fewer each deal",
+    "all in": "stake all you can wager (you cannot afford a call); your opponent's excess is returned, slot "
+              "chips first, and every hand is revealed",
+}
+
+
+def _db_describe(state, me, name):
+    """Doubt and Bet: a move's help. A claim has none (a claim decision has
+    thousands of legal claims: the page builds a claim from the parts of
+    their names, ``claim 3 red stake 2+1``, and says what it does)."""
+    if name in _DB_HELP:
+        return {"help": _DB_HELP[name]}
+    m = re.fullmatch(r"(call|raise) (\d+)\+(\d+)", name)
+    if m:
+        kind, c, s = m.group(1), int(m.group(2)), int(m.group(3))
+        what = ("match the stake: every hand is revealed and the claim decides who wins" if kind == "call" else
+                f"raise the stake to {c + s}: your opponent calls, raises or folds")
+        return {"help": f"{what} (you stake {c} chips and {s} slot chips)"}
+    if name == "doubt":
+        claim = state.claim
+        colour = doubt_and_bet.colour_name(claim.colour, game_k1(state))
+        return {"help": f"doubt p{claim.player}'s claim ({claim.quantity} {colour}): a showdown of stakes "
+                        f"between you and p{claim.player}, you first"}
+    if name == "fold":
+        return {"help": "give up the showdown: you lose your last stake and the cards are not revealed"}
+    return {}
+
+
 DOUBT_AND_BET = Adapter(text=lambda state, e, me: doubt_and_bet.event_text(e, me, game_k1(state)),
-                        board=_doubt_and_bet_board)
+                        board=_doubt_and_bet_board, out=lambda state, s: not state.alive[s],
+                        describe=_db_describe)
 
 
 def game_k1(state) -> int:
@@ -192,6 +277,15 @@ ADAPTERS = {"underdog": UNDERDOG, "pub": PUB, "over_under": OVER_UNDER, "doubt_a
 
 
 # ------------------------------------------------------------------ the view
+def cli_game_string(game) -> str:
+    """The game string with every parameter, spelled as on the command line
+    (``jokers=false``, not pyspiel's ``jokers=False``); it loads the same game."""
+    params = game.get_parameters()
+    values = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sorted(params.items())]
+    name = game.get_type().short_name
+    return f"{name}({','.join(values)})" if values else name
+
+
 def move_log(state, me: int, adapter: Adapter) -> list[dict]:
     """The game so far as seat ``me`` sees it: one entry per move
     (``{"seat", "move"}``, or ``{"seat", "text"}`` for a private move of
@@ -233,13 +327,16 @@ def seat_view(state, me: int) -> dict:
     over = state.is_terminal()
     legal = []
     if player == me and not over:
-        legal = [{"action": int(a), "move": state.action_to_string(me, a)} for a in state.legal_actions()]
+        for a in state.legal_actions():
+            name = state.action_to_string(me, a)
+            legal.append({"action": int(a), "move": name, **adapter.describe(state, me, name)})
     return {
         "seat": me,
         "players": game.num_players(),
         "to_move": player if player >= 0 else None,
         "chance_to_move": state.is_chance_node(),
         "over": over,
+        "out": bool(adapter.out(state, me)) and not over,
         "returns": [float(r) for r in state.returns()] if over else None,
         "legal": legal,
         "board": adapter.board(state, me),

@@ -2,8 +2,9 @@
 
 :func:`make_app` routes ``/health``, ``/agents``, ``/act`` and
 ``/openapi.json`` to :class:`~kibitz.agents.serve.AgentService`, ``/`` and
-``/static/`` to the web table's page (``agents/web/``) and ``/tables...`` to
-its :class:`~kibitz.agents.table.TableStore`. Every answer is JSON, errors
+``/static/`` to the web table's page (``agents/web/``), ``/tables...`` to
+its :class:`~kibitz.agents.table.TableStore` and ``/records...`` to the
+finished games it keeps (:class:`~kibitz.agents.table_records.RecordStore`). Every answer is JSON, errors
 included (unknown paths and methods, bodies too large or nested too deep,
 failures inside an agent). :class:`Server` runs the application on uvicorn
 on a socket it binds itself (port 0: a free one), with an idle timeout from
@@ -29,7 +30,8 @@ from kibitz.agents.serve import MAX_BODY, ApiError, AgentService, parse_body
 #: path -> the methods it answers (for 404 and 405 messages)
 ROUTES = {"/health": ("GET",), "/agents": ("GET",), "/act": ("POST",), "/openapi.json": ("GET",),
           "/": ("GET",), "/tables": ("POST",), "/tables/{id}": ("GET", "DELETE"),
-          "/tables/options": ("GET",), "/tables/{id}/move": ("POST",), "/tables/{id}/new": ("POST",)}
+          "/tables/options": ("GET",), "/tables/{id}/move": ("POST",), "/tables/{id}/new": ("POST",),
+          "/tables/{id}/skip": ("POST",), "/records": ("GET",), "/records/games.jsonl": ("GET",)}
 #: the idle time after which a connection that sends nothing is closed, in seconds
 IDLE_TIMEOUT = 5.0
 #: requests handled at once; more are answered 503
@@ -46,11 +48,17 @@ def _paths_text() -> str:
 
 
 def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, table_idle: float = 1800.0,
-             loopback_only: bool = True, service: AgentService | None = None):
+             loopback_only: bool = True, service: AgentService | None = None, db: str = ":memory:",
+             policy_dir: str | None = None):
     """The Starlette application of ``kibitz serve`` (specs checked first:
     ValueError with the reason). ``bot_delay``: seconds between the bots'
     moves at a web table; ``max_tables`` tables are kept (the least recently
     used dropped), and a table unused for ``table_idle`` seconds is dropped.
+    ``db``: the SQLite file of the tables' finished games (``:memory:``:
+    kept while the process runs; a file that is not one raises
+    :class:`~kibitz.agents.table_records.RecordsDbError`, a ValueError).
+    ``policy_dir``: the folder whose agent files (``policy(FILE)``,
+    ``net(FILE)``) a table may seat; None: none but the served specs.
     ``loopback_only``: answer only requests whose Host is this machine's
     loopback name (a guard against DNS rebinding)."""
     from starlette.applications import Starlette
@@ -62,11 +70,14 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     from starlette.concurrency import run_in_threadpool
 
     from kibitz.agents import openapi
+    from starlette.responses import Response
+
     from kibitz.agents.table import WEB_DIR, TableStore
+    from kibitz.agents.table_records import RecordStore
 
     service = service or AgentService(specs)
     tables = TableStore(service.games, bot_delay=bot_delay, max_tables=max_tables, idle=table_idle,
-                        suggested=list(service.specs.values()))
+                        suggested=list(service.specs.values()), records=RecordStore(db), policy_dir=policy_dir)
     document = openapi.document(service.health()["kibitz_version"])
 
     def error(status: int, message: str) -> JSONResponse:
@@ -138,6 +149,21 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
         body = await body_of(request, json_only=True)
         return await run_in_threadpool(tables.new_game, request.path_params["id"], body)
 
+    async def skip_table(request):
+        body = await body_of(request, json_only=True)
+        return await run_in_threadpool(tables.skip, request.path_params["id"], body)
+
+    async def records(request):
+        return await run_in_threadpool(tables.standings)
+
+    async def records_file(request):
+        import io
+
+        out = io.StringIO()
+        await run_in_threadpool(tables.records.export, out)
+        return Response(out.getvalue(), media_type="application/x-ndjson",
+                        headers={"content-disposition": 'attachment; filename="games.jsonl"'})
+
     async def delete_table(request):
         return tables.delete(request.path_params["id"])
 
@@ -159,6 +185,9 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
         Route("/tables/{id}", answer(delete_table), methods=["DELETE"]),
         Route("/tables/{id}/move", answer(move_table), methods=["POST"]),
         Route("/tables/{id}/new", answer(new_game), methods=["POST"]),
+        Route("/tables/{id}/skip", answer(skip_table), methods=["POST"]),
+        Route("/records", answer(records), methods=["GET"]),
+        Route("/records/games.jsonl", records_file, methods=["GET"]),
         Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
     ]
 

@@ -229,3 +229,198 @@ def test_readme_screenshot(page, server):
         target = ARTIFACTS / "web-table.png"
     page.screenshot(path=str(target), full_page=True)
     assert target.stat().st_size > 10_000
+
+
+# ------------------------------------------------------------------ Doubt and Bet's claim builder
+DB_GAME = "doubt_and_bet(players=2,chips=3,slots=3,colours=2,single_bet=true)"
+CLAIM_SCREENSHOT = ROOT / "docs" / "images" / "web-table-claim.png"
+RECORDS_SCREENSHOT = ROOT / "docs" / "images" / "web-table-records.png"
+
+
+def screenshot(page_or_element, target, **kw):
+    """Writes a docs picture when it is missing or KIBITZ_SCREENSHOT=1, else to test-artifacts/."""
+    if os.environ.get("KIBITZ_SCREENSHOT") != "1" and target.exists():
+        ARTIFACTS.mkdir(exist_ok=True)
+        target = ARTIFACTS / target.name
+    page_or_element.screenshot(path=str(target), **kw)
+    assert target.stat().st_size > 10_000
+
+
+def builder_choices(page, name, fields):
+    """Every combination the builder's lists offer, walked by selecting: (values..., the action it plays)."""
+    out = []
+
+    def walk(i, chosen):
+        if i == len(fields):
+            out.append((*chosen, int(page.get_attribute(f"#{name}-button", "data-action"))))
+            return
+        values = page.eval_on_selector_all(f"#{name}-{fields[i]} option", "os => os.map(o => o.value)")
+        for v in values:
+            page.select_option(f"#{name}-{fields[i]}", v)
+            walk(i + 1, [*chosen, v])
+    walk(0, [])
+    return out
+
+
+def test_doubt_and_bet_claims_are_built_from_the_legal_moves_only(page, server):
+    new_table(page, DB_GAME, ["human", "random"], seed=4)
+    page.wait_for_selector("#moves button:text-is('keep')")
+    page.click("#moves button:text-is('keep')")  # the exchange comes first
+    page.wait_for_selector("#claim-button")
+    table = table_of(server, page)
+    state = table.state
+    legal = {a: state.action_to_string(0, a) for a in state.legal_actions()}
+    assert page.locator("#move-select").count() == 0  # no list of every move
+    fields = ["quantity", "colour", "chips", "slot-chips"]
+    combos = builder_choices(page, "claim", fields)
+    assert sorted(c[-1] for c in combos) == sorted(a for a, n in legal.items() if n.startswith("claim"))
+    for q, colour, chips, slots, action in combos:
+        assert legal[action] == f"claim {q} {colour} stake {chips}+{slots}"
+    # the builder says what the claim will do before it is made
+    page.select_option("#claim-quantity", "2")
+    page.select_option("#claim-colour", "red")
+    page.select_option("#claim-chips", "1")
+    page.select_option("#claim-slot-chips", "1")
+    assert page.text_content("#move-help").startswith(
+        "claim 2 red stake 1+1: claim that the hands hold at least 2 red (rainbows count as every colour), "
+        "staking 1 chips and 1 slot chips")
+    screenshot(page, CLAIM_SCREENSHOT, full_page=True)
+    version = page.get_attribute("#table", "data-version")
+    page.click("#claim-button")
+    page.wait_for_selector(f"#table:not([data-version='{version}'])", state="attached")
+    assert "you: claim 2 red stake 1+1" in page.text_content("#log")
+
+
+def test_the_showdown_is_call_raise_to_and_fold(page, server):
+    # the bot claims first; doubting it starts the showdown, where the bot moves and then the person
+    for seed in range(30):
+        new_table(page, DB_GAME, ["random", "human"], seed=seed)
+        page.wait_for_selector("#moves button:text-is('keep')")
+        page.click("#moves button:text-is('keep')")  # the exchange comes first
+        page.wait_for_selector("#moves button:text-is('doubt'), #result:not([hidden])")
+        if page.locator("#moves button:has-text('doubt')").count():
+            break
+        page.click("#leave")
+    page.click("#moves button:has-text('doubt')")
+    # the doubter moves first (and may not fold yet)
+    page.wait_for_selector("#moves button:has-text('Call'), #moves button:text-is('all in'), "
+                           "#result:not([hidden])")
+    assert not page.is_visible("#result"), "the bot folded or called at once: pick another seed range"
+    table = table_of(server, page)
+    names = [table.state.action_to_string(1, a) for a in table.state.legal_actions()]
+    calls = [n for n in names if n.startswith("call")]
+    raises = sorted({int(n[6:].split("+")[0]) + int(n.split("+")[1]) for n in names if n.startswith("raise")})
+    shown = page.eval_on_selector_all("#moves > button.move", "bs => bs.map(b => b.textContent)")
+    assert sorted(shown) == sorted([f"Call {n[5:]}" for n in calls] + (["Fold"] if "fold" in names else [])
+                                   + (["all in"] if "all in" in names else []))
+    if raises:
+        values = page.eval_on_selector_all("#raise-value option", "os => os.map(o => +o.value)")
+        assert values == raises
+        page.select_option("#raise-value", str(raises[-1]))
+        assert page.text_content("#move-help").startswith("raise ")
+    page.hover("#moves > button.move >> nth=0")
+    assert ": " in page.text_content("#move-help")
+
+
+# ------------------------------------------------------------------ a phone, the title, the labels
+def test_on_a_phone_the_move_controls_stay_in_view(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=1, is_mobile=True,
+                                  has_touch=True)
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(30_000)
+        pg.goto(server.url + "/")
+        pg.wait_for_selector("#game-name option", state="attached")
+        new_table(pg, "doubt_and_bet(players=4,single_bet=true)", ["human", "random", "random", "random"], seed=1)
+        pg.wait_for_selector("#moves button:text-is('keep')")
+        pg.click("#moves button:text-is('keep')")
+        pg.wait_for_selector("#claim-button")
+        for y in (0, 400, 10_000):  # scrolled anywhere, the claim button is on the screen
+            pg.evaluate(f"window.scrollTo(0, {y})")
+            box = pg.locator("#claim-button").bounding_box()
+            assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, (y, box)
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the screen
+        # the title wraps only after a comma or a parenthesis, never inside a parameter
+        breaks = pg.evaluate("""() => {
+            const span = document.querySelector('#table-title .game-string');
+            const text = span.textContent, out = [];
+            const walker = document.createTreeWalker(span, NodeFilter.SHOW_TEXT);
+            let last = null, prev = '';
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+              for (let i = 0; i < node.length; i++) {
+                const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+                const top = r.getBoundingClientRect().top;
+                if (last !== null && top > last + 2) out.push(prev);
+                last = top; prev = node.data[i];
+              }
+            }
+            return out;
+        }""")
+        assert breaks and set(breaks) <= {",", "("}, breaks
+    finally:
+        context.close()
+
+
+def test_watch_and_replay_are_not_labelled_your_information_state(page, server):
+    new_table(page, REGISTRY["pub"].small, ["random", "heuristic", "random"], seed=5)
+    page.wait_for_selector("#result:not([hidden])")
+    assert page.text_content("#info-summary") == "Seat 0's information state"
+    page.select_option("#view-seat", "2")
+    page.wait_for_selector("#info-summary:text-is(\"Seat 2's information state\")")
+    # and the rules in short, from docs/rules
+    page.click("#rules-box summary")
+    assert "take" in page.text_content("#rules-box li >> nth=1")
+
+
+def test_a_watcher_skips_to_the_result(page, server):
+    store = server.app.state.tables
+    store.bot_delay, delay = 30.0, store.bot_delay  # a move every 30 s: only a skip ends the game in time
+    try:
+        new_table(page, "pub(players=3)", ["random", "heuristic", "random"], seed=6)
+        page.wait_for_selector("#skip >> visible=true")
+        assert page.is_hidden("#out-note")
+        page.click("#skip")
+        page.wait_for_selector("#result:not([hidden])", timeout=20_000)
+        assert page.is_hidden("#skip-box")
+    finally:
+        store.bot_delay = delay
+
+
+# ------------------------------------------------------------------ records, across a restart
+def test_the_records_are_shown_after_a_restart(browser, tmp_path):
+    db = str(tmp_path / "records.sqlite")
+    context = browser.new_context(viewport={"width": 1100, "height": 860})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(30_000)
+        srv = Server(make_app(["heuristic", "random"], bot_delay=0.0, db=db), port=0).start()
+        try:
+            pg.goto(srv.url + "/")
+            pg.wait_for_selector("#records p.help")  # none yet
+            game_string, seats = REGISTRY["over_under"].small, ["human", "heuristic"]
+            rng = np.random.default_rng(8)
+            for game in range(3):
+                if game == 0:
+                    new_table(pg, game_string, seats, seed=game)
+                else:
+                    pg.click("#new-game")
+                    pg.wait_for_selector(f"#table-title:has-text('game {game + 1}')")
+                play_by_clicking(pg, rng)
+            pg.click("#leave")
+            pg.wait_for_selector("#records tr[data-agent='heuristic'][data-games='3']")
+        finally:
+            srv.stop()
+        srv = Server(make_app(["heuristic", "random"], bot_delay=0.0, db=db), port=0).start()  # a restart
+        try:
+            pg.goto(srv.url + "/")
+            row = pg.wait_for_selector("#records tr[data-agent='heuristic'][data-games='3']")
+            people = pg.wait_for_selector("#records tr[data-agent='people'][data-games='3']")
+            cells = [c.text_content() for c in row.query_selector_all("td")]
+            assert cells[0] == "heuristic" and cells[1] == "3" and cells[3].startswith("[") and " \u00b1 " in cells[4]
+            assert people.query_selector("td").text_content() == "people"
+            assert pg.get_attribute("#records-download", "href") == "/records/games.jsonl"
+            screenshot(pg.locator("#records-panel"), RECORDS_SCREENSHOT)
+        finally:
+            srv.stop()
+    finally:
+        context.close()

@@ -361,7 +361,7 @@ def test_ctrl_c_with_a_request_in_flight_answers_it_503_and_logs_to_stderr():
     import sys
 
     proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "serve", "--port", "0",
-                             "--agent", "ismcts(sims=0,seconds=8)", "--agent", "ismcts(sims=0, seconds=8)",
+                             "--db", ":memory:", "--agent", "ismcts(sims=0,seconds=8)", "--agent", "ismcts(sims=0, seconds=8)",
                              "--log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -394,7 +394,7 @@ def test_the_command_serves_until_interrupted():
     import sys
 
     proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "serve", "--port", "0",
-                             "--agent", "random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--db", ":memory:", "--agent", "random"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         assert line.startswith("kibitz serve: random on http://127.0.0.1:") and "the web table is" in line

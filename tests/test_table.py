@@ -1,6 +1,8 @@
 """The web table's server side: one seat's view, no leak, and the table API over a real socket."""
 
 import json
+import os
+import pathlib
 import time
 import urllib.error
 import urllib.request
@@ -181,7 +183,9 @@ def test_replay_a_tournament_game(server, tmp_path):
     ({"game": SMALL["underdog"], "seats": ["human", "random"]}, "has 3 seats; 'seats' names 2"),
     ({"game": "kuhn_poker", "seats": ["human", "random"]}, "plays the kibitz games"),
     ({"game": "underdog(players=2)", "seats": ["human", "random"]}, "players=2 is out of range"),
-    ({"game": SMALL["underdog"], "seats": ["human", "policy(nofile.json)", "random"]}, "does not exist"),
+    ({"game": SMALL["underdog"], "seats": ["human", "policy(nofile.json)", "random"]},
+     "seat 1 (policy(nofile.json)): the web table seats agent files only from the folder given with kibitz serve "
+     "--policy-dir, and none was given"),
     ({"game": SMALL["underdog"], "seats": ["human", "random", "random"], "colour": 1}, "unknown field 'colour'"),
     ({"game": SMALL["underdog"], "seats": ["human", "ismcts(sims=0,seconds=15)", "random"]},
      "seat 1 (ismcts(sims=0,seconds=15)): a web table's bots search at most 10,000 simulations a move, "
@@ -279,25 +283,239 @@ def test_a_person_cannot_work_out_the_deal_from_the_seed(server):
     assert len(deals) > 1
 
 
-def test_a_policy_files_search_fallback_is_held_to_the_tables_cap(server, tmp_path):
+def test_a_policy_files_search_fallback_is_held_to_the_tables_cap(tmp_path):
     from click.testing import CliRunner
     from kibitz.commands.solve import solve
     game = SMALL["underdog"]
-    paths = {}
     for name, fallback in (("big", "ismcts(sims=20000)"), ("ok", "ismcts(sims=50)")):
-        paths[name] = tmp_path / f"{name}.json"
         result = CliRunner().invoke(solve, [game, "-a", "mccfr-os", "-n", "20", "--fallback", fallback,
-                                            "-o", str(paths[name]), "--no-progress"])
+                                            "-o", str(tmp_path / f"{name}.json"), "--no-progress"])
         assert result.exit_code == 0, result.output
-    status, reply = call(server.url, "/tables", {"game": game, "seats": ["human", f"policy({paths['big']})",
-                                                                          "random"]})
-    assert status == 400
-    assert reply["error"].startswith(f"seat 1 (policy({paths['big']})): a web table's bots search at most 10,000")
-    assert "sims=20000" in reply["error"]
-    status, reply = call(server.url, "/tables", {"game": game, "seats": ["human", f"policy({paths['ok']})",
-                                                                          "random"]})
-    assert status == 200, reply
-    # unseen=uniform replaces the file's fallback: nothing to search, so it is seated
-    status, reply = call(server.url, "/tables", {"game": game, "seats": [
-        "human", f"policy({paths['big']},unseen=uniform)", "random"]})
-    assert status == 200, reply
+    srv = Server(make_app(["random"], bot_delay=0.0, policy_dir=str(tmp_path)), port=0).start()
+    try:
+        status, reply = call(srv.url, "/tables", {"game": game, "seats": ["human", "policy(big.json)", "random"]})
+        assert status == 400
+        assert reply["error"].startswith("seat 1 (policy(big.json)): a web table's bots search at most 10,000")
+        assert "sims=20000" in reply["error"]
+        status, reply = call(srv.url, "/tables", {"game": game, "seats": ["human", "policy(ok.json)", "random"]})
+        assert status == 200, reply
+        # unseen=uniform replaces the file's fallback: nothing to search, so it is seated
+        status, reply = call(srv.url, "/tables", {"game": game, "seats": [
+            "human", "policy(big.json,unseen=uniform)", "random"]})
+        assert status == 200, reply
+    finally:
+        srv.stop()
+
+
+# ------------------------------------------------------------------ the page's short rules
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RULES_JS = ROOT / "agents" / "web" / "rules.js"
+
+
+def short_rules(markdown: str) -> list[str]:
+    """The bullets of a rules page's "## In short" section, as plain text."""
+    section = markdown.split("\n## In short\n", 1)[1].split("\n## ", 1)[0]
+    items = [" ".join(b.split()) for b in ("\n" + section).split("\n- ")[1:]]
+    return [b.replace("**", "") for b in items]
+
+
+def rules_js() -> str:
+    rules = {name: short_rules((ROOT / "docs" / "rules" / f"{name}.md").read_text()) for name in sorted(ADAPTERS)}
+    lines = [f"  {json.dumps(name)}: {json.dumps(items)}," for name, items in rules.items()]
+    return ("// The rules in short, from the \"In short\" section of each docs/rules page (written by\n"
+            "// KIBITZ_WRITE_RULES=1 pytest tests/test_table.py -k short_rules; a test keeps them equal).\n"
+            "\"use strict\";\nwindow.KIBITZ_RULES = {\n" + "\n".join(lines) + "\n};\n")
+
+
+def test_the_pages_short_rules_are_the_rules_pages():
+    if os.environ.get("KIBITZ_WRITE_RULES") == "1":
+        RULES_JS.write_text(rules_js())
+    assert RULES_JS.read_text() == rules_js(), "agents/web/rules.js is stale: rerun with KIBITZ_WRITE_RULES=1"
+    assert all(len(short_rules((ROOT / "docs" / "rules" / f"{n}.md").read_text())) >= 4 for n in ADAPTERS)
+
+
+# ------------------------------------------------------------------ records
+def play_out(url, view, rng):
+    """Plays the person's moves (drawn by ``rng``) until the game ends; the last view."""
+    while not view["over"]:
+        if view["legal"]:
+            move = view["legal"][int(rng.integers(len(view["legal"])))]["action"]
+            view = call(url, f"/tables/{view['table']}/move", {"action": move, "version": view["version"]})[1]
+        else:
+            view = call(url, f"/tables/{view['table']}")[1]
+    return view
+
+
+def test_the_record_store_keeps_games_across_a_reopen_and_exports_what_replay_reads(tmp_path):
+    from click.testing import CliRunner
+    from kibitz.agents.table_records import RecordStore
+    from kibitz.agents.tournament import read_records, replay_record
+    from kibitz.commands.replay import replay
+
+    game = pyspiel.load_game(SMALL["pub"])
+    rng = np.random.default_rng(4)
+    played = []
+    for _ in range(3):
+        *_, state = positions(game, rng, games=1)
+        played.append(state)
+    db = tmp_path / "records.sqlite"
+    store = RecordStore(str(db))
+    for i, state in enumerate(played):
+        seats = ["human", "random", "heuristic"] if i < 2 else ["random"] * 3
+        index = store.add({"game": str(game), "deal": i, "deal_seed": [], "arrangement": 0, "seats": seats,
+                           "seat_agents": [0, 1, 2], "agent_seeds": [0, 0, 0], "moves": state.history(),
+                           "returns": list(state.returns()), "person": 0 if i < 2 else None})
+        assert index == i + 1
+    with pytest.raises(ValueError, match="not a game record"):
+        store.add({"game": str(game), "moves": []})
+    store.close()
+    again = RecordStore(str(db))  # a restart
+    records = again.records()
+    assert [r["index"] for r in records] == [1, 2, 3] and [r["moves"] for r in records] == [s.history() for s in played]
+    out = tmp_path / "games.jsonl"
+    with open(out, "w") as f:
+        assert again.export(f) == 3
+    assert read_records(str(out)) == records
+    for rec in records:
+        assert list(replay_record(rec).returns()) == rec["returns"]
+    result = CliRunner().invoke(replay, [str(out), "--game", "2"])
+    assert result.exit_code == 0 and "returns: " in result.output, result.output
+    # the people's record: the two games with a person, rated as a tournament is
+    (standing,) = again.standings()
+    assert standing["games"] == 2 and [a["name"] for a in standing["agents"]][0] == "people"
+    people = standing["agents"][0]
+    assert people["games"] == 2 and people["mean_payoff"] == pytest.approx(np.mean([s.returns()[0] for s in played[:2]]))
+
+
+def test_a_db_that_is_not_the_records_is_refused(tmp_path):
+    from kibitz.agents.table_records import RecordStore, RecordsDbError
+
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes\n" * 100)
+    with pytest.raises(RecordsDbError, match="not a kibitz table records database"):
+        RecordStore(str(text))
+    assert text.read_text() == "my notes\n" * 100
+    with pytest.raises(RecordsDbError, match="a folder"):
+        RecordStore(str(tmp_path))
+
+
+def test_every_finished_game_is_committed_as_it_ends_and_survives_a_restart(tmp_path):
+    import sqlite3
+
+    db = str(tmp_path / "table.sqlite")
+    srv = Server(make_app(["random"], bot_delay=0.0, db=db), port=0).start()
+    rng = np.random.default_rng(3)
+    try:
+        status, view = call(srv.url, "/tables", {"game": SMALL["over_under"], "seats": ["human", "random"]})
+        view = play_out(srv.url, view, rng)
+        assert view["record"] == 1
+        status, watched = call(srv.url, "/tables", {"game": SMALL["pub"], "seats": ["random"] * 3})
+        assert watched["over"] and watched["record"] == 2
+        # a game still in play is not stored; the finished ones are committed already
+        status, open_table = call(srv.url, "/tables", {"game": SMALL["underdog"], "seats": ["human", "random", "random"]})
+        assert not open_table["over"]
+        with sqlite3.connect(db) as other:
+            assert other.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 2
+        status, standings = call(srv.url, "/records")
+        assert standings["games_stored"] == 2 and [g["games"] for g in standings["games"]] == [1]
+        assert standings["games"][0]["game"] == view["game"]
+    finally:
+        srv.stop()
+    srv = Server(make_app(["random"], bot_delay=0.0, db=db), port=0).start()  # a restart
+    try:
+        status, again = call(srv.url, "/records")
+        assert again == standings
+        with urllib.request.urlopen(srv.url + "/records/games.jsonl", timeout=30) as r:
+            lines = r.read().decode().splitlines()
+        records = [json.loads(line) for line in lines]
+        assert [r["index"] for r in records] == [1, 2] and records[0]["seats"] == ["human", "random"]
+        assert records[0]["person"] == 0 and records[1]["person"] is None
+        assert records[0]["returns"] == view["returns"] and records[1]["returns"] == watched["returns"]
+        # the table's own replay plays a stored game
+        status, replayed = call(srv.url, "/tables", {"replay": records[0]})
+        assert status == 200 and replayed["over"] and replayed["returns"] == view["returns"]
+    finally:
+        srv.stop()
+
+
+def test_the_view_spells_parameters_as_the_command_line_does(server):
+    status, view = call(server.url, "/tables", {"game": SMALL["doubt_and_bet"], "seats": ["human", "random"]})
+    assert "single_bet=true" in view["game"] and "True" not in view["game"]
+    assert pyspiel.load_game(view["game"]).get_parameters()["single_bet"] is True
+
+
+def test_every_legal_move_says_what_it_will_do():
+    # every move but Doubt and Bet's claims (the page's claim builder says what a claim does)
+    for name in sorted(ADAPTERS):
+        game = pyspiel.load_game(name)
+        rng = np.random.default_rng(5)
+        names = set()
+        for state in positions(game, rng, games=2, every=3):
+            if state.is_terminal() or state.is_chance_node():
+                continue
+            for m in seat_view(state, state.current_player())["legal"]:
+                names.add(m["move"].split(" ")[0])
+                assert m.get("help") or m["move"].startswith("claim "), (name, m)
+        assert names
+
+
+# ------------------------------------------------------------------ a person who is out
+def test_a_person_who_is_out_is_told_so_and_can_skip_to_the_result():
+    srv = Server(make_app(["random"], bot_delay=30.0), port=0).start()  # bots this slow never end a game here
+    game = "doubt_and_bet(players=3,chips=0,slots=2,colours=1)"
+    rng = np.random.default_rng(1)
+    try:
+        for attempt in range(40):
+            status, view = call(srv.url, "/tables", {"game": game, "seats": ["human", "random", "random"],
+                                                     "seed": attempt})
+            table = srv.app.state.tables._tables[view["table"]]
+            table.last_move = -1e18
+            while not view["over"] and not view["out"]:
+                if view["legal"]:
+                    assert call(srv.url, f"/tables/{view['table']}/skip", {})[0] == 409  # still in the game
+                    move = view["legal"][int(rng.integers(len(view["legal"])))]["action"]
+                    view = call(srv.url, f"/tables/{view['table']}/move", {"action": move})[1]
+                else:
+                    table.last_move = -1e18  # the next bot move is due now
+                    view = call(srv.url, f"/tables/{view['table']}")[1]
+            if view["out"]:
+                break
+        assert view["out"] and not view["over"] and not view["legal"], "seat 0 was never knocked out"
+        status, view = call(srv.url, f"/tables/{view['table']}/skip", {})
+        assert status == 200 and view["skipping"]
+        start = time.monotonic()
+        while not view["over"] and time.monotonic() - start < 20:
+            view = call(srv.url, f"/tables/{view['table']}")[1]
+        assert view["over"] and not view["out"]
+    finally:
+        srv.stop()
+
+
+# ------------------------------------------------------------------ agent files: the policy folder only
+def test_agent_files_come_from_the_policy_folder_and_any_other_file_gets_one_answer(tmp_path):
+    from click.testing import CliRunner
+    from kibitz.commands.solve import solve
+    game = SMALL["over_under"]
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    result = CliRunner().invoke(solve, [game, "-a", "cfr", "-n", "5", "-o", str(folder / "p.json"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    (folder / "notes.json").write_text("not json at all")
+    (tmp_path / "outside.json").write_text("{}")
+    srv = Server(make_app(["random"], bot_delay=0.0, policy_dir=str(folder)), port=0).start()
+    try:
+        status, view = call(srv.url, "/tables", {"game": game, "seats": ["human", "policy(p.json)"]})
+        assert status == 200, view
+        answers = []
+        for path in ("missing.json", "notes.json", "../outside.json", str(tmp_path / "outside.json"), "/etc/passwd",
+                     "/nonexistent/file.json"):
+            status, reply = call(srv.url, "/tables", {"game": game, "seats": ["human", f"policy({path})"]})
+            assert status == 400
+            answers.append(reply["error"].replace(path, "FILE"))
+        assert len(set(answers)) == 1, answers
+        assert answers[0] == (f"seat 1 (policy(FILE)): 'FILE' is not an agent file for "
+                              f"{pyspiel.load_game(game)} in the table's policy folder")
+        status, reply = call(srv.url, "/tables", {"game": game, "seats": ["human", "net(/etc/passwd)"]})
+        assert status == 400 and "not an agent file" in reply["error"]
+    finally:
+        srv.stop()

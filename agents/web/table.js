@@ -94,6 +94,43 @@ function showGameHelp() {
   if (!game) return;
   $("game-help").textContent = `${game.long_name}: ${game.summary} Parameters: ` +
     game.params.map((p) => `${p.name} (${p.default}; ${p.allowed})`).join(", ") + ".";
+  drawRules($("setup-rules"), game.name);
+}
+
+// the rules in short (rules.js, from docs/rules); `code` in them is a move's name
+function drawRules(box, gameName) {
+  const items = (window.KIBITZ_RULES || {})[gameName] || [];
+  box.hidden = items.length === 0;
+  box.querySelector("ul").replaceChildren(...items.map((text) =>
+    el("li", {}, ...text.split("`").map((part, i) => (i % 2 ? el("code", { text: part }) : part)))));
+}
+
+// ------------------------------------------------------------ records
+async function loadRecords() {
+  let data;
+  try { data = await api("GET", "/records"); } catch (e) { $("records").textContent = e.message; return; }
+  const box = $("records");
+  if (!data.games.length) {
+    box.replaceChildren(el("p", { class: "help", text: "No game with a person has finished here yet." }));
+    return;
+  }
+  const interval = (a) => (a.ci95_low === null ? "-" : `[${fmt2(a.ci95_low)}, ${fmt2(a.ci95_high)}]`);
+  box.replaceChildren(...data.games.map((g) => el("div", { class: "record-game" },
+    el("h3", {}, gameTitle(g.game), el("span", { class: "help", text: ` — ${g.games} game${g.games === 1 ? "" : "s"}` })),
+    el("table", { class: "records" },
+      el("thead", {}, el("tr", {}, ...["player", "games", "mean payoff", "95% interval", "rating"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, ...g.agents.map((a) => el("tr", { "data-agent": a.name, "data-games": String(a.games) },
+        el("td", { text: a.name }), el("td", { text: String(a.games) }), el("td", { text: fmt2(a.mean_payoff) }),
+        el("td", { text: interval(a) }), el("td", { text: `${fmt2(a.rating)} ± ${fmt2(a.rating_sigma)}` }))))))));
+}
+
+function fmt2(x) { return x === null || x === undefined ? "-" : (Math.round(x * 100) / 100).toFixed(2); }
+
+// a game string that wraps after its commas (and its parenthesis), never inside a parameter
+function gameTitle(text) {
+  const span = el("span", { class: "game-string" });
+  for (const part of text.split(/(?<=[,(])/)) span.append(part, el("wbr"));
+  return span;
 }
 
 async function setup() {
@@ -118,6 +155,14 @@ async function setup() {
   $("change").addEventListener("click", leave);
   $("leave").addEventListener("click", leave);
   $("view-seat").addEventListener("change", () => { viewSeat = parseInt($("view-seat").value, 10); refresh(); });
+  $("skip").addEventListener("click", skip);
+  loadRecords();
+}
+
+async function skip() {
+  $("skip").disabled = true;
+  try { show(await api("POST", `/tables/${table.table}/skip`, {})); }
+  catch (e) { $("table-error").textContent = e.message; }
 }
 
 function settingsBody() {
@@ -186,6 +231,7 @@ function leave() {
   table = null;
   $("table").hidden = true;
   $("setup").hidden = false;
+  loadRecords();
 }
 
 // ------------------------------------------------------------ the table
@@ -221,12 +267,15 @@ function name(view, s) {
 }
 
 function show(view) {
+  const ended = view.over && !(table && table.table === view.table && table.over && table.version === view.version);
   table = view;
   $("setup").hidden = true;
   $("table").hidden = false;
   const kind = view.mode === "play" ? `you are seat ${view.human}` : view.mode === "watch" ? "watching bots"
     : `replay of game ${view.replay.index}`;
-  $("table-title").textContent = `${view.game} \u2014 ${kind}, game ${view.games_played}`;
+  $("table-title").replaceChildren(gameTitle(view.game), ` \u2014 ${kind}, game ${view.games_played}`);
+  $("info-summary").textContent = view.mode === "play" ? "Your information state" : `Seat ${view.seat}'s information state`;
+  drawRules($("rules-box"), view.short_name);
   $("table").dataset.mode = view.mode;
   $("table").dataset.table = view.table;
   $("table").dataset.version = String(view.version);
@@ -243,6 +292,7 @@ function show(view) {
   drawResult(view);
   $("info").textContent = view.information_state;
   $("status").textContent = status(view);
+  if (ended && view.record) loadRecords();
   schedule();
 }
 
@@ -251,6 +301,7 @@ function status(view) {
   if (view.over) return "Game over.";
   if (view.to_move === null) return "Dealing\u2026";
   if (view.mode === "play" && view.to_move === view.human) return "Your move.";
+  if (view.mode === "play" && view.out) return "You are out.";
   const who = view.seats[view.to_move].agent;
   return view.mode === "replay" ? `Seat ${view.to_move} (${who}) moves\u2026` : `Seat ${view.to_move} (${who}) is thinking\u2026`;
 }
@@ -258,20 +309,110 @@ function status(view) {
 function drawMoves(view) {
   const box = $("moves");
   box.replaceChildren();
+  showHelp(null);
+  const out = view.mode === "play" && view.out;
+  $("skip-box").hidden = view.over || Boolean(view.error) || (view.mode === "play" && !out);
+  $("out-note").hidden = !out;
+  $("skip").disabled = view.skipping;
+  $("skip").textContent = view.skipping ? "Skipping to the result\u2026" : "Skip to the result";
   if (view.mode !== "play" || view.over || view.to_move !== view.human) return;
-  if (view.legal.length <= BUTTONS_AT_MOST) {
-    for (const m of view.legal) {
-      const b = el("button", { type: "button", class: "move", text: m.move, "data-action": String(m.action) });
-      b.addEventListener("click", () => play(m.action));
-      box.append(b);
-    }
+  if (view.board.kind === "doubt_and_bet") {
+    drawDoubtAndBet(view, box);
+  } else if (view.legal.length <= BUTTONS_AT_MOST) {
+    for (const m of view.legal) box.append(moveButton(m));
   } else {
     const select = el("select", { id: "move-select" });
-    for (const m of view.legal) select.append(el("option", { value: String(m.action), text: m.move }));
+    for (const m of view.legal) select.append(el("option", { value: String(m.action), text: m.move, title: m.help || "" }));
     const b = el("button", { type: "button", id: "play-selected", text: "Play" });
     b.addEventListener("click", () => play(parseInt(select.value, 10)));
+    const explain = () => showHelp(view.legal.find((m) => String(m.action) === select.value));
+    select.addEventListener("change", explain);
     box.append(el("label", {}, `${view.legal.length} legal moves`, select), b);
+    explain();
   }
+}
+
+// what a move will do, shown before it is made (hover, focus, or the move a builder has chosen)
+function showHelp(m) {
+  $("move-help").textContent = m && m.help ? `${m.move}: ${m.help}` : "";
+}
+
+function moveButton(m, text) {
+  const b = el("button", { type: "button", class: "move", text: text || m.move, "data-action": String(m.action),
+                           title: m.help || "" });
+  b.addEventListener("click", () => play(m.action));
+  for (const ev of ["mouseenter", "focus"]) b.addEventListener(ev, () => showHelp(m));
+  return b;
+}
+
+// ------------------------------------------------------------ Doubt and Bet
+// The claim builder and the showdown's "raise to" are built from the legal
+// moves the server sends (their names: "claim 3 red stake 2+1", "raise 3+1"):
+// each list offers only the values that some legal move has, given the
+// choices before it.
+const CLAIM = /^claim (\d+) (\w+) stake (\d+)\+(\d+)$/;
+const RAISE = /^raise (\d+)\+(\d+)$/;
+
+function drawDoubtAndBet(view, box) {
+  const claims = [], raises = [];
+  for (const m of view.legal) {
+    let g = CLAIM.exec(m.move);
+    if (g) {
+      const colour = g[2], q = +g[1], c = +g[3], s = +g[4];
+      const counts = colour === "rainbow" ? "rainbow cards only" : "rainbows count as every colour";
+      claims.push({ ...m, quantity: q, colour, chips: c, slot_chips: s,
+        help: `claim that the hands hold at least ${q} ${colour} (${counts}), staking ${c} chips and ${s} slot ` +
+              "chips; the next player raises or doubts" });
+      continue;
+    }
+    g = RAISE.exec(m.move);
+    if (g) { raises.push({ ...m, value: +g[1] + +g[2], split: `${g[1]}+${g[2]}` }); continue; }
+    box.append(moveButton(m, m.move === "fold" ? "Fold" : m.move.startsWith("call") ? `Call ${m.move.slice(5)}` : m.move));
+  }
+  if (claims.length) {
+    box.append(builder("claim", claims, [
+      ["quantity", "Quantity", (v) => `at least ${v}`], ["colour", "Colour", String],
+      ["chips", "Stake: chips", String], ["slot_chips", "slot chips", String]], "Claim"));
+  }
+  if (raises.length) {
+    box.append(builder("raise", raises, [
+      ["value", "Raise to", String], ["split", "paid as (chips + slot chips)", String]], "Raise"));
+  }
+}
+
+// chained lists over `items`: each offers the values of the items that match the choices before it
+function builder(name, items, fields, label) {
+  const form = el("fieldset", { class: "builder", id: `${name}-builder` });
+  const selects = fields.map(([key, caption]) => {
+    const select = el("select", { id: `${name}-${key.replace("_", "-")}` });
+    form.append(el("label", {}, caption, select));
+    return select;
+  });
+  const button = el("button", { type: "button", class: "move", id: `${name}-button`, text: label });
+  form.append(button);
+  let chosen = null;
+  const update = (from) => {
+    let match = items;
+    fields.forEach(([key, , show], i) => {
+      const select = selects[i];
+      if (i >= from) {
+        const keep = select.value;
+        const values = [...new Set(match.map((m) => String(m[key])))];
+        if (values.every((v) => /^\d+$/.test(v))) values.sort((x, y) => x - y);
+        select.replaceChildren(...values.map((v) => el("option", { value: v, text: show(v) })));
+        select.value = values.includes(keep) ? keep : values[0];
+      }
+      match = match.filter((m) => String(m[key]) === select.value);
+    });
+    chosen = match[0];
+    button.dataset.action = String(chosen.action);
+    button.title = chosen.help || "";
+    showHelp(chosen);
+  };
+  selects.forEach((select, i) => select.addEventListener("change", () => update(i + 1)));
+  button.addEventListener("click", () => play(chosen.action));
+  update(0);
+  return form;
 }
 
 function drawLog(view) {

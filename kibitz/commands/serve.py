@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kibitz.agents.table_records import RecordsDbError, default_path
 from kibitz.agents.web_app import Server, make_app
 
 
@@ -21,8 +22,15 @@ from kibitz.agents.web_app import Server, make_app
               help="Web tables kept at once (the least recently used is closed first).")
 @click.option("--table-idle", type=click.FloatRange(1, None), default=1800, show_default=True,
               help="Seconds after which an unused web table is closed.")
+@click.option("--db", default=default_path, show_default="$XDG_DATA_HOME/kibitz/table-records.sqlite, or "
+              "~/.local/share/kibitz/table-records.sqlite", type=click.Path(dir_okay=False),
+              help="SQLite file that keeps every finished web-table game (made if missing; ':memory:' keeps "
+                   "them until the server stops).")
+@click.option("--policy-dir", type=click.Path(exists=True, file_okay=False),
+              help="Folder whose agent files a web table may seat as policy(FILE) or net(FILE), FILE relative "
+                   "to it (default: none; the --agent specs are always seated).")
 @click.option("--log", is_flag=True, help="Log every request to stderr.")
-def serve(specs, host, port, bot_delay, max_tables, table_idle, log):
+def serve(specs, host, port, bot_delay, max_tables, table_idle, db, policy_dir, log):
     """Serve agents over HTTP (POST /act, GET /agents, GET /health,
     GET /openapi.json) and the web table at / (play the bots in a browser).
 
@@ -34,7 +42,9 @@ def serve(specs, host, port, bot_delay, max_tables, table_idle, log):
     loopback = host in ("127.0.0.1", "localhost", "::1")
     try:
         app = make_app(specs, bot_delay=bot_delay, max_tables=max_tables, table_idle=table_idle,
-                       loopback_only=loopback)
+                       loopback_only=loopback, db=db, policy_dir=policy_dir)
+    except RecordsDbError as e:
+        raise click.BadParameter(str(e), param_hint="--db") from None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--agent") from None
     try:
