@@ -103,6 +103,28 @@ def document(version: str) -> dict:
                     "type": "object", "additionalProperties": False,
                     "properties": {"seed": {"type": "integer", "minimum": 0}}}}}},
                 "responses": {"200": _json(_ref("SeatView"), "the new game"), **_ERRORS}}},
+            "/tables/{id}/skip": {"post": {
+                "summary": "the bots play on without their delay (a watch or replay table, or a person who is "
+                           "out; otherwise 409)", "parameters": table_id,
+                "requestBody": {"content": {"application/json": {"schema": {
+                    "type": "object", "additionalProperties": False, "properties": {}}}}},
+                "responses": {"200": _json(_ref("SeatView"), "the table, skipping"), **_ERRORS}}},
+            "/records": {"get": {
+                "summary": "each bot's record against people at this server's tables, per game string",
+                "responses": {"200": _json({"type": "object", "properties": {
+                    "games_stored": {"type": "integer"},
+                    "games": {"type": "array", "items": {"type": "object", "properties": {
+                        "game": {"type": "string"}, "games": {"type": "integer"},
+                        "agents": {"type": "array", "items": {"type": "object", "properties": {
+                            "name": {"type": "string"}, "games": {"type": "integer"},
+                            "mean_payoff": {"type": ["number", "null"]}, "ci95_low": {"type": ["number", "null"]},
+                            "ci95_high": {"type": ["number", "null"]}, "rating": {"type": "number"},
+                            "rating_sigma": {"type": "number"}}}}}}}}}, "the records"), **_ERRORS}}},
+            "/records/games.jsonl": {"get": {
+                "summary": "every game finished at this server's tables, one games.jsonl record a line",
+                "responses": {"200": {"description": "a games.jsonl file",
+                                      "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+                              **_ERRORS}}},
         },
         "components": {"schemas": {
             "Error": {"type": "object", "required": ["error", "status"],
