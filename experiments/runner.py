@@ -36,7 +36,8 @@ Kinds:
     training steps and seconds, on each game, beside the uniform policy's;
     only the training steps are timed. Keys: ``games``, ``seconds`` (the
     training time per game), ``points`` (evaluations, spread evenly over
-    the time), ``seed``.
+    the time), ``seed``. Each point is kept as it ends: after Ctrl-C or
+    SIGTERM, running the spec again continues from the last one.
 
 ``ismcts_match``
     IS-MCTS strength matches (``experiments.ismcts_strength``): each table
@@ -442,32 +443,54 @@ def _plot_mccfr_convergence(records, out: Path):
 
 # -------------------------------------------------------------------- training
 def run_training(spec: dict, out: Path, log=print) -> list[dict]:
-    from kibitz.games import load_game
-    from kibitz.solvers.train import MMDTrainer, TreeProbe
-    from kibitz.solvers.tree import compile_tree
+    """The training curve of each game; each point is kept as it ends.
+
+    After each point the trainer's state and the game's points so far go
+    into ``training_GAME.ckpt.npz`` (``solvers.driver`` checkpoints, their
+    meta naming the game, ``seconds``, ``points`` and ``seed``) and
+    ``training.csv`` is rewritten, so that a run stopped by Ctrl-C or
+    SIGTERM keeps every finished point (:class:`Interrupted`), and the same
+    command continues from the last one: a game whose points are all kept
+    is not trained again, one stopped part-way resumes with the trainer and
+    the training seconds of its last point. A checkpoint made with other
+    settings is refused (ValueError)."""
+    from kibitz.solvers.driver import checkpoint_meta, save_checkpoint
 
     seconds = float(spec.get("seconds", 120))
     points = int(spec.get("points", 12))
     seed = int(spec.get("seed", 0))
     records = []
     for game_string in spec["games"]:
-        game = load_game(game_string)
-        probe = TreeProbe(game, compile_tree(game))
-        uniform = probe.uniform_nash_conv()
-        trainer = MMDTrainer(game, seed=seed)
-        records.append({"game": game_string, "steps": 0, "seconds": 0.0, "nash_conv": uniform,
-                        "uniform": uniform})
-        spent = 0.0
-        for k in range(1, points + 1):
-            t0 = time.perf_counter()
-            while spent + (time.perf_counter() - t0) < seconds * k / points:
-                trainer.iterate()
-            spent += time.perf_counter() - t0
-            nc = probe.nash_conv(trainer.policy_params())
-            records.append({"game": game_string, "steps": trainer.iteration, "seconds": spent, "nash_conv": nc,
-                            "uniform": uniform})
-            log(f"    {game_string:<50} {trainer.iteration:>7} steps  {spent:7.1f} s  NashConv {nc:.4g} "
-                f"({nc / uniform:.3f} of uniform)")
+        path = out / f"training_{_slug(game_string)}.ckpt.npz"
+        meta = checkpoint_meta(game_string, "mmd", {"seconds": seconds, "points": points, "seed": seed})
+        rows = _kept_points(path, meta)
+        if len(rows) == points + 1:
+            log(f"    {game_string:<50} all {points} points kept in {path}")
+            records += rows
+            continue
+        trainer, probe, spent = _training_start(game_string, seed, path, meta, rows)
+        uniform = rows[0]["uniform"] if rows else probe.uniform_nash_conv()
+        if not rows:
+            rows.append({"game": game_string, "steps": 0, "seconds": 0.0, "nash_conv": uniform,
+                         "uniform": uniform})
+        try:
+            for k in range(len(rows), points + 1):
+                t0 = time.perf_counter()
+                while spent + (time.perf_counter() - t0) < seconds * k / points:
+                    trainer.iterate()
+                spent += time.perf_counter() - t0
+                nc = probe.nash_conv(trainer.policy_params())
+                row = {"game": game_string, "steps": trainer.iteration, "seconds": spent, "nash_conv": nc,
+                       "uniform": uniform}
+                save_checkpoint(path, trainer, {**meta, "rows": rows + [row]}, spent)
+                rows.append(row)
+                write_csv(out / "training.csv", records + rows)
+                log(f"    {game_string:<50} {trainer.iteration:>7} steps  {spent:7.1f} s  NashConv {nc:.4g} "
+                    f"({nc / uniform:.3f} of uniform)")
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted: {len(rows) - 1} of {points} points of {game_string} finished "
+                              f"(kept in {path}); run the same command again to continue") from None
+        records += rows
     write_csv(out / "training.csv", records)
     _plot_training(records, out)
     lines = ["| game | steps | seconds | NashConv | uniform | ratio |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -477,6 +500,38 @@ def run_training(spec: dict, out: Path, log=print) -> list[dict]:
                      f"{last['uniform']:.4f} | {last['nash_conv'] / last['uniform']:.3f} |")
     (out / "table.md").write_text("\n".join(lines) + "\n")
     return records
+
+
+def _kept_points(path: Path, meta: dict) -> list[dict]:
+    """The points of an earlier run kept in the checkpoint ``path`` (none
+    without one); ValueError when it was made with other settings."""
+    from kibitz.solvers.driver import read_checkpoint
+
+    if not path.exists():
+        return []
+    info, _ = read_checkpoint(path)  # CheckpointError (a ValueError) names a damaged file
+    theirs = {**{k: v for k, v in info.items() if k != "settings"}, **(info.get("settings") or {})}
+    for key, want in {**{k: v for k, v in meta.items() if k != "settings"}, **meta["settings"]}.items():
+        if theirs.get(key) != want:
+            raise ValueError(f"{path} holds the points of a run with {key} = {theirs.get(key)!r}, not "
+                             f"{want!r}; the points of an earlier run of this experiment are continued only "
+                             "with its settings: give another --out, or those settings")
+    return list(info.get("rows", []))
+
+
+def _training_start(game_string: str, seed: int, path: Path, meta: dict, rows: list[dict]):
+    """``(trainer, probe, training seconds)`` for a game: a new trainer, or,
+    when ``rows`` were kept, the trainer of the last of them."""
+    from kibitz.games import load_game
+    from kibitz.solvers.driver import load_checkpoint
+    from kibitz.solvers.train import MMDTrainer, TreeProbe
+    from kibitz.solvers.tree import compile_tree
+
+    game = load_game(game_string)
+    probe = TreeProbe(game, compile_tree(game))
+    trainer = MMDTrainer(game, seed=seed)
+    spent = load_checkpoint(path, trainer, meta) if rows else 0.0
+    return trainer, probe, spent
 
 
 #: where a NashConv of 0 is drawn on the training plot's log scale
@@ -567,6 +622,15 @@ def _plot_strength(records, out: Path):
 
 
 # ---------------------------------------------------------------- ismcts_match
+def _match_worker_init():
+    """A match's worker ignores SIGINT (the run stops its pool) and dies at
+    once on SIGTERM (``Pool.terminate``), whatever handlers it inherited."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _play_logged(args, log_path: Path) -> bool:
     """Plays one match with its output in ``log_path``; False if it failed."""
     import contextlib
@@ -641,8 +705,6 @@ def _ray_matches(selected: dict, out: Path, address, log, every: float = 30.0) -
 def run_ismcts_match(spec: dict, out: Path, log=print, ray: dict | None = None) -> list[str]:
     """Plays (or resumes) the spec's matches; returns the names of those that
     failed. ``ray`` ({"address": ...}) plays their games on Ray, ``jobs`` unused."""
-    from concurrent.futures import ProcessPoolExecutor
-
     from kibitz.experiments.ismcts_strength import OPTIONS, match_from_options, table_lines
 
     common = {k: v for k, v in spec.items() if k in OPTIONS}
@@ -664,17 +726,28 @@ def run_ismcts_match(spec: dict, out: Path, log=print, ray: dict | None = None) 
 
     # forked workers are cheapest, but not from a process that has imported JAX (its threads)
     method = "spawn" if "jax" in sys.modules else None
-    with ProcessPoolExecutor(max_workers=int(spec.get("jobs", 1)),
-                             mp_context=multiprocessing.get_context(method)) as pool:
-        running = {name: pool.submit(_play_logged, args, out / "logs" / f"{name}.log")
+    pool = multiprocessing.get_context(method).Pool(int(spec.get("jobs", 1)), initializer=_match_worker_init)
+    ended = False
+    try:
+        running = {name: pool.apply_async(_play_logged, (args, out / "logs" / f"{name}.log"))
                    for name, args in selected.items()}
-        for name, future in running.items():
-            if future.result():
+        for name, result in running.items():
+            if result.get():
                 log(f"  done   {name}")
             else:
                 failed.append(name)
                 log(f"  FAILED {name}: {_last_line(out / 'logs' / f'{name}.log')} "
                     f"(log: {out / 'logs' / name}.log)")
+        ended = True
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every game that ended is in its match's CSV
+        raise Interrupted(f"interrupted: the games that ended are kept in the matches' CSVs in {out}; "
+                          "run the same command again to continue") from None
+    finally:
+        if ended:
+            pool.close()
+        else:  # the matches in play stop here
+            pool.terminate()
+        pool.join()
     paths = [out / f"{name}.csv" for name in sorted(matches) if (out / f"{name}.csv").exists()]
     (out / "table.md").write_text("\n".join(table_lines(paths)) + "\n")
     return failed

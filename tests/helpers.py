@@ -1,6 +1,7 @@
 """Helpers shared by the game tests, and an HTTP call for the server tests."""
 
 import json
+import os
 import urllib.error
 import urllib.request
 
@@ -74,3 +75,42 @@ def data_shards(folder):
         with np.load(path) as z:
             out[(lo, hi)] = {k: z[k] for k in z}
     return out
+
+
+def live_processes_of_group(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that are not zombies (Linux /proc):
+    what a command started in a session of its own left running."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                alive.append(int(entry))
+    return alive
+
+
+def left_behind(proc, wait: float = 10.0) -> list[int]:
+    """The processes of ``proc``'s session (started with
+    ``start_new_session=True``) still alive ``wait`` seconds at most after
+    it ended."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while live_processes_of_group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return live_processes_of_group(proc.pid)
+
+
+def kill_session(proc) -> None:
+    """Kills every process of ``proc``'s session (a test's clean-up) and reaps ``proc``."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

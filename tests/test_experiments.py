@@ -87,6 +87,58 @@ uct_c = 0.05
     assert (out / "table.md").read_text() == "\n".join(lines) + "\n"
 
 
+def test_ismcts_match_run_stops_on_sigterm_keeps_the_games_and_leaves_no_worker(tmp_path):
+    """SIGTERM to ``kibitz experiment run`` of two matches played at once
+    (jobs = 2): exit 143, one line, no traceback, every game that ended kept
+    in its CSV, no worker left (they were left playing their matches)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import kill_session, left_behind
+
+    (tmp_path / "spec.toml").write_text(f'''
+kind = "ismcts_match"
+sims = 50
+games = 2000
+jobs = 2
+
+[[matches]]
+name = "a"
+game = "{SMALL_UD}"
+opponent = "random"
+
+[[matches]]
+name = "b"
+game = "{SMALL_UD}"
+opponent = "heuristic"
+''')
+    out = tmp_path / "out"
+    with open(tmp_path / "log", "w") as f:
+        proc = subprocess.Popen([sys.executable, "-c", "from kibitz.cli import main; main()", "experiment", "run",
+                                 str(tmp_path), "--out", str(out)], stdin=subprocess.DEVNULL, stdout=f,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if all((out / f"{m}.csv").exists() and len((out / f"{m}.csv").read_text().splitlines()) >= 2
+                   for m in "ab"):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert left_behind(proc) == [], "a match's worker outlived the run"
+    finally:
+        kill_session(proc)
+    text = (tmp_path / "log").read_text()
+    assert proc.returncode == 143 and text.count("interrupted:") == 1 and "Traceback" not in text, text
+    for m in "ab":
+        rows = list(csv.DictReader(open(out / f"{m}.csv")))
+        assert 1 <= len(rows) < 2000 and len({r["index"] for r in rows}) == len(rows)
+
+
 def test_ismcts_match_spec_refuses_unknown_options_and_names(tmp_path):
     spec = {"kind": "ismcts_match", "matches": [{"name": "a", "game": "underdog", "opponent": "random",
                                                  "simulations": 5}]}
@@ -143,15 +195,59 @@ def test_mccfr_convergence_experiment_writes_results_and_nashconv_falls(tmp_path
     assert "| `kuhn_poker` | es | 300 |" in (out / "table.md").read_text()
 
 
-def test_training_experiment_writes_the_curve_and_nashconv_falls(tmp_path):
-    # 6 s: the first step compiles the JAX functions, 2-3 s on a loaded 2-core machine
-    out = runner.run(ROOT / "experiments" / "training", out=tmp_path, log=lambda *_: None,
-                     overrides={"games": ["kuhn_poker"], "seconds": 6, "points": 2})
+class _Clock:
+    """A ``time`` for the runner whose perf_counter moves 1/16 s a call
+    (exact in binary): each point of a training curve gets the same steps
+    whatever the load."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        self.now += 1 / 16
+        return self.now
+
+
+def test_training_experiment_keeps_each_point_on_ctrl_c_resumes_and_nashconv_falls(tmp_path, monkeypatch):
+    """Ctrl-C after the first of three points keeps it (training.csv and the
+    game's checkpoint); the same command continues from it to the curve of
+    an uninterrupted run, and the curve falls."""
+    from kibitz.solvers.train import TreeProbe
+
+    spec = ROOT / "experiments" / "training"
+    settings = {"games": ["kuhn_poker"], "seconds": 3, "points": 3}
+    monkeypatch.setattr(runner, "time", _Clock())
+    whole = runner.run(spec, out=tmp_path / "whole", log=lambda *_: None, overrides=settings)
+    real, calls = TreeProbe.nash_conv, []
+
+    def stop_at_the_second_point(self, params):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, params)
+
+    monkeypatch.setattr(TreeProbe, "nash_conv", stop_at_the_second_point)
+    out = tmp_path / "out"
+    with pytest.raises(runner.Interrupted, match="1 of 3 points of kuhn_poker finished .* run the same command"):
+        runner.run(spec, out=out, log=lambda *_: None, overrides=settings)
+    kept = (out / "training.csv").read_text()
+    monkeypatch.setattr(TreeProbe, "nash_conv", real)
+    with pytest.raises(ValueError, match="seed = 0, not 1.* give another --out, or those settings"):
+        runner.run(spec, out=out, log=lambda *_: None, overrides={**settings, "seed": 1})
+    runner.run(spec, out=out, log=lambda *_: None, overrides=settings)
+    assert (out / "training.csv").read_text() == (whole / "training.csv").read_text()
+    assert (out / "training.csv").read_text().startswith(kept) and len(kept.splitlines()) == 3
     rows = list(csv.DictReader((out / "training.csv").open()))
-    assert [int(r["steps"]) for r in rows][0] == 0 and int(rows[-1]["steps"]) > int(rows[1]["steps"]) > 0
+    steps = [int(r["steps"]) for r in rows]
+    assert steps[0] == 0 and steps == sorted(set(steps)) and float(rows[-1]["seconds"]) >= 3
     assert float(rows[0]["nash_conv"]) == pytest.approx(11 / 12)  # uniform Kuhn
     assert float(rows[-1]["nash_conv"]) < 0.8 * 11 / 12  # learning (the curve in docs/results/training)
     assert (out / "training.png").stat().st_size > 1000 and "| `kuhn_poker` |" in (out / "table.md").read_text()
+    # once complete, the same command again trains nothing and writes the same table
+    table = (out / "table.md").read_text()
+    monkeypatch.setattr("kibitz.solvers.train.MMDTrainer.iterate", lambda self: pytest.fail("trained again"))
+    runner.run(spec, out=out, log=lambda *_: None, overrides=settings)
+    assert (out / "table.md").read_text() == table
 
 
 def test_strength_experiment_writes_results(tmp_path):

@@ -15,6 +15,7 @@ from kibitz.agents.tournament import DealChance, arrangements, compute_results, 
 from kibitz.commands.replay import replay
 from kibitz.commands.tournament import tournament
 from conftest import stop_tournament_at
+from helpers import kill_session, left_behind
 
 SMALL = "underdog(players=3,cards=5,bank=2)"
 
@@ -190,31 +191,12 @@ def _slow_tournament(out, log, ignore_sigint: bool):
                                 start_new_session=True)
 
 
-def _live_processes_of_group(pgid: int) -> list[int]:
-    """The processes of group ``pgid`` that are not zombies (Linux /proc)."""
-    import os
-
-    alive = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                alive.append(int(entry))
-    return alive
-
-
 def _stop_after_two_games(proc, out, signals) -> int:
     """Waits for two games in ``out``/games.jsonl (4 minutes at most, on a
     loaded machine), sends ``signals`` (a list of (send, signal)), waits
     for the CLI (60 s at most) and for every process of its group to end;
-    returns the games seen before the signal. On a failure the group is
-    killed."""
-    import os
-    import signal
+    returns the games seen before the signal. Whatever is left of its
+    session at the end is killed."""
     import subprocess
     import time
 
@@ -233,17 +215,10 @@ def _stop_after_two_games(proc, out, signals) -> int:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             pytest.fail("the CLI did not end within 60 s of the signal")
-        deadline = time.monotonic() + 10
-        while _live_processes_of_group(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _live_processes_of_group(proc.pid) == [], "a worker outlived the CLI"
+        assert left_behind(proc) == [], "a worker outlived the CLI"
         return seen
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        kill_session(proc)
 
 
 def _kept_games(out, seen) -> list[dict]:
