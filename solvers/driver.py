@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import os
 import signal
+import sys
 import time
 import zipfile
 import zlib
@@ -30,7 +33,29 @@ from kibitz.solvers._io import MAX_BYTES_VARIABLE, FileReadError, atomic_write, 
 
 #: why :func:`run_solver` stopped -> the phrase a summary prints
 STOPPED = {"iterations": "reached the iteration count", "time": "time limit",
-           "target": "target NashConv reached"}
+           "target": "target NashConv reached", "memory": "memory limit"}
+#: seconds between two readings of the resident memory between iterations
+MEMORY_POLL = 0.25
+
+
+def resident_bytes() -> int:
+    """This process's resident memory in bytes (Linux ``/proc/self/statm``;
+    elsewhere the peak that ``getrusage`` reports)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def physical_memory() -> int | None:
+    """The machine's memory in bytes, or None where it cannot be read."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class CheckpointMismatch(ValueError):
@@ -144,9 +169,19 @@ def stop_on_signals():
 
 def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eval_every=0,
                checkpoint=None, checkpoint_every=60.0, meta=None, seconds_before=0.0,
-               stop_flag=None, progress=True, evaluate=None, postfix=None, desc="solve", unit="it"):
+               stop_flag=None, progress=True, evaluate=None, postfix=None, desc="solve", unit="it",
+               max_memory=None, finish=None):
     """The solve loop. Returns ``(reason, seconds, last_nash_conv)``; reason is
-    ``"iterations"``, ``"time"``, ``"target"`` or ``"interrupted"``.
+    ``"iterations"``, ``"time"``, ``"target"``, ``"memory"`` or ``"interrupted"``.
+
+    ``max_memory`` (bytes) stops the run once the process's resident memory
+    reaches it. A solver whose ``abandons_iterations`` is true takes the stop
+    test into its iterations (``iterate(should_stop)``, see
+    ``solvers.mccfr.MCCFR.iterate``): a signal, the time limit or the memory
+    limit then stop it within an iteration, which it undoes, instead of
+    after it. ``finish(solver)``, when given, estimates the seconds that
+    writing the results will take once the loop ends; the time limit then
+    stops the loop that much earlier, so that the whole run keeps to it.
 
     ``stop_flag`` is a dict whose ``"signal"`` entry becomes truthy to stop
     (see :func:`stop_on_signals`); ``evaluate(solver)`` returns the NashConv
@@ -158,18 +193,50 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
 
     stop_flag = stop_flag if stop_flag is not None else {"signal": None}
     t0 = time.perf_counter()
-    last_ckpt = t0
+    last_ckpt = last_memory = t0
     last_nc = None
     reason = "iterations"
+    reserve = {"seconds": 0.0, "at": -math.inf}
+
+    def out_of_time(now):
+        if time_limit is None:
+            return False
+        if finish is not None and now - reserve["at"] >= 1.0:
+            reserve["seconds"], reserve["at"] = finish(solver), now
+        return now - t0 + reserve["seconds"] >= time_limit
+
+    shown = {"at": t0}
+
+    def should_stop():
+        now = time.perf_counter()
+        if now - shown["at"] >= 0.5:  # a long iteration shows that it walks on
+            shown["at"] = now
+            bar.set_postfix_str(f"{solver.decisions:,} decision nodes walked", refresh=True)
+        if stop_flag.get("signal"):
+            return "interrupted"
+        if out_of_time(now):
+            return "time"
+        if max_memory is not None and resident_bytes() >= max_memory:
+            return "memory"
+        return None
+
+    abandons = getattr(solver, "abandons_iterations", False)
     bar = tqdm(total=iterations, initial=solver.iteration, unit=unit, dynamic_ncols=True,
-               disable=None if progress else True, desc=desc)
+               disable=None if progress else True, desc=desc, mininterval=0.2)
+    bar.refresh()  # shown from the start, before the first iteration ends
     try:
         while solver.iteration < iterations:
             if stop_flag.get("signal"):
                 reason = "interrupted"
                 break
             before = solver.iteration
-            solver.iterate()
+            if abandons:
+                why = solver.iterate(should_stop)
+                if why:
+                    reason = why
+                    break
+            else:
+                solver.iterate()
             bar.update(solver.iteration - before)  # a batch of a Ray solver counts several
             if postfix is not None:
                 bar.set_postfix(postfix(solver), refresh=False)
@@ -180,9 +247,14 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
                 if target_nashconv is not None and last_nc <= target_nashconv:
                     reason = "target"
                     break
-            if time_limit is not None and now - t0 >= time_limit:
+            if out_of_time(now):
                 reason = "time"
                 break
+            if max_memory is not None and now - last_memory >= MEMORY_POLL:
+                last_memory = now
+                if resident_bytes() >= max_memory:
+                    reason = "memory"
+                    break
             if checkpoint is not None and now - last_ckpt >= checkpoint_every:
                 save_checkpoint(checkpoint, solver, meta, seconds_before + now - t0)
                 last_ckpt = time.perf_counter()

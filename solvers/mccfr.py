@@ -38,6 +38,16 @@ alike) or the spec of an agent (``"heuristic"``, ``"random"``, ...) that plays
 those states; it is stored with the policy. The solver only records it:
 :class:`PolicyPlayer` is handed the agents that play the unseen states.
 
+External sampling walks every move of the traverser, so the cost of one
+iteration grows with the product of the traverser's branching along a path:
+astronomically many states in most games at their default sizes.
+:func:`estimate_es_states` estimates it before a run (Knuth's estimator of
+a tree's size on sampled paths), so that a caller can refuse what external
+sampling cannot afford. An iteration can be abandoned part-way
+(:meth:`MCCFR.iterate` with ``should_stop``): its updates are undone and the
+generator put back, so that the solver is exactly where the previous
+iteration left it and a checkpoint taken then resumes exactly.
+
 Randomness is passed in: a ``numpy.random.Generator`` seeds the inner
 Mersenne Twister (``random.Random``, one C call per draw) when the solver is
 made, so the same seed gives the same tables; the inner generator's state is
@@ -47,9 +57,12 @@ part of a checkpoint, so a resumed run continues the same sequence.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import math
 import random
 import sys
+import time
 
 import numpy as np
 import pyspiel
@@ -65,6 +78,93 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 SAMPLINGS = ("es", "os")
 #: share of forced decisions above which legal actions are asked before the key
 FORCED_SHARE = 0.2
+#: an external-sampling iteration is undone when abandoned if the last one
+#: walked at least this many decisions (shorter ones simply finish)
+JOURNAL_DECISIONS = 1000
+#: decisions between two calls of ``should_stop`` inside an iteration (a
+#: decision costs tens to hundreds of microseconds through the pyspiel API)
+STOP_POLL = 64
+#: sampled paths per traverser of :func:`estimate_es_states`
+ES_PROBES = 64
+#: table entries whose JSON is timed by :meth:`MCCFR.finish_seconds`, and the
+#: measured ratio of writing the checkpoint and the policy file to that JSON
+FINISH_SAMPLE = 256
+FINISH_FACTOR = 4.0
+#: the most decision nodes an external-sampling iteration may walk by
+#: :func:`estimate_es_states` for ``kibitz solve`` to run it (seconds an
+#: iteration at this machine's rates of tens of thousands of nodes a second)
+ES_MAX_STATES = 200_000
+
+
+class IterationAbandoned(Exception):
+    """Raised inside an iteration when ``should_stop`` answers; carries its answer."""
+
+    def __init__(self, why):
+        super().__init__(why)
+        self.why = why
+
+
+def _knuth(game, rand, probes: int, branching, give_up_above: float, whole_tree: bool) -> float:
+    """Knuth's estimate of the size of a traversal ("Estimating the efficiency
+    of backtrack programs", Math. Comp. 1975): along a sampled path each node
+    counts the product of the numbers of moves walked at the nodes above it,
+    which is how many copies of it the traversal meets; the mean over
+    ``probes`` paths is an unbiased estimate of the number of nodes.
+    ``branching(player)`` says whether the traversal walks every move of
+    that player (then the path draws one uniformly); the others' moves are
+    drawn uniformly too, and chance by its probabilities, except that with
+    ``whole_tree`` chance branches (uniformly drawn) and every node counts,
+    not only decisions. Stops early, with the mean so far, above ``give_up_above``."""
+    summed = 0.0
+    for done in range(1, probes + 1):
+        state = game.new_initial_state()
+        weight = 1.0
+        while True:
+            if whole_tree:
+                summed += weight
+            if state.is_terminal():
+                break
+            if state.is_chance_node():
+                if whole_tree:
+                    outcomes = state.chance_outcomes()
+                    weight *= len(outcomes)
+                    state.apply_action(outcomes[int(rand() * len(outcomes))][0])
+                else:
+                    state.apply_action(_sample_chance(state, rand))
+                continue
+            if not whole_tree:
+                summed += weight
+            legal = state.legal_actions()
+            if branching(state.current_player()):
+                weight *= len(legal)
+            state.apply_action(legal[int(rand() * len(legal))])
+        if summed / done > give_up_above:
+            return summed / done
+    return summed / probes
+
+
+def estimate_es_states(game, seed: int = 0, probes: int = ES_PROBES, give_up_above: float = math.inf) -> float:
+    """The expected number of decision nodes that one external-sampling
+    iteration (one traversal per player) walks, estimated by Knuth's
+    estimator on ``probes`` sampled paths per traverser (see :func:`_knuth`):
+    the traverser's moves branch, chance and the others are sampled, the
+    others uniformly, as every regret-matching strategy plays before its
+    first update. Draws come from a generator of their own (``seed``), so an
+    estimate never changes a solver's stream. Probing stops early, with the
+    estimate so far, once it exceeds ``give_up_above``."""
+    rand = random.Random(int(seed)).random
+    total = 0.0
+    for traverser in range(game.num_players()):
+        total += _knuth(game, rand, probes, lambda p, t=traverser: p == t, give_up_above - total, False)
+        if total > give_up_above:
+            break
+    return total
+
+
+def estimate_tree_nodes(game, seed: int = 0, probes: int = ES_PROBES, give_up_above: float = math.inf) -> float:
+    """The number of nodes of the whole game tree (chance and terminal
+    nodes included), by Knuth's estimator on ``probes`` paths (:func:`_knuth`)."""
+    return _knuth(game, random.Random(int(seed)).random, probes, lambda p: True, give_up_above, True)
 
 
 def regret_matching(regrets):
@@ -88,6 +188,9 @@ class MCCFR:
       fallback: behaviour on information states the policy never visited:
         ``"uniform"`` or an agent spec; recorded with the policy.
     """
+
+    #: the solve driver may hand :meth:`iterate` a stop test (solvers/driver.py)
+    abandons_iterations = True
 
     def __init__(self, game, rng: np.random.Generator, sampling: str = "es", epsilon: float = 0.6,
                  fallback: str = "uniform"):
@@ -118,6 +221,17 @@ class MCCFR:
         self._legal_first = False
         #: iterations done
         self.iteration = 0
+        # decisions of the last iteration (None: none yet in this process);
+        # the journal of the iteration in progress ({key: (regrets, avg)
+        # before it, or None for an entry it made}) and its stop test
+        self._last_decisions = None
+        self._undo = None
+        self._should_stop = None
+        self._walked = 0
+        #: decisions walked by the last iteration abandoned (0: none was), and
+        #: the iterations this object finished (a restored count not included)
+        self.abandoned_decisions = 0
+        self.finished = 0
         self._random = random.Random(int(rng.integers(2**63)))
         need = 4 * game.max_game_length() + 100
         if sys.getrecursionlimit() < need:
@@ -129,16 +243,77 @@ class MCCFR:
         self._random = random.Random(int(seed))
 
     # -------------------------------------------------------------- iterate
-    def iterate(self):
-        """One iteration: one traversal per player."""
+    def iterate(self, should_stop=None):
+        """One iteration: one traversal per player. Returns None when it ends.
+
+        ``should_stop()``, when given, is asked every :data:`STOP_POLL`
+        decisions of an external-sampling iteration that may be long (the
+        last one walked :data:`JOURNAL_DECISIONS` decisions or more, or none
+        ran yet in this process); a truthy answer abandons the iteration:
+        its updates are undone, the generator is put back, and the answer is
+        returned. Any exception raised inside such an iteration (a
+        MemoryError, a KeyboardInterrupt) undoes it the same way before it
+        propagates. Outcome-sampling iterations (one path per player) and
+        short ones always finish.
+        """
         self._legal_first = self.forced_decisions > FORCED_SHARE * self.decisions
-        for player in range(self.num_players):
-            state = self.game.new_initial_state()
-            if self.sampling == "es":
-                self._external(state, player)
-            else:
-                self._outcome(state, player)
+        journal = (should_stop is not None and self.sampling == "es"
+                   and (self._last_decisions is None or self._last_decisions >= JOURNAL_DECISIONS))
+        start = self.decisions
+        if journal:
+            saved = (self._random.getstate(), self.decisions, self.forced_decisions)
+            self._undo = {}
+            self._should_stop = should_stop
+        try:
+            for player in range(self.num_players):
+                state = self.game.new_initial_state()
+                if self.sampling == "es":
+                    self._external(state, player)
+                else:
+                    self._outcome(state, player)
+        except BaseException as e:
+            if not journal:
+                raise
+            self._roll_back(saved)
+            self.abandoned_decisions = self._walked
+            if isinstance(e, IterationAbandoned):
+                return e.why
+            raise
+        finally:
+            self._undo = None
+            self._should_stop = None
+        self._last_decisions = self.decisions - start
         self.iteration += 1
+        self.finished += 1
+        return None
+
+    def finish_seconds(self) -> float:
+        """About how long writing this table's checkpoint and policy file
+        takes: the JSON of about :data:`FINISH_SAMPLE` entries spread over it is timed
+        and scaled to the whole table (by :data:`FINISH_FACTOR`, measured on
+        Pub at its default size: a checkpoint, the policy document and its
+        file). The solve driver stops a timed run that much earlier."""
+        n = len(self.table)
+        if not n:
+            return 0.0
+        sample = list(itertools.islice(self.table.items(), 0, None, max(1, n // FINISH_SAMPLE)))
+        t0 = time.perf_counter()
+        json.dumps(sample)
+        return FINISH_FACTOR * (time.perf_counter() - t0) * n / len(sample)
+
+    def _roll_back(self, saved):
+        """Undoes the updates of the iteration in progress (see :meth:`iterate`)."""
+        for key, before in self._undo.items():
+            if before is None:
+                del self.table[key]
+            else:
+                entry = self.table[key]
+                entry[1][:] = before[0]
+                entry[2][:] = before[1]
+        state, decisions, self.forced_decisions = saved
+        self._walked = self.decisions - decisions
+        self.decisions = decisions
+        self._random.setstate(state)
 
     def run(self, iterations: int):
         """``iterations`` more iterations."""
@@ -171,6 +346,7 @@ class MCCFR:
         averaging = (traverser + 1) % self.num_players
         direct = direct_rules(state)
         apply = state._apply_action if direct else state.apply_action
+        undo = self._undo
         while True:
             player = state.current_player()
             if player == _CHANCE:
@@ -179,6 +355,11 @@ class MCCFR:
             if player == _TERMINAL:
                 return state.returns()[traverser]
             self.decisions += 1
+            if undo is not None and not self.decisions % STOP_POLL:
+                why = self._should_stop()
+                if why:
+                    raise IterationAbandoned(why)
+            made = False
             if self._legal_first:
                 legal = state._legal_actions(player) if direct else state.legal_actions()
                 if len(legal) == 1:
@@ -189,6 +370,7 @@ class MCCFR:
                 entry = table.get(key)
                 if entry is None:
                     entry = table[key] = [legal, [0.0] * len(legal), [0.0] * len(legal), player]
+                    made = True
             else:
                 key = state.information_state_string(player)
                 entry = table.get(key)
@@ -196,7 +378,10 @@ class MCCFR:
                     entry = self._new_entry(state, key, player)
                     if entry is None:
                         continue
+                    made = True
             legal, regrets, avg, _ = entry
+            if undo is not None and key not in undo:
+                undo[key] = None if made else (regrets[:], avg[:])
             if player == traverser:
                 break
             total = 0.0
@@ -343,12 +528,15 @@ class MCCFR:
         self.fallback = data["fallback"]
         self.iteration = data["iteration"]
         self.table = data["table"]
+        self._last_decisions = None
         version, words, gauss = data["random"]
         self._random.setstate((version, tuple(words), gauss))
 
     def state_dict(self) -> dict:
         """The checkpoint as arrays (gzip-compressed JSON bytes), for ``numpy.savez``."""
-        raw = gzip.compress(json.dumps(self.checkpoint()).encode("utf-8"), mtime=0)
+        # level 1: a checkpoint is written at every stop, and level 9 took seconds on large tables
+        raw = gzip.compress(json.dumps(self.checkpoint(), separators=(",", ":")).encode("utf-8"),
+                            compresslevel=1, mtime=0)
         return {"mccfr": np.frombuffer(raw, dtype=np.uint8)}
 
     def load_state_dict(self, arrays: dict):

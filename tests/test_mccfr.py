@@ -1,5 +1,7 @@
 """Monte Carlo CFR (solvers/mccfr.py)."""
 
+import os
+
 import numpy as np
 import pyspiel
 import pytest
@@ -275,3 +277,182 @@ def test_kibitz_solve_rejects_options_of_the_other_family(tmp_path, args, messag
                                   "--no-progress"])
     assert r.exit_code == 2 and message in r.output
     assert not (tmp_path / "p.json").exists()
+
+
+# ---------------------------------------------------------------------- cost, stops, memory
+#: a configuration whose external-sampling iterations are long (the first at
+#: seed 0 walks over a million decision nodes), yet estimated under the limit
+LONG_ES = "underdog(players=3,cards=8,bank=5)"
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", games.REGISTRY["underdog"].small,
+                                  games.REGISTRY["pub"].small])
+def test_knuth_estimates_match_the_compiled_tree_and_the_walked_iterations(name):
+    from kibitz.solvers import mccfr
+
+    game = pyspiel.load_game(name)
+    nodes = compile_tree(game, max_nodes=100_000, use_cache=False).num_nodes
+    assert mccfr.estimate_tree_nodes(game, seed=0, probes=400) == pytest.approx(nodes, rel=0.15)
+    # the first iterations play uniformly, as the estimator assumes
+    solver = MCCFR(game, np.random.default_rng(0), "es")
+    solver.run(200)
+    walked = solver.decisions / 200
+    assert mccfr.estimate_es_states(game, seed=0, probes=400) == pytest.approx(walked, rel=0.2)
+
+
+def test_an_estimate_gives_up_early_and_leaves_the_solver_stream_alone():
+    from kibitz.solvers import mccfr
+
+    game = games.load_game("doubt_and_bet")
+    assert mccfr.estimate_es_states(game, give_up_above=1e6) > 1e6
+    small = pyspiel.load_game("leduc_poker")
+    a, b = MCCFR(small, np.random.default_rng(3), "es"), MCCFR(small, np.random.default_rng(3), "es")
+    mccfr.estimate_es_states(small, seed=3)
+    a.run(20)
+    b.run(20)
+    assert a.checkpoint() == b.checkpoint()
+
+
+def test_an_abandoned_iteration_is_undone_exactly(monkeypatch):
+    """A stop inside an iteration leaves the tables, counts and generator as
+    the previous iteration left them: what follows equals an uninterrupted run."""
+    from kibitz.solvers import mccfr
+
+    monkeypatch.setattr(mccfr, "JOURNAL_DECISIONS", 0)
+    monkeypatch.setattr(mccfr, "STOP_POLL", 4)
+    game = games.load_game(games.REGISTRY["underdog"].small)
+    whole, part = MCCFR(game, np.random.default_rng(5), "es"), MCCFR(game, np.random.default_rng(5), "es")
+    whole.run(31)
+    for _ in range(30):
+        assert part.iterate(lambda: None) is None
+    polls = []
+
+    def stop_at_third_poll():
+        polls.append(1)
+        return "time" if len(polls) == 3 else None
+
+    before = part.checkpoint()
+    assert part.iterate(stop_at_third_poll) == "time"
+    assert len(polls) == 3 and part.abandoned_decisions >= 12
+    assert part.checkpoint() == before and part.iteration == 30
+    assert part.iterate(lambda: None) is None
+    assert part.checkpoint() == whole.checkpoint() and part.decisions == whole.decisions
+
+
+def test_an_exception_inside_an_iteration_undoes_it(monkeypatch):
+    from kibitz.solvers import mccfr
+
+    monkeypatch.setattr(mccfr, "JOURNAL_DECISIONS", 0)
+    monkeypatch.setattr(mccfr, "STOP_POLL", 4)
+    game = games.load_game(games.REGISTRY["underdog"].small)
+    solver = MCCFR(game, np.random.default_rng(2), "es")
+    solver.run(10)
+    before = solver.checkpoint()
+
+    def out_of_memory():
+        raise MemoryError
+
+    with pytest.raises(MemoryError):
+        solver.iterate(out_of_memory)
+    assert solver.checkpoint() == before
+
+
+def test_solve_refuses_external_sampling_it_cannot_afford_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+
+    out = tmp_path / "ud.json"
+    r = CliRunner().invoke(main, ["solve", "underdog", "-a", "mccfr-es", "--time", "10s", "--out", str(out)])
+    assert r.exit_code == 1
+    error = [line for line in r.output.splitlines() if line.startswith("Error")]
+    assert len(error) == 1 and "mccfr-es cannot afford" in error[0] and "mccfr-os" in error[0]
+    assert "Traceback" not in r.output and not out.exists()
+
+
+def test_time_stops_a_long_external_sampling_iteration_with_a_checkpoint(tmp_path):
+    import time
+
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+    from kibitz.solvers import driver, read_policy_file
+
+    out = tmp_path / "long.json"
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["solve", LONG_ES, "-a", "mccfr-es", "--time", "1", "--out", str(out),
+                                  "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert time.perf_counter() - t0 < 10  # the first iteration alone takes minutes
+    assert "no external-sampling iteration finished" in r.output and "undone" in r.output
+    assert read_policy_file(out)["iterations"] == 0
+    assert driver.read_checkpoint(driver.checkpoint_path(out))[0]["game"] == str(games.load_game(LONG_ES))
+
+
+def test_ctrl_c_stops_a_long_external_sampling_iteration_within_a_second(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "long.json"
+    kibitz = os.path.join(os.path.dirname(sys.executable), "kibitz")
+    proc = subprocess.Popen([kibitz, "solve", LONG_ES, "-a", "mccfr-es",
+                             "--out", str(out), "--no-progress"],
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for line in proc.stderr:  # the estimate is printed before the first iteration starts
+            if "decision nodes an iteration" in line:
+                break
+        time.sleep(1.0)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        t0 = time.perf_counter()
+        rest = proc.communicate(timeout=30)[1]
+        assert time.perf_counter() - t0 < 3  # well within a second when the machine is quiet
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, rest
+    assert "interrupted at iteration 0; checkpoint written" in rest and "Traceback" not in rest
+    assert (tmp_path / "long.json.ckpt.npz").stat().st_size > 0
+
+
+def test_max_memory_stops_the_run_with_its_policy_and_checkpoint(tmp_path):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+    from kibitz.solvers import driver, read_policy_file
+
+    out = tmp_path / "pub.json"
+    r = CliRunner().invoke(main, ["solve", games.REGISTRY["pub"].small, "-a", "mccfr-os", "-n", "100000",
+                                  "--max-memory", "1M", "--out", str(out), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "stopped at the memory limit" in r.output and "--max-memory 0.000977 GiB" in r.output
+    assert "(memory limit)" in r.output
+    assert read_policy_file(out)["iterations"] < 100000
+    assert driver.checkpoint_path(out).exists()
+
+
+@pytest.mark.parametrize("value, message", [
+    ("lots", "not a size"), ("0", "at least 1 byte"), ("4X", "not a size")])
+def test_max_memory_takes_sizes_only(tmp_path, value, message):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+
+    r = CliRunner().invoke(main, ["solve", "kuhn_poker", "-a", "mccfr-os", "--max-memory", value,
+                                  "--out", str(tmp_path / "k.json")])
+    assert r.exit_code == 2 and "--max-memory" in r.output and message in r.output
+
+
+def test_sizes_and_max_memory_is_an_mccfr_option(tmp_path):
+    from click.testing import CliRunner
+
+    from kibitz.cli import main
+    from kibitz.commands.solve import parse_size
+
+    assert parse_size("4G") == parse_size("4GiB") == parse_size("4gb") == 4 * 2**30
+    assert parse_size("512M") == 512 * 2**20 and parse_size("1.5k") == 1536 and parse_size("100") == 100
+    r = CliRunner().invoke(main, ["solve", "kuhn_poker", "--max-memory", "1G", "--out", str(tmp_path / "k.json")])
+    assert r.exit_code == 2 and "MCCFR options" in r.output

@@ -39,6 +39,9 @@ from kibitz.solvers.mccfr_ray import DEFAULT_BATCH
 MAX_ACTORS = 256
 
 
+#: MCCFR's memory limit at most, when --max-memory is not given (bytes)
+DEFAULT_MAX_MEMORY = 4 * 2**30
+
 #: iterations when neither -n, --time nor --target-nashconv bounds a run
 DEFAULT_ITERATIONS = 1000
 #: NashConv evaluations in a run without an iteration limit: every this many
@@ -49,6 +52,33 @@ UNLIMITED_EVAL_EVERY = 100
 SOLVABLE = ("kibitz solve needs a sequential game with information-state strings: a kibitz game "
             "(`kibitz games` names a small configuration of each), or e.g. kuhn_poker, leduc_poker, "
             "turn_based_simultaneous_game(game=goofspiel(num_cards=3))")
+
+
+def parse_size(text: str | None, param_hint: str = "--max-memory") -> int | None:
+    """``"4G"``, ``"4GiB"``, ``"512M"``, ``"1.5g"``, ``"800000000"`` -> bytes
+    (binary units: K, M, G, T are powers of 1024; more than 0)."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?|b)?", text.strip().lower())
+    if not m:
+        raise click.BadParameter(f"{text!r} is not a size (e.g. 4G, 512M, 1.5GiB, or bytes)", param_hint=param_hint)
+    size = float(m.group(1)) * 1024 ** (" kmgt".index(m.group(2)) if m.group(2) else 0)
+    if size < 1:
+        raise click.BadParameter(f"{text!r}: a size must be at least 1 byte", param_hint=param_hint)
+    return int(size)
+
+
+def default_max_memory() -> int:
+    """MCCFR's memory limit when --max-memory is not given: half the
+    machine's memory, at most :data:`DEFAULT_MAX_MEMORY`."""
+    from kibitz.solvers.driver import physical_memory
+
+    machine = physical_memory()
+    return DEFAULT_MAX_MEMORY if machine is None else min(DEFAULT_MAX_MEMORY, machine // 2)
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.3g} GiB"
 
 
 def parse_duration(text: str | None) -> float | None:
@@ -111,6 +141,9 @@ def parse_duration(text: str | None) -> float | None:
               help="MCCFR: random seed.")
 @click.option("--epsilon", type=NumberRange(0, 1, min_open=True), default=0.6, show_default=True,
               help="MCCFR outcome sampling: exploration of the updating player.")
+@click.option("--max-memory", metavar="SIZE", default=None,
+              help="MCCFR: stop (with the policy and a checkpoint written) once the process holds this "
+                   "much memory: 4G, 512M, 1.5GiB. Default: half the machine's memory, at most 4 GiB.")
 @click.option("--fallback", default="uniform", show_default=True,
               help="MCCFR: what the policy plays on information states it never visited: "
                    "uniform, or an agent spec (e.g. heuristic); recorded in the policy file.")
@@ -124,7 +157,7 @@ def parse_duration(text: str | None) -> float | None:
               help=f"MCCFR with --ray: iterations per actor between merges (default {DEFAULT_BATCH}).")
 def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_every, out,
           resume, overwrite, checkpoint_every, simultaneous, alpha, beta, gamma, max_nodes, no_cache,
-          threads, progress, seed, epsilon, fallback, ray, ray_address, workers, batch):
+          threads, progress, seed, epsilon, max_memory, fallback, ray, ray_address, workers, batch):
     """Solve GAME with CFR on its compiled tree, or MCCFR over states, and save the average policy.
 
     \b
@@ -162,14 +195,18 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
             if value is not None]
         if cfr_only:
             raise click.UsageError(f"{', '.join(cfr_only)}: CFR options, not used by {algorithm}")
+        max_memory = parse_size(max_memory)
+        if max_memory is not None and ray:
+            raise click.UsageError("--max-memory bounds the MCCFR of this process, not Ray's actors "
+                                   "(give one of --max-memory and --ray)")
         _solve_mccfr(game, algorithm, iterations=iterations, time_limit=limit, out=out,
                      resume=resume, checkpoint_every=checkpoint_every, progress=progress,
                      seed=seed, epsilon=epsilon, fallback=fallback, max_nodes=max_nodes,
-                     use_cache=not no_cache,
+                     use_cache=not no_cache, max_memory=max_memory,
                      ray={"address": ray_address, "actors": workers, "batch": batch or DEFAULT_BATCH} if ray else None)
         return
-    if seed != 0 or epsilon != 0.6 or fallback != "uniform":
-        raise click.UsageError("--seed, --epsilon and --fallback are MCCFR options "
+    if seed != 0 or epsilon != 0.6 or fallback != "uniform" or max_memory is not None:
+        raise click.UsageError("--seed, --epsilon, --max-memory and --fallback are MCCFR options "
                                "(--algorithm mccfr-es or mccfr-os)")
     if simultaneous and threads > 1:
         raise click.UsageError("--threads 2 runs alternating updates only (not --simultaneous)")
@@ -275,9 +312,20 @@ def _drive(solver, meta, out, resume, **loop):
             click.echo(f"the checkpoint is already at {unit} {solver.iteration:,}, the count asked for is "
                        f"{int(wanted):,}: no {unit} is run (give a larger count to continue)", err=True)
     with driver.stop_on_signals() as flag:
+        t0 = time.perf_counter()
         try:
             result = driver.run_solver(solver, checkpoint=ckpt, meta=meta, seconds_before=seconds_before,
                                        stop_flag=flag, **loop)
+        except MemoryError:
+            # MCCFR undoes the iteration in progress (solvers/mccfr.py), so what
+            # is kept is the state after the last whole one
+            try:
+                driver.save_checkpoint(ckpt, solver, meta, seconds_before + time.perf_counter() - t0)
+                kept = f"checkpoint written to {ckpt} (continue with --resume and a lower --max-memory)"
+            except (MemoryError, OSError):
+                kept = "no checkpoint could be written either"
+            click.echo(f"Error: out of memory at {unit} {solver.iteration:,}; {kept}", err=True)
+            raise SystemExit(1) from None
         except OSError as e:  # a checkpoint that cannot be written (disk full, permissions)
             click.echo(f"Error: cannot write the checkpoint {ckpt}: {e.strerror or e}; the run stopped at "
                        f"{unit} {solver.iteration:,}", err=True)
@@ -291,7 +339,7 @@ def _drive(solver, meta, out, resume, **loop):
 
 def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resume: bool,
                  checkpoint_every: float, progress: bool, seed: int, epsilon: float, fallback: str,
-                 max_nodes=None, use_cache: bool = True, ray: dict | None = None):
+                 max_nodes=None, use_cache: bool = True, ray: dict | None = None, max_memory=None):
     """``kibitz solve --algorithm mccfr-es|mccfr-os``: MCCFR (solvers/mccfr.py)
     in the solve driver, then the policy file and the summary. ``ray``
     ({address, actors, batch}) runs it on Ray actors (solvers/mccfr_ray.py).
@@ -314,23 +362,37 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--fallback") from None
     settings = {"seed": seed, "epsilon": epsilon, "fallback": fallback}
+    if algorithm == "mccfr-es":
+        _refuse_unaffordable_es(game, seed)
     if ray is None:
+        max_memory = default_max_memory() if max_memory is None else max_memory
         try:
             solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
                                  epsilon=epsilon, fallback=fallback)
         except ValueError as e:
             raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
         reason, seconds = _drive_mccfr(solver, game, algorithm, settings, out, resume, iterations,
-                                       time_limit, checkpoint_every, progress)
+                                       time_limit, checkpoint_every, progress, max_memory=max_memory)
+        if solver.abandoned_decisions and not solver.finished:
+            click.echo(f"no external-sampling iteration finished: the one in progress had walked "
+                       f"{solver.abandoned_decisions:,} decision nodes when it was stopped, and was undone; "
+                       "-a mccfr-os samples one path per player", err=True)
+        if reason == "memory":
+            click.echo(f"stopped at the memory limit: the process reached --max-memory {_gib(max_memory)} with "
+                       f"{len(solver.table):,} information states in the tables; the policy so far is written "
+                       f"(--resume with a larger --max-memory continues)", err=True)
     else:
         reason, seconds, solver = _drive_mccfr_ray(game, algorithm, settings, ray, out, resume, iterations,
                                                    time_limit, checkpoint_every, progress)
     out = Path(out)
     budget = max_nodes or mccfr.EVAL_MAX_NODES
-    try:
-        tree = tree_mod.compile_tree(game, max_nodes=budget, use_cache=use_cache)
-    except tree_mod.TreeTooLarge:
-        tree = None
+    tree = None
+    # a tree estimated at ten times the budget is not walked only to fail
+    if mccfr.estimate_tree_nodes(game, seed, give_up_above=10 * budget) <= 10 * budget:
+        try:
+            tree = tree_mod.compile_tree(game, max_nodes=budget, use_cache=use_cache)
+        except tree_mod.TreeTooLarge:
+            pass
     doc = mccfr.policy_document(solver, algorithm=algorithm, seconds=seconds, tree=tree)
     policy_file.write_policy_file(out, doc)
     rate = f" ({solver.iteration / seconds:,.0f} it/s)" if solver.iteration and seconds > 0 else ""
@@ -358,14 +420,31 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
     click.echo(f"policy:      {out}")
 
 
+def _refuse_unaffordable_es(game, seed: int) -> None:
+    """External sampling walks every move of the traverser: one line, and no
+    run, when one iteration would walk more than ``mccfr.ES_MAX_STATES``
+    decision nodes (estimated on sampled paths before anything starts)."""
+    from kibitz.solvers import mccfr
+
+    click.echo("mccfr-es: estimating the cost of an iteration ...", err=True)
+    states = mccfr.estimate_es_states(game, seed, give_up_above=100 * mccfr.ES_MAX_STATES)
+    if states > mccfr.ES_MAX_STATES:
+        raise click.ClickException(
+            f"mccfr-es cannot afford {game}: one external-sampling iteration walks about {states:.2g} "
+            f"decision nodes (estimated on sampled paths; the limit is {mccfr.ES_MAX_STATES:,}); use "
+            "-a mccfr-os (one sampled path per player), or a smaller configuration (`kibitz games`)")
+    click.echo(f"mccfr-es: about {states:,.0f} decision nodes an iteration (estimated on sampled paths)", err=True)
+
+
 def _drive_mccfr(solver, game, algorithm, settings, out, resume, iterations, time_limit, checkpoint_every,
-                 progress):
+                 progress, max_memory=None):
     from kibitz.solvers import driver
 
     meta = driver.checkpoint_meta(str(game), algorithm, settings)
     reason, seconds, _ = _drive(solver, meta, Path(out), resume, iterations=iterations,
                                 time_limit=time_limit, eval_every=0,
-                                checkpoint_every=checkpoint_every, progress=progress)
+                                checkpoint_every=checkpoint_every, progress=progress, max_memory=max_memory,
+                                finish=getattr(type(solver), "finish_seconds", None))
     return reason, seconds
 
 
