@@ -86,10 +86,10 @@ JOURNAL_DECISIONS = 1000
 STOP_POLL = 64
 #: sampled paths per traverser of :func:`estimate_es_states`
 ES_PROBES = 64
-#: table entries whose JSON is timed by :meth:`MCCFR.finish_seconds`, and the
-#: measured ratio of writing the checkpoint and the policy file to that JSON
+#: table entries whose policy-file JSON is timed by :meth:`MCCFR.finish_seconds`,
+#: and the measured ratio of writing the checkpoint and the policy file to it
 FINISH_SAMPLE = 256
-FINISH_FACTOR = 4.0
+FINISH_FACTOR = 1.5
 #: the most decision nodes an external-sampling iteration may walk by
 #: :func:`estimate_es_states` for ``kibitz solve`` to run it (seconds an
 #: iteration at this machine's rates of tens of thousands of nodes a second)
@@ -289,16 +289,18 @@ class MCCFR:
 
     def finish_seconds(self) -> float:
         """About how long writing this table's checkpoint and policy file
-        takes: the JSON of about :data:`FINISH_SAMPLE` entries spread over it is timed
-        and scaled to the whole table (by :data:`FINISH_FACTOR`, measured on
-        Pub at its default size: a checkpoint, the policy document and its
-        file). The solve driver stops a timed run that much earlier."""
+        takes: the policy-file entries of about :data:`FINISH_SAMPLE` table
+        entries spread over it are built and turned into JSON, timed, and
+        scaled to the whole table and by :data:`FINISH_FACTOR` (the
+        checkpoint's binary arrays beside it; measured on the four games at
+        their default sizes). The solve driver stops a timed run that much
+        earlier."""
         n = len(self.table)
         if not n:
             return 0.0
-        sample = list(itertools.islice(self.table.items(), 0, None, max(1, n // FINISH_SAMPLE)))
         t0 = time.perf_counter()
-        json.dumps(sample)
+        sample = list(itertools.islice(self.table.items(), 0, None, max(1, n // FINISH_SAMPLE)))
+        json.dumps({key: _file_entry(entry) for key, entry in sample})
         return FINISH_FACTOR * (time.perf_counter() - t0) * n / len(sample)
 
     def _roll_back(self, saved):
@@ -533,14 +535,52 @@ class MCCFR:
         self._random.setstate((version, tuple(words), gauss))
 
     def state_dict(self) -> dict:
-        """The checkpoint as arrays (gzip-compressed JSON bytes), for ``numpy.savez``."""
-        # level 1: a checkpoint is written at every stop, and level 9 took seconds on large tables
-        raw = gzip.compress(json.dumps(self.checkpoint(), separators=(",", ":")).encode("utf-8"),
-                            compresslevel=1, mtime=0)
-        return {"mccfr": np.frombuffer(raw, dtype=np.uint8)}
+        """The checkpoint as arrays, for ``numpy.savez``: ``mccfr`` the
+        gzip-compressed JSON of the settings, the generator and the
+        information-state keys; the tables' numbers as flat binary arrays in
+        key order (``mccfr_sizes`` the number of legal actions of each key,
+        ``mccfr_players``, ``mccfr_legal``, ``mccfr_regrets``, ``mccfr_avg``),
+        which write and read far faster than their JSON (Doubt and Bet at its
+        default size has hundreds of moves at a decision)."""
+        head = self.checkpoint()
+        table = head.pop("table")
+        head["keys"] = list(table)
+        entries = table.values()
+        chain = itertools.chain.from_iterable
+        raw = gzip.compress(json.dumps(head, separators=(",", ":")).encode("utf-8"), compresslevel=1, mtime=0)
+        return {"mccfr": np.frombuffer(raw, dtype=np.uint8),
+                "mccfr_sizes": np.fromiter((len(e[0]) for e in entries), dtype=np.int64, count=len(table)),
+                "mccfr_players": np.fromiter((e[3] for e in entries), dtype=np.int64, count=len(table)),
+                "mccfr_legal": np.fromiter(chain(e[0] for e in entries), dtype=np.int64),
+                "mccfr_regrets": np.fromiter(chain(e[1] for e in entries), dtype=np.float64),
+                "mccfr_avg": np.fromiter(chain(e[2] for e in entries), dtype=np.float64)}
 
     def load_state_dict(self, arrays: dict):
-        self.restore(json.loads(gunzip(arrays["mccfr"].tobytes(), "the MCCFR state").decode("utf-8")))
+        data = json.loads(gunzip(arrays["mccfr"].tobytes(), "the MCCFR state").decode("utf-8"))
+        if "table" not in data:  # the tables in binary arrays (a checkpoint of JSON alone holds them in it)
+            keys = data.pop("keys")
+            sizes = arrays["mccfr_sizes"].tolist()
+            if len(sizes) != len(keys) or sum(sizes) != arrays["mccfr_legal"].size:
+                raise ValueError(f"{len(keys)} information states, {len(sizes)} sizes and "
+                                 f"{arrays['mccfr_legal'].size} actions do not match")
+            legal, regrets, avg = (arrays[k].tolist() for k in ("mccfr_legal", "mccfr_regrets", "mccfr_avg"))
+            if len(regrets) != len(legal) or len(avg) != len(legal):
+                raise ValueError("the regret and average arrays do not match the actions")
+            table, at = {}, 0
+            for key, n, player in zip(keys, sizes, arrays["mccfr_players"].tolist()):
+                table[key] = [legal[at:at + n], regrets[at:at + n], avg[at:at + n], player]
+                at += n
+            data["table"] = table
+        self.restore(data)
+
+
+def _file_entry(entry) -> dict:
+    """The policy-file entry of a table entry: its average strategy (uniform
+    before any weight)."""
+    legal, _, weights, player = entry
+    total = sum(weights)
+    probs = [w / total for w in weights] if total > 0.0 else [1.0 / len(legal)] * len(legal)
+    return {"player": int(player), "actions": [int(a) for a in legal], "probs": probs}
 
 
 class PolicyPlayer:
@@ -605,12 +645,7 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
 
-    avg = solver.average_policy()
-    entries = {}
-    for key, (legal, _, _, player) in solver.table.items():
-        probs = avg[key]
-        entries[key] = {"player": int(player), "actions": [int(a) for a in legal],
-                        "probs": [float(probs[a]) for a in legal]}
+    entries = {key: _file_entry(entry) for key, entry in solver.table.items()}
     filled = 0
     nash_conv = returns = None
     # With an agent as fallback the policy played on unseen information
@@ -621,7 +656,7 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
     forced_only = tree is not None and all(
         int(tree.infoset_slots[k + 1]) - int(tree.infoset_slots[k]) == 1 for k in missing)
     if tree is not None and (solver.fallback == "uniform" or forced_only):
-        slots = ev.policy_to_slots(tree, avg, default="uniform")
+        slots = ev.policy_to_slots(tree, solver.average_policy(), default="uniform")
         nash_conv, _, returns = ev.nash_conv(tree, slots, details=True)
         for k in missing:
             key = tree.infoset_strings[k]

@@ -456,3 +456,24 @@ def test_sizes_and_max_memory_is_an_mccfr_option(tmp_path):
     assert parse_size("512M") == 512 * 2**20 and parse_size("1.5k") == 1536 and parse_size("100") == 100
     r = CliRunner().invoke(main, ["solve", "kuhn_poker", "--max-memory", "1G", "--out", str(tmp_path / "k.json")])
     assert r.exit_code == 2 and "MCCFR options" in r.output
+
+
+def test_checkpoint_arrays_round_trip_and_the_older_json_form_still_loads():
+    import gzip
+    import json
+
+    game = games.load_game(games.REGISTRY["doubt_and_bet"].small)
+    solver = MCCFR(game, np.random.default_rng(1), "os")
+    solver.run(50)
+    arrays = solver.state_dict()
+    assert arrays["mccfr_regrets"].dtype == np.float64 and arrays["mccfr_sizes"].sum() == arrays["mccfr_avg"].size
+    again = MCCFR(game, np.random.default_rng(9), "os")
+    again.load_state_dict(arrays)
+    assert again.checkpoint() == solver.checkpoint()
+    older = {"mccfr": np.frombuffer(gzip.compress(json.dumps(solver.checkpoint()).encode()), dtype=np.uint8)}
+    third = MCCFR(game, np.random.default_rng(9), "os")
+    third.load_state_dict(older)
+    assert third.checkpoint() == solver.checkpoint()
+    arrays["mccfr_sizes"] = arrays["mccfr_sizes"][:-1]
+    with pytest.raises(ValueError, match="do not match"):
+        MCCFR(game, np.random.default_rng(9), "os").load_state_dict(arrays)
