@@ -34,12 +34,14 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/game_speed.py
 
 # IS-MCTS strength matches (hours): resumes where the CSVs stop, then
-# rewrites the table; `make strength ONLY=pub JOBS=1` runs only the matches
-# whose name contains "pub", one at a time; `make strength RAY=1` plays
-# their games on Ray (RAY_ADDRESS, or a local Ray: docs/scaling.md)
+# rewrites the table and its copies in the docs; `make strength ONLY=pub
+# JOBS=1` runs only the matches whose name contains "pub", one at a time;
+# `make strength RAY=1` plays their games on Ray (RAY_ADDRESS, or a local
+# Ray: docs/scaling.md)
 strength: $(STAMP)
 	$(BIN)/kibitz experiment run experiments/ismcts_strength_campaign --out docs/results/ismcts_strength \
 	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS)) $(if $(RAY),--ray)
+	$(BIN)/python -m kibitz.experiments.tables
 
 # The networks that `trained` plays (agents/trained/GAME.json.gz), one game at
 # a time. `make trained GAME=over_under` runs the game's recipe below with
@@ -102,18 +104,23 @@ else
 endif
 
 # 1,000-game matches (1,008: 72 deals in the 14 seatings of 2 agents in 4
-# seats) of `trained` against `heuristic`: `make trained-strength GAME=pub`
+# seats) of `trained` against `heuristic`: `make trained-strength GAME=pub`;
+# then the table of every game's match (docs/results/trained/table.md) and
+# its copy in the README
 trained-strength: $(STAMP)
 	@$(if $(strip $(RECIPE)),true,{ echo "make trained-strength GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; })
 	$(BIN)/kibitz tournament $(GAME) --agents trained,heuristic --games 1000 --seed 0 --workers 2 --no-progress \
 	    --out docs/results/trained/$(GAME)_vs_heuristic \
 	    $(if $(wildcard docs/results/trained/$(GAME)_vs_heuristic/tournament.json),--resume)
+	$(BIN)/python -m kibitz.experiments.tables --pairs docs/results/trained/table.md \
+	    $(foreach g,underdog pub over_under doubt_and_bet,$(wildcard docs/results/trained/$(g)_vs_heuristic))
 
 # `trained` against the strongest IS-MCTS at 1,000 simulations, 200 games a
 # game (hours): runs or resumes experiments/trained_vs_ismcts
 trained-vs-ismcts: $(STAMP)
 	$(BIN)/kibitz experiment run experiments/trained_vs_ismcts --out docs/results/trained_vs_ismcts \
 	    $(if $(ONLY),--set only=$(ONLY)) $(if $(JOBS),--set jobs=$(JOBS))
+	$(BIN)/python -m kibitz.experiments.tables
 
 clean:
 	rm -rf $(VENV) .pytest_cache

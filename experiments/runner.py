@@ -15,7 +15,8 @@ Kinds:
     fastest OpenSpiel path for a Python game). Keys: ``games`` (game
     strings), ``algorithms`` (kibitz variants), ``iterations``,
     ``openspiel_iterations`` (0 to skip OpenSpiel), ``points`` (evaluation
-    points, log-spaced).
+    points, log-spaced). Besides ``table.md`` (every solver's last point),
+    ``summary.md``: each game's best kibitz variant and OpenSpiel's CFR+.
 
 ``strength``
     A tournament (``agents.tournament``) of ``agents`` on each of ``games``,
@@ -327,6 +328,7 @@ def run_convergence(spec: dict, out: Path, log=print) -> list[dict]:
     write_csv(out / "convergence.csv", records)
     _plot_convergence(records, out)
     _table_convergence(records, out / "table.md")
+    _summary_convergence(records, out / "summary.md")
     return records
 
 
@@ -366,6 +368,25 @@ def _table_convergence(records, path: Path):
             rate = last["iterations"] / last["seconds"] if last["seconds"] > 0 else float("inf")
             lines.append(f"| `{game}` | {solver} | {last['iterations']:,} | {last['seconds']:.2f} | "
                          f"{rate:,.0f} | {last['nash_conv']:.2e} |")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _summary_convergence(records, path: Path):
+    """The README's view of the run: on each game, the kibitz variant with
+    the lowest final NashConv, and OpenSpiel's CFR+ when it ran."""
+    lines = ["| game | solver | iterations | NashConv |", "| --- | --- | ---: | ---: |"]
+    for game in dict.fromkeys(r["game"] for r in records):
+        last = {}
+        for r in records:
+            if r["game"] == game:
+                last[r["solver"]] = r
+        ours = [r for s, r in last.items() if not s.startswith("openspiel")]
+        shown = [min(ours, key=lambda r: r["nash_conv"])] if ours else []
+        shown += [r for s, r in last.items() if s.startswith("openspiel")]
+        for r in shown:
+            who = ("OpenSpiel CFR+ (cached tree)" if r["solver"] == "openspiel cfr+"
+                   else f"kibitz {r['solver'].upper()}")
+            lines.append(f"| `{game}` | {who} | {r['iterations']:,} | {r['nash_conv']:.2e} |")
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -1,0 +1,147 @@
+"""The docs' tables of figures are copies of the files the measuring commands write.
+
+Every marked copy (``<!-- generated: FILE -->`` ... ``<!-- end generated -->``,
+see kibitz.experiments.tables) in README.md and docs/ equals its file, and
+every table of figures outside a marked copy is one of NOT_GENERATED, with
+the reason no command writes it. After a run that rewrote a table:
+``python -m kibitz.experiments.tables``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kibitz.experiments import tables
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: (file, the table's header line) -> why no command writes it
+NOT_GENERATED = {
+    ("README.md", "| benchmark | script | kibitz vs OpenSpiel | target |"):
+        "ten benchmark scripts print these ratios (each row one run, dated); none writes a file yet",
+    ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
+        "runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, memory from /usr/bin/time",
+    ("docs/solvers/cfr.md", "| configuration | compiled | with strings | direct walk |"):
+        "benchmarks/compile_speed.py prints it",
+    ("docs/solvers/cfr.md", "| configuration | nodes | compiled | with strings | direct | direct, 2 processes |"):
+        "benchmarks/compile_speed.py prints it",
+    ("docs/solvers/cfr.md", "| tree | nodes | runs | two threads vs one, best | median |"):
+        "several runs of benchmarks/compile_speed.py --cfr-only, summarised by hand",
+    ("docs/solvers/ismcts.md", "| game | IS-MCTS | opponent | games (deals) | IS-MCTS mean | opponent seat mean "
+                               "| difference | s/game |"):
+        "the pilot matches (docs/results/ismcts_strength/pilots), stopped by hand; no run writes their table",
+    ("docs/solvers/training.md", "| game | small configuration | seconds | steps | NashConv uniform "
+                                 "| NashConv trained | ratio |"):
+        "kibitz train runs by hand, two at a time",
+    ("docs/solvers/training.md", "| game (default) | inputs | actions | decisions per step | steps/s |"):
+        "timed by hand from kibitz train's log",
+    ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
+        "the distillation runs' logs (agents/trained/GAME.log) and their matches",
+    ("docs/scaling.md", "| run | iterations in 20 s | iterations/s | NashConv at 5 s | 10 s | 15 s | 20 s |"):
+        "benchmarks/mccfr_ray.py prints it",
+    ("docs/scaling.md", "| load before | 1 worker | Ray, 2 CPUs | ratio | with Ray's start | per-task overhead |"):
+        "benchmarks/tournament_speed.py --ray prints it",
+    ("docs/serving.md", "| agent | server | requests/s | p50 ms | p99 ms | failures (3 runs) |"):
+        "benchmarks/serve_speed.py prints it",
+    ("docs/solvers/training.md", "| run | share of the network | lesson |"):
+        "the first Underdog network's training runs, by hand",
+}
+
+#: tables with decimals that state facts (formats, rules, defaults), not measurements
+NOT_FIGURES = {
+    ("docs/formats/agent-file.md", "| game (default size) | inputs | actions | piece: offset, size (shape) |"),
+    ("docs/rules/over_under.md", "| donated | rank |"),
+    ("docs/serving.md", "| what | limit | beyond it |"),
+    ("docs/solvers/cfr.md", "| `--algorithm` | regret matching | regret rule after each update "
+                            "| average weight `w_t` | reference |"),
+    ("docs/solvers/ismcts.md", "| option | default | meaning |"),
+    ("docs/solvers/mccfr.md", "| option | default | meaning |"),
+}
+
+
+def test_every_marked_copy_equals_its_source():
+    assert tables.stale(ROOT) == [], "run `python -m kibitz.experiments.tables` after the run that wrote the file"
+
+
+def test_readme_and_docs_tables_of_figures_are_generated():
+    found, unmarked = set(), []
+    for path in tables.doc_files(ROOT):
+        name = str(path.relative_to(ROOT))
+        text = path.read_text(encoding="utf-8")
+        for line in tables.unmarked_tables(text, name):
+            header = text.split("\n")[int(line.split(":")[1]) - 1]
+            if (name, header) in NOT_GENERATED or (name, header) in NOT_FIGURES:
+                found.add((name, header))
+            else:
+                unmarked.append(line)
+    assert unmarked == [], "a table of figures must be a marked copy of the file its command writes"
+    assert found == set(NOT_GENERATED) | NOT_FIGURES, "a table listed here is gone or now generated"
+
+
+def test_readme_holds_the_generated_tables():
+    sources = {source for source, _, _ in tables.copies((ROOT / "README.md").read_text(encoding="utf-8"))}
+    assert {"docs/results/games/table.md", "docs/results/strength/table.md",
+            "docs/results/ismcts_strength/table.md", "docs/results/convergence/summary.md",
+            "docs/results/trained/table.md"} <= sources
+
+
+FIGURES = "| game | NashConv |\n| --- | ---: |\n| `kuhn_poker` | {} |\n"
+
+
+def test_a_stale_copy_is_found_and_refreshed(tmp_path):
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "t.md").write_text(FIGURES.format("1.2e-3"))
+    readme = tmp_path / "README.md"
+    readme.write_text("Intro.\n\n<!-- generated: docs/results/t.md -->\n" + FIGURES.format("5.0e-2")
+                      + "<!-- end generated -->\n\nMore.\n")
+    assert tables.stale(tmp_path) == ["README.md:4: the copy of docs/results/t.md differs from it"]
+    assert tables.unmarked_tables(readme.read_text(), "README.md") == []
+    assert tables.refresh(tmp_path) == ["README.md"]
+    assert tables.stale(tmp_path) == []
+    assert readme.read_text() == ("Intro.\n\n<!-- generated: docs/results/t.md -->\n" + FIGURES.format("1.2e-3")
+                                  + "<!-- end generated -->\n\nMore.\n")
+    assert tables.refresh(tmp_path) == []
+
+
+def test_tables_of_figures_outside_a_copy_are_found():
+    text = ("| game | parameters |\n| --- | --- |\n| `pub` | players (4; 3..8) |\n\n"
+            + FIGURES.format("1.2e-3") + "\n```\n" + FIGURES.format("0.5") + "```\n"
+            + "| a | b |\n| --- | --- |\n| `x(c=1.5)` | [link](v1.2.md) |\n")
+    found = tables.unmarked_tables(text, "X.md")
+    assert len(found) == 1 and found[0].startswith("X.md:5: ")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<!-- generated: a.md -->\n| x |\n", "has no '<!-- end generated -->'"),
+    ("| x |\n<!-- end generated -->\n", "without its"),
+    ("<!-- generated: a.md -->\n<!-- generated: b.md -->\n<!-- end generated -->\n", "inside the copy"),
+])
+def test_broken_markers_are_named(text, message):
+    with pytest.raises(tables.MarkerError, match=message):
+        tables.copies(text, "X.md")
+
+
+def test_a_copy_of_a_missing_file_is_named(tmp_path):
+    (tmp_path / "README.md").write_text("<!-- generated: docs/none.md -->\n<!-- end generated -->\n")
+    with pytest.raises(tables.MarkerError, match="docs/none.md does not exist"):
+        tables.stale(tmp_path)
+
+
+def _tournament(folder: Path, game: str, a: tuple, b: tuple):
+    folder.mkdir()
+    (folder / "tournament.json").write_text(json.dumps({"game": game}))
+    agents = [{"name": name, "mean_payoff": m, "ci95_low": lo, "ci95_high": hi}
+              for name, (m, lo, hi) in (("trained", a), ("heuristic", b))]
+    (folder / "results.json").write_text(json.dumps({"agents": agents}))
+
+
+def test_pair_table_bolds_an_interval_wholly_above_the_other(tmp_path):
+    _tournament(tmp_path / "u", "underdog", (0.3, 0.28, 0.32), (0.2, 0.18, 0.22))
+    _tournament(tmp_path / "p", "pub", (0.26, 0.24, 0.28), (0.25, 0.23, 0.27))
+    assert tables.pair_table([tmp_path / "u", tmp_path / "p"]) == [
+        "| game | trained | heuristic |", "| --- | --- | --- |",
+        "| `underdog` | **0.300 [0.280, 0.320]** | 0.200 [0.180, 0.220] |",
+        "| `pub` | 0.260 [0.240, 0.280] | 0.250 [0.230, 0.270] |"]
