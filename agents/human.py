@@ -3,7 +3,7 @@
 It shows the player what that seat may see (the information-state string,
 which for kibitz games is one event per line, and the observation string),
 lists the legal moves numbered, and takes a number or a move name. Bad input
-is asked again; end of input raises :class:`Quit`.
+is asked again; 'quit' or end of input raises :class:`Quit`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ from kibitz.agents.base import Agent, deterministic
 
 
 class Quit(Exception):
-    """The person ended input (Ctrl-D) or typed 'quit'."""
+    """The person typed 'quit', or input ended (Ctrl-D, or the end of a file
+    or pipe given as input: ``end_of_input``)."""
+
+    def __init__(self, player: int, end_of_input: bool = False):
+        super().__init__(f"player {player}: {'end of input' if end_of_input else 'quit'}")
+        self.player = player
+        self.end_of_input = end_of_input
 
 
 class HumanAgent(Agent):
@@ -49,9 +55,9 @@ class HumanAgent(Agent):
             try:
                 text = self._read("Your move (number or name): ").strip()
             except EOFError:
-                raise Quit() from None
+                raise Quit(me, end_of_input=True) from None
             if text.lower() in ("quit", "exit"):
-                raise Quit()
+                raise Quit(me)
             if text.lower() == "list":
                 self._list(names, everything=True)
                 continue

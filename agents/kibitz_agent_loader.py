@@ -131,11 +131,33 @@ def parse_json(raw: bytes, path):
     try:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise AgentFileError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        why = f"{path}: not UTF-8 text ({e.reason} at byte {e.start})" + ("" if _is_gzip(path) else ", nor a gzip file")
+        raise AgentFileError(_not_gzip(path) or why) from None
     except RecursionError:
         raise AgentFileError(f"{path}: JSON nested too deeply") from None
     except ValueError as e:  # JSONDecodeError, and integers of more than 4300 digits
-        raise AgentFileError(f"{path}: not JSON ({e})" if raw.strip() else f"{path}: empty file") from None
+        if not raw.strip():
+            raise AgentFileError(f"{path}: empty file") from None
+        raise AgentFileError(_not_gzip(path) or f"{path}: not JSON ({e})") from None
+
+
+def _is_gzip(path) -> bool:
+    """Whether the file ``path`` begins with gzip's magic bytes."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def _not_gzip(path) -> str | None:
+    """For a file named ``*.gz`` that is not JSON and does not begin with
+    gzip's magic bytes: the message that it is not gzip either (None
+    otherwise: the caller says what is wrong)."""
+    if not str(path).endswith(".gz") or _is_gzip(path):
+        return None
+    return (f"{path}: not a gzip file (its name ends in .gz, but it does not begin with gzip's bytes 1f 8b), "
+            "nor JSON text")
 
 
 def read_document(path, limit: int | None = None) -> dict:

@@ -507,9 +507,15 @@ def read_records(path: str) -> list[dict]:
     last line (a run killed while writing it: no newline at its end) is
     dropped; any other line that is not a game record raises
     :class:`RecordsError` naming the file and the line."""
+    return read_records_and_tail(path)[0]
+
+
+def read_records_and_tail(path: str) -> tuple[list[dict], str | None]:
+    """:func:`read_records`, and what the torn last line it dropped was
+    (``"line N: cut short (...)"``; None if there was none)."""
     out = []
     if not os.path.exists(path):
-        return out
+        return out, None
     try:
         with open(path, "rb") as f:
             lines = f.read().split(b"\n")
@@ -526,13 +532,13 @@ def read_records(path: str) -> list[dict]:
             rec = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError) as e:  # not UTF-8, not JSON
             if number == len(lines):  # the last line, without its newline: torn
-                break
+                return out, f"line {number}: cut short (not JSON: {e})"
             raise RecordsError(f"{path}, line {number}: not a JSON game record ({e})") from None
         problem = record_problem(rec)
         if problem:
             raise RecordsError(f"{path}, line {number}: {problem}")
         out.append(rec)
-    return out
+    return out, None
 
 
 def read_plan(path: str) -> dict:

@@ -90,6 +90,9 @@ def first(doc):
 
 
 # ------------------------------------------------------------ agent files
+#: bytes that are neither text nor gzip
+BINARY = bytes(range(0x9c, 0x100)) + bytes(range(0x9c))
+
 #: name -> (the file's bytes from a good agent document, what the error names)
 AGENT_CASES = {
     "probs [1, 1]": (lambda d: edit(d, lambda x: first(x).update(probs=[1, 1])), "sum to 2; they must sum to 1"),
@@ -137,6 +140,11 @@ AGENT_CASES = {
     "latin-1": (lambda d: edit(d, lambda x: x.update(name="k\u00fchn")).replace(b"k\\u00fchn", "k\u00fchn".encode("latin-1")),
                 "not UTF-8 text"),
     "UTF-16": (lambda d: json.dumps(d).encode("utf-16"), "not UTF-8 text"),
+    "random bytes, named .gz but not gzip": (lambda d: BINARY, "bad.json.gz: not a gzip file "
+                                             "(its name ends in .gz, but it does not begin with gzip's bytes 1f 8b)"),
+    "random bytes": (lambda d: BINARY, "not UTF-8 text (invalid start byte at byte 0), "
+                     "nor a gzip file"),
+    "text, named .gz but not gzip": (lambda d: json.dumps(d).encode()[:-1], "not a gzip file"),
     "UTF-8 with a BOM": (lambda d: b"\xef\xbb\xbf" + json.dumps(d).encode(), "not JSON (Unexpected UTF-8 BOM"),
 }
 
@@ -356,6 +364,7 @@ POLICY_CASES = {
     "truncated gzip": (lambda d: gzip.compress(json.dumps(d).encode())[:200], "truncated or damaged gzip"),
     "empty": (lambda d: b"", "empty file"),
     "latin-1": (lambda d: b'{"format": "k\xfchn"}', "not UTF-8 text"),
+    "random bytes, named .gz but not gzip": (lambda d: BINARY, "bad.json.gz: not a gzip file"),
     "deeply nested": (lambda d: b'{"a":' * 50_000 + b"1" + b"}" * 50_000, "nested too deeply"),
     "a number": (lambda d: b"42", "not a kibitz policy file"),
 }
@@ -534,6 +543,19 @@ def test_a_torn_last_line_is_dropped_and_the_rest_kept(made, tmp_path):
                                   "--seed", "1", "--out", str(out), "--resume", "--no-progress"])
     assert r.exit_code == 0, r.output
     assert (out / "games.jsonl").read_text() == "".join(lines)  # the same games as an unbroken run
+
+
+def test_replay_names_a_torn_last_line(made, tmp_path):
+    """A games.jsonl cut short in its last line (a tournament killed while
+    writing it): the game asked for is not said to be missing, the line is named."""
+    lines = _lines(made)
+    games = tmp_path / "games.jsonl"
+    games.write_text("".join(lines[:4]) + lines[4][:25])
+    cli(["replay", games, "--game", "4"], 1, f"{games}, line 5: cut short (not JSON: ", "game 4 is not among "
+        "the 4 games before it")
+    assert "returns:" in CliRunner().invoke(main, ["replay", str(games), "--game", "3"]).output
+    games.write_text("".join(lines[:4]))
+    cli(["replay", games, "--game", "4"], 2, "--game", f"no game 4 in {games} (it holds 4 games, numbered 0..3)")
 
 
 def test_a_bad_tournament_plan_is_refused_on_resume(made, tmp_path):

@@ -1,8 +1,11 @@
 """The kibitz command line: help, games, play (people and bots), demo."""
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
+from kibitz import games as games_pkg
 from kibitz.cli import main
 
 
@@ -63,9 +66,34 @@ def test_human_can_answer_by_move_name():
     assert "p0 new underdog" in out and "p0 passes" in out
 
 
-def test_end_of_input_abandons_cleanly():
-    out = run(["play", "underdog(players=3)", "--seats", "human,random,random"], input="").output
-    assert "game abandoned" in out
+def test_end_of_input_abandons_the_game_with_an_error():
+    """Input that ends before the game (a script's, or /dev/null) is not a
+    finished game: exit status 1 and one line saying so."""
+    result = run(["play", "underdog(players=3)", "--seats", "human,random,random", "--seed", "1"], input="")
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert errors == ["Error: end of input at player 0's move: game abandoned"], result.output
+    assert "returns:" not in result.output
+
+
+def test_quit_abandons_the_game():
+    result = run(["play", "underdog(players=3)", "--seats", "human,random,random", "--seed", "1"],
+                 input="quit\n")
+    assert result.exit_code == 0 and result.output.endswith("\ngame abandoned\n"), result.output
+
+
+@pytest.mark.parametrize("name", sorted(games_pkg.REGISTRY))
+def test_games_shows_each_parameter_in_columns(name):
+    """Name, default, allowed values and help two spaces apart or more, each
+    whole (a long allowed value puts the help on the next line)."""
+    lines = run(["games", name]).output.splitlines()
+    for p in games_pkg.REGISTRY[name].params:
+        default = str(p.default).lower() if isinstance(p.default, bool) else str(p.default)
+        i = next(i for i, line in enumerate(lines) if line.startswith(f"  {p.name} "))
+        row = re.fullmatch(r"  (\S+) {2,}default (\S+) {2,}allowed (.+?)(?: {2,}(.+))?", lines[i])
+        assert row, lines[i]
+        helptext = row[4] if row[4] is not None else lines[i + 1].strip()
+        assert (row[1], row[2], row[3], helptext) == (p.name, default, p.allowed, p.help), lines[i:i + 2]
 
 
 @pytest.mark.parametrize("args,message", [

@@ -5,7 +5,7 @@ fenced block (a ``$ kibitz`` prompt line too) and every inline
 `` `kibitz ...` `` span; in the deeper docs (docs/rules/, docs/solvers/,
 ...), the lines of fenced ```sh blocks. The commands of one file run in
 document order, in one temporary folder, so a later command may use a file
-an earlier one wrote. A human seat gets end of input and abandons its game.
+an earlier one wrote. A human seat is answered 'quit' and abandons its game.
 
 A command runs as written unless it is in SMALL (run in a smaller form,
 with the reason) or NOT_RUN (with the reason); a bare command name in prose
@@ -165,7 +165,7 @@ def test_documented_commands_run(path, lines, tmp_path, monkeypatch):
         if args is None or tuple(args) in ran:
             continue
         ran.add(tuple(args))
-        result = runner.invoke(main, args, input="", catch_exceptions=False)
+        result = runner.invoke(main, args, input="quit\n", catch_exceptions=False)
         assert result.exit_code == 0, f"{path.name}: `{line}` (run as {args}) failed:\n{result.output}"
 
 

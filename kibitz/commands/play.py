@@ -108,7 +108,10 @@ def play(game_string, seats, seed):
     agents = build_seats(game, specs, seed)
     try:
         play_game(game, agents, seed)
-    except Quit:
-        click.echo("\ngame abandoned")
+    except Quit as e:
+        click.echo()  # ends the line of the prompt
+        if e.end_of_input:  # not a person's choice: a script's input ran out, or stdin was never a terminal
+            raise click.ClickException(f"end of input at player {e.player}'s move: game abandoned") from None
+        click.echo("game abandoned")
     except AgentFileError as e:  # an entry of a policy(FILE) seat that does not fit the game
         raise click.ClickException(str(e)) from None

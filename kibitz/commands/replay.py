@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.tournament import RecordsError, read_records, replay_record
+from kibitz.agents.tournament import RecordsError, read_records_and_tail, replay_record
 
 
 @click.command("replay")
@@ -20,12 +20,18 @@ def replay(path, index, rerun):
     must equal the record.
     """
     try:
-        records = read_records(path)
+        records, torn = read_records_and_tail(path)
     except RecordsError as e:
         raise click.ClickException(str(e)) from None
     matches = [r for r in records if r["index"] == index]
+    if not matches and torn:  # perhaps the game asked for
+        raise click.ClickException(f"{path}, {torn}, as a run killed while writing a game leaves its last "
+                                   f"line; game {index} is not among the {len(records)} games before it")
     if not matches:
-        raise click.BadParameter(f"no game {index} in {path}", param_hint="--game")
+        held = sorted(r["index"] for r in records)
+        raise click.BadParameter(f"no game {index} in {path} ("
+                                 + (f"it holds {len(held)} games, numbered {held[0]}..{held[-1]})" if held
+                                    else "it holds no games)"), param_hint="--game")
     rec = matches[0]
     try:
         final = replay_record(rec, rerun=rerun)
