@@ -483,6 +483,19 @@ class MMDTrainer:
                                                     self.config.encoding, self.index, self.opponent,
                                                     self.config.opponent_share, imitate=imitating,
                                                     explore=self.config.explore)
+        self.update(x, legal, taken, target, imitating=imitating)
+        self.iteration += 1
+        if self.config.magnet_every and self.iteration % self.config.magnet_every == 0:
+            self.magnet = list(self.trainable["policy"])
+        if imitating and self.iteration == self.config.imitation_steps:
+            self.magnet = list(self.trainable["policy"])  # the imitated policy is the magnet from now on
+
+    def update(self, x, legal, taken, target, imitating: bool = False) -> None:
+        """One Adam step of the loss of the module docstring (with
+        ``imitating``: the imitation loss) on a batch of decisions, the
+        arrays :func:`play_episodes` returns (raw encodings, returns in the
+        game's units); sets :attr:`last`. Neither counts an iteration nor
+        moves the magnet (:meth:`iterate` does)."""
         x = x * self.inv_scale
         gradient = self._imitation_gradient if imitating else self._gradient
         n = len(taken)
@@ -509,11 +522,6 @@ class MMDTrainer:
                                   padded(target), weight, total)
             grads, aux = (g, a) if grads is None else (self._add(grads, g), self._add(aux, a))
         self.trainable, self.opt_state = self._apply(self.trainable, self.opt_state, grads)
-        self.iteration += 1
-        if self.config.magnet_every and self.iteration % self.config.magnet_every == 0:
-            self.magnet = list(self.trainable["policy"])
-        if imitating and self.iteration == self.config.imitation_steps:
-            self.magnet = list(self.trainable["policy"])  # the imitated policy is the magnet from now on
         self.last = {"policy_loss": float(aux[0]), "critic_loss": float(aux[1]), "kl": float(aux[2]),
                      "decisions": n}
 
