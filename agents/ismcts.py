@@ -2,7 +2,9 @@
 
 Spec examples: ``ismcts``, ``ismcts(sims=1000)``, ``ismcts(seconds=0.5,sims=0)``,
 ``ismcts(sims=200,rollout=heuristic,final=distribution)``, ``ismcts(preset=one_round)``,
-``ismcts(belief,sims=200)`` (a preset, with options in place of its values).
+``ismcts(belief,sims=200)`` (a preset, with options in place of its values),
+``ismcts(best_response,model=heuristic,sims=200)`` (ISMCTS-BR: a best
+response to the heuristic, which is its belief and plays the other seats).
 
 The options are the fields of :class:`~kibitz.solvers.ismcts.ISMCTSConfig`
 and the presets its :data:`~kibitz.solvers.ismcts.PRESETS`.
@@ -10,7 +12,9 @@ and the presets its :data:`~kibitz.solvers.ismcts.PRESETS`.
 The search is handed the game's heuristic (agents/heuristics/) as
 :class:`~kibitz.solvers.ismcts.SearchPolicies`: :func:`heuristic_policies`
 builds them, :func:`make_search` builds a search with them where its
-options use them.
+options use them. Any agent spec can be the search's opponent model
+(``model=SPEC``, for the options ``belief``, ``opponents`` and ``rollout``
+``=model``): :func:`model_policy` builds the callable from it.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 
+import numpy as np
+
 from kibitz.agents.base import Agent
 from kibitz.agents.heuristics import HEURISTICS
-from kibitz.agents.registry import register_agent
+from kibitz.agents.registry import make_agent, register_agent
 from kibitz.solvers.ismcts import PRESETS, ISMCTS, ISMCTSConfig, SearchPolicies, make_config
 
 #: the optional functions a heuristic module may offer a search (SearchPolicies' fields)
@@ -41,15 +47,38 @@ def heuristic_policies(game) -> SearchPolicies:
     return SearchPolicies(cls, **{name: getattr(module, name, None) for name in _HOOKS})
 
 
-def make_search(game, player_id, rng, config: ISMCTSConfig | str | None = None, **options) -> ISMCTS:
+def model_policy(game, spec: str, seed: int | None = None):
+    """The agent ``spec`` in every seat of ``game`` as one policy callable,
+    ``model(state, player) -> {action: probability}`` (its agents'
+    ``action_probabilities``): the opponent model a search is handed.
+    ``seed`` seeds the agents (seat ``p`` gets a seed drawn from it)."""
+    seeds = np.random.SeedSequence(seed).generate_state(game.num_players(), dtype=np.uint32)
+    agents = [make_agent(spec, game, p, seed=int(seeds[p])) for p in range(game.num_players())]
+
+    def model(state, player):
+        return agents[player].action_probabilities(state)
+    return model
+
+
+def make_search(game, player_id, rng, config: ISMCTSConfig | str | None = None, *, model: str | None = None,
+                **options) -> ISMCTS:
     """An :class:`ISMCTS` with ``config`` (a config, a preset's name or None:
     the defaults) and ``options`` in place of its values, handed the game's
-    heuristic policies where the options use them (errors name what is
-    missing)."""
+    heuristic policies where the options use them and the agent spec
+    ``model`` as its opponent model where they use one (errors name what
+    is missing)."""
     config = make_config(config, **options)
     policies = None
+    if config.needs_model():
+        if not model:
+            raise ValueError("belief, opponents or rollout=model: give the opponent model as model=SPEC "
+                             "(an agent spec, e.g. model=heuristic)")
+        policies = SearchPolicies(model=model_policy(game, model, int(rng.integers(2**32))))
+    elif model:
+        raise ValueError(f"model={model}: no option uses the opponent model; "
+                         f"give belief, opponents or rollout=model (or preset=best_response)")
     if config.needs_policies():
-        policies = heuristic_policies(game)
+        policies = dataclasses.replace(heuristic_policies(game), model=policies.model if policies else None)
         if config.moves == "shortlist" and policies.shortlist is None:
             with_list = sorted(g for g, cls in HEURISTICS.items()
                                if getattr(sys.modules[cls.__module__], "shortlist", None) is not None)
@@ -62,6 +91,8 @@ def make_search(game, player_id, rng, config: ISMCTSConfig | str | None = None, 
 OPTIONS = {"preset": (None, f"a named configuration, whose values the other options given replace: "
                             f"{' | '.join(PRESETS)}")}
 OPTIONS.update((f.name, (f.default, f.metadata["help"])) for f in dataclasses.fields(ISMCTSConfig))
+OPTIONS["model"] = (None, "the opponent model of belief, opponents or rollout=model: an agent spec, e.g. "
+                          "model=heuristic or model=policy(FILE)")
 
 
 def _spelled(config: ISMCTSConfig) -> str:
@@ -74,9 +105,10 @@ class ISMCTSAgent(Agent):
 
     name = "ismcts"
 
-    def __init__(self, game, player_id, seed=None, config: ISMCTSConfig | str | None = None, **options):
+    def __init__(self, game, player_id, seed=None, config: ISMCTSConfig | str | None = None, *,
+                 model: str | None = None, **options):
         super().__init__(game, player_id, seed)
-        self.search = make_search(game, player_id, self.rng, config, **options)
+        self.search = make_search(game, player_id, self.rng, config, model=model, **options)
 
     def action_probabilities(self, state):
         return self.search.policy(state)

@@ -14,6 +14,7 @@ from kibitz.commands import experiment
 from kibitz.commands import train
 from kibitz.commands import distill
 from kibitz.commands import improve
+from kibitz.commands import exploit
 from kibitz.commands._signals import exit_status, interrupt_on_signals
 
 
@@ -64,3 +65,4 @@ main.add_command(experiment.experiment)
 main.add_command(train.train)
 main.add_command(distill.distill)
 main.add_command(improve.improve)
+main.add_command(exploit.exploit)

@@ -68,16 +68,17 @@ from kibitz.solvers._direct import direct_rules
 from kibitz.games.chance import draw, sample_chance as _sample_chance
 
 #: rollout policies
-ROLLOUTS = ("random", "heuristic")
+ROLLOUTS = ("random", "heuristic", "model")
 #: final move selection
 FINALS = ("visits", "distribution")
 #: which untried move a node tries first
 EXPANSIONS = ("random", "heuristic")
 #: how determinizations are weighted: uniformly over the consistent worlds,
-#: or by how likely the heuristic makes the opponents' moves of this round
-BELIEFS = ("uniform", "heuristic")
+#: or by how likely the heuristic makes the opponents' moves of this round,
+#: or by the opponent model's probabilities of all the opponents' moves
+BELIEFS = ("uniform", "heuristic", "model")
 #: how other players' moves are chosen inside the tree
-OPPONENTS = ("search", "heuristic")
+OPPONENTS = ("search", "heuristic", "model")
 #: which of the searcher's own moves are searched
 MOVES = ("all", "shortlist")
 
@@ -130,7 +131,9 @@ class ISMCTSConfig:
     uct_c: float = _option(0.7, "UCB1 exploration constant (returns are win shares in [0, 1] by default)",
                            rule=">= 0", valid=lambda v: v >= 0)
     rollout: str = _option("random", "rollout policy: random | heuristic (the game's heuristic in every seat: "
-                                     "the policies' rollout_action where there is one, else its agent)",
+                                     "the policies' rollout_action where there is one, else its agent) | model "
+                                     "(the opponent model's moves, drawn from its probabilities, in the other "
+                                     "seats; random moves in the searcher's)",
                            choices=ROLLOUTS)
     final: str = _option("visits", "final move: visits (most visited, ties shared) | distribution (in proportion "
                                    "to visits)", choices=FINALS)
@@ -155,7 +158,9 @@ class ISMCTSConfig:
                                   rule=">= 0 (0 = to the end of the game)", valid=lambda v: v >= 0)
     belief: str = _option("uniform", "determinizations: uniform (every consistent world alike) | heuristic "
                                      "(kept with weight belief_eps per move of another player in this round "
-                                     "that the game's heuristic would not make: rejection sampling)",
+                                     "that the game's heuristic would not make: rejection sampling) | model "
+                                     "(kept with the opponent model's probability of every move of another "
+                                     "player in the world: the model's posterior, by rejection sampling)",
                           choices=BELIEFS)
     belief_eps: float = _option(0.1, "belief=heuristic, opponents=heuristic: weight of a move the heuristic "
                                      "would not make, in (0, 1] (1 = the uniform belief)",
@@ -164,7 +169,8 @@ class ISMCTSConfig:
                                     "whatever its weight", rule=">= 1", valid=lambda v: v >= 1)
     opponents: str = _option("search", "other players' moves in the tree: search (UCB1 on their statistics) | "
                                        "heuristic (the game's heuristic's move, or a random one with probability "
-                                       "belief_eps; only the searcher's moves are searched)", choices=OPPONENTS)
+                                       "belief_eps; only the searcher's moves are searched) | model (a move drawn "
+                                       "from the opponent model's probabilities)", choices=OPPONENTS)
     moves: str = _option("all", "the searcher's moves searched: all | shortlist (the game heuristic's shortlist, "
                                 "which depends only on the searcher's information: doubt_and_bet)", choices=MOVES)
 
@@ -183,6 +189,10 @@ class ISMCTSConfig:
     def needs_policies(self) -> bool:
         """Whether the search uses the heuristic's policies (an option ``heuristic`` or ``moves=shortlist``)."""
         return "heuristic" in (self.rollout, self.expand, self.belief, self.opponents) or self.moves == "shortlist"
+
+    def needs_model(self) -> bool:
+        """Whether the search uses an opponent model (an option ``model``)."""
+        return "model" in (self.rollout, self.belief, self.opponents)
 
     def changes(self) -> dict:
         """The options that differ from the defaults, in field order."""
@@ -205,6 +215,10 @@ PRESETS = {
     # opponent model and as rollout policy, rollouts to the next round
     "shortlist_model": ISMCTSConfig(sims=1000, rollout_rounds=1, rollout="heuristic", belief="heuristic",
                                     opponents="heuristic", moves="shortlist"),
+    # ISMCTS-BR (Timbers et al. 2022): a best response to the opponent
+    # model, which is the belief and plays the other seats in the tree and
+    # in the rollouts
+    "best_response": ISMCTSConfig(sims=1000, belief="model", opponents="model", rollout="model"),
 }
 
 
@@ -228,11 +242,13 @@ def make_config(preset: str | ISMCTSConfig | None = None, **options) -> ISMCTSCo
 
 @dataclasses.dataclass(frozen=True)
 class SearchPolicies:
-    """The policies a search is handed: a game's heuristic, as the search uses it.
+    """The policies a search is handed: a game's heuristic, as the search
+    uses it, and an opponent model.
 
     ``agent(game, player_id, seed)`` makes an agent (``step(state)`` returns
-    its move; a move may depend only on that player's information state).
-    The rest are optional, faster or narrower forms of the same policy:
+    its move; a move may depend only on that player's information state);
+    the options ``heuristic`` and ``moves=shortlist`` use it and these
+    optional, faster or narrower forms of the same policy:
 
     * ``rollout_action(state, rand)``: the agent's move computed from the
       state directly (no agent object); ``rand()`` is the search's uniform
@@ -247,13 +263,21 @@ class SearchPolicies:
       method (None: rejected), in the distribution of the generic
       rejection; used on games with the capabilities ``DIRECT`` and
       ``RESAMPLE_MEMO``.
+
+    ``model(state, player)`` is any policy, the opponent model:
+    ``{action: probability}`` over ``player``'s legal moves in ``state``,
+    depending only on ``player``'s information state (an agent's
+    ``action_probabilities``). The options ``belief=model``,
+    ``opponents=model`` and ``rollout=model`` use it; a search keeps its
+    answers by player and information-state string.
     """
 
-    agent: Callable
+    agent: Callable | None = None
     rollout_action: Callable | None = None
     shortlist: Callable | None = None
     policy_key: Callable | None = None
     believed_draw: Callable | None = None
+    model: Callable | None = None
 
 
 class _Rejected(Exception):
@@ -345,6 +369,7 @@ class ISMCTS:
         self.rng = rng
         self._belief_agents = None
         self._belief_cache = {}
+        self._model_cache = {}  # (player, information-state string) -> the model's moves and cumulative weights
         self._memo = {}  # keyword arguments for the internal resample, set per search
         self._memo_root = None  # the state the memo is for
         #: worlds drawn and worlds kept by the belief filter (all searches)
@@ -369,8 +394,11 @@ class ISMCTS:
         self._public_chance = game_search.PUBLIC_CHANCE in self._caps
         self.policies = policies
         short = game.get_type().short_name
+        if config.needs_model() and (policies is None or policies.model is None):
+            raise ValueError(f"rollout, belief or opponents=model: no opponent model was given for game {short!r} "
+                             f"(kibitz.agents.ismcts.make_search builds one from an agent spec)")
         if config.needs_policies():
-            if policies is None:
+            if policies is None or policies.agent is None:
                 raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "
                                  f"no heuristic policies were given for game {short!r} "
                                  f"(kibitz.agents.ismcts.make_search builds them from the game's heuristic)")
@@ -417,6 +445,9 @@ class ISMCTS:
         if self.config.belief == "heuristic":
             def resample():
                 return self._believed_world(state, rand)
+        elif self.config.belief == "model":
+            def resample():
+                return self._model_world(state, rand)
         elif direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
             memo = self._memo
 
@@ -538,6 +569,34 @@ class ISMCTS:
                     self.belief_kept += 1
                     return world
             return state.resample_from_infostate(me, rand, internal=True, memo=memo)
+        return self._checked_world(state, rand, check)
+
+    def _model_world(self, state, rand):
+        """A determinization drawn under the opponent model (``belief=model``):
+        a world consistent with the observer's information state, kept with
+        the model's probability of each move of another player in it (every
+        round), so that the worlds kept follow the posterior
+        ``P(world | observation) ~ P_chance(world) * prod model(move)``
+        (rejection sampling: the resampler draws by chance's probabilities).
+        After ``belief_tries`` rejections a world is drawn without the filter
+        (the searcher's information state may be one the model never
+        reaches)."""
+        model = self._model_entry
+
+        def check(world, player, action):
+            p = model(world, player)[2].get(action, 0.0)
+            if p < 1.0 and rand() >= p:
+                raise _Rejected
+        if self._memo_root is not state:  # called outside a search (tests)
+            self._memo, self._memo_root = self._memo_for(), state
+        return self._checked_world(state, rand, check)
+
+    def _checked_world(self, state, rand, check):
+        """A world consistent with the observer's information state whose
+        other players' moves ``check(world, player, action)`` lets pass (it
+        raises :class:`_Rejected` otherwise), or after ``belief_tries``
+        rejections one drawn without the check."""
+        me = self.player_id
         if direct_rules(state):
             memo = self._memo
 
@@ -567,6 +626,46 @@ class ISMCTS:
         # every try was rejected: a uniform draw, whatever its weight
         return draw(True)
 
+    def _model_entry(self, world, player):
+        """The opponent model's policy for ``player`` in ``world``, as
+        ``(moves, cumulative probabilities, {move: probability})``, kept by the player and its
+        information-state string for the search object's lifetime (a
+        policy depends only on that)."""
+        key = (player, world.information_state_string(player))
+        entry = self._model_cache.get(key)
+        if entry is None:
+            if len(self._model_cache) > 500_000:
+                self._model_cache.clear()
+            probs = self.policies.model(world, player)
+            moves = tuple(int(a) for a, p in probs.items() if p > 0)
+            total, cumulative = 0.0, []
+            for a in moves:
+                total += probs[a]
+                cumulative.append(total)
+            if not moves or total <= 0:
+                raise ValueError(f"the opponent model gave no move with a positive probability to player {player}")
+            entry = self._model_cache[key] = (moves, tuple(c / total for c in cumulative),
+                                              {a: probs[a] / total for a in moves})
+        return entry
+
+    def _model_pick(self, world, player, rand):
+        """A move for ``player`` drawn from the opponent model's probabilities."""
+        moves, cumulative, _ = self._model_entry(world, player)
+        x = rand()
+        for a, c in zip(moves, cumulative):
+            if x < c:
+                return a
+        return moves[-1]
+
+    def _model_rollout(self, state, rand):
+        """rollout=model: the opponent model's move in another seat, a
+        uniformly random one in the searcher's."""
+        player = state.current_player()
+        if player != self.player_id:
+            return self._model_pick(state, player, rand)
+        legal = state.legal_actions()
+        return legal[int(rand() * len(legal))]
+
     def _simulate(self, root, state, rand):
         """One simulation on the determinization ``state``: down the tree
         from ``root`` to an expansion (or the end of the game), a rollout
@@ -579,7 +678,8 @@ class ISMCTS:
 
             def legal_of(_player):
                 return state.legal_actions()
-        modelled = self._model is not None and self.config.opponents == "heuristic"
+        opponents = self.config.opponents
+        modelled = (self._model is not None and opponents == "heuristic") or opponents == "model"
         shortlist = self._shortlist
         node = root
         path = []  # (edge, the player who took it)
@@ -637,7 +737,9 @@ class ISMCTS:
         """opponents=heuristic: plays the opponent model's move for ``player``
         (with probability belief_eps a uniformly random legal move); returns
         the key of its edge."""
-        if rand() < self.config.belief_eps:
+        if self.config.opponents == "model":
+            action = self._model_pick(state, player, rand)
+        elif rand() < self.config.belief_eps:
             legal = legal_of(player)
             action = legal[int(rand() * len(legal))]
         else:
@@ -720,7 +822,10 @@ class ISMCTS:
     def _playout(self, state, rand):
         """Plays ``state`` on (to the end, or to the round limit); its returns."""
         agents = self._rollout_agents if self.config.rollout == "heuristic" else None
+        choose = self._model_rollout if self.config.rollout == "model" else None
         if direct_rules(state):
+            if choose is not None:
+                return self._fast_playout(state, rand, choose)
             if self._rollout_fn is not None:
                 return self._fast_playout(state, rand, self._rollout_fn)
             if agents is None:
@@ -742,6 +847,8 @@ class ISMCTS:
             left -= 1
             if agents is not None:
                 apply(agents[player].step(state))
+            elif choose is not None:
+                apply(choose(state, rand))
             else:
                 legal = state.legal_actions()
                 if not legal:
