@@ -562,6 +562,26 @@ class MMDTrainer:
 
 # -- strength probes -----------------------------------------------------------
 
+def infoset_states(game, tree, player: int | None = None):
+    """Yields ``(k, state)`` for every information state ``k`` of ``tree``
+    (of ``player`` only, when given), in order: ``state`` is one history
+    that reaches it, replayed in ``game``."""
+    infoset = tree.node_infoset
+    nodes = np.flatnonzero(infoset >= 0)
+    ks, first = np.unique(infoset[nodes], return_index=True)
+    for k, node in zip(ks, nodes[first]):
+        if player is not None and tree.infoset_player[k] != player:
+            continue
+        path = []
+        while tree.parent[node] >= 0:
+            path.append(int(tree.action[node]))
+            node = tree.parent[node]
+        state = game.new_initial_state()
+        for a in reversed(path):
+            state.apply_action(a)
+        yield int(k), state
+
+
 class TreeProbe:
     """Exact NashConv of network policies on ``game``'s compiled tree.
 
@@ -577,20 +597,10 @@ class TreeProbe:
         self.tree = tree
         encoding = spec.encoding if spec is not None else network.ENCODING
         self.index = network.action_index(spec, game) if spec is not None else None
-        infoset = tree.node_infoset
-        nodes = np.flatnonzero(infoset >= 0)
-        _, first = np.unique(infoset[nodes], return_index=True)
         num_actions = game.num_distinct_actions()
         self.x = np.zeros((tree.num_infosets, encoding_size(game, encoding)), np.float32)
         self.mask = np.zeros((tree.num_infosets, num_actions), np.float32)
-        for k, node in enumerate(nodes[first]):
-            path = []
-            while tree.parent[node] >= 0:
-                path.append(int(tree.action[node]))
-                node = tree.parent[node]
-            state = game.new_initial_state()
-            for a in reversed(path):
-                state.apply_action(a)
+        for k, state in infoset_states(game, tree):
             self.x[k] = encoding_tensor(state, state.current_player(), encoding)
             lo, hi = tree.infoset_slots[k], tree.infoset_slots[k + 1]
             self.mask[k, tree.slot_action[lo:hi]] = 1.0
