@@ -121,7 +121,7 @@ def test_probe_against_random_for_big_trees(tmp_path, monkeypatch):
     assert "vs random:   mean return" in r.output
 
 
-def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
+def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path, monkeypatch):
     """A training run stopped by SIGTERM exits 143 with its checkpoint; --resume finishes it."""
     import signal
     import subprocess
@@ -144,16 +144,15 @@ def test_sigterm_writes_a_checkpoint_that_resumes(tmp_path):
     done = int(driver.read_checkpoint(ckpt)[1]["iteration"])
     # the network so far is written too, and it is what export takes (the checkpoint is refused, saying so)
     assert f"the network after step {done:,} is in k.npz" in err
-    r = subprocess.run([kibitz, "export", "k.npz.ckpt.npz", "--out", "x.json.gz"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 1 and "a checkpoint of kibitz train; export the network file it is beside (k.npz)" \
-        in r.stderr, r.stderr
-    r = subprocess.run([kibitz, "export", "k.npz", "--out", "x.json.gz"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run([*args, "--steps", str(done + 3), "--resume"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    # what follows the stop runs in this process (the same checks, without three more CLI start-ups)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["export", "k.npz.ckpt.npz", "--out", "x.json.gz"])
+    assert r.exit_code == 1 and "a checkpoint of kibitz train; export the network file it is beside (k.npz)" \
+        in r.stderr, r.output
+    r = CliRunner().invoke(main, ["export", "k.npz", "--out", "x.json.gz"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, [*args[1:], "--steps", str(done + 3), "--resume"])
+    assert r.exit_code == 0, r.output
     assert f"steps:       {done + 3:,}" in r.stdout
 
 
