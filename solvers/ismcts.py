@@ -132,8 +132,7 @@ class ISMCTSConfig:
                            rule=">= 0", valid=lambda v: v >= 0)
     rollout: str = _option("random", "rollout policy: random | heuristic (the game's heuristic in every seat: "
                                      "the policies' rollout_action where there is one, else its agent) | model "
-                                     "(the opponent model's moves, drawn from its probabilities, in the other "
-                                     "seats; random moves in the searcher's)",
+                                     "(the opponent model's moves, drawn from its probabilities, in every seat)",
                            choices=ROLLOUTS)
     final: str = _option("visits", "final move: visits (most visited, ties shared) | distribution (in proportion "
                                    "to visits)", choices=FINALS)
@@ -658,13 +657,8 @@ class ISMCTS:
         return moves[-1]
 
     def _model_rollout(self, state, rand):
-        """rollout=model: the opponent model's move in another seat, a
-        uniformly random one in the searcher's."""
-        player = state.current_player()
-        if player != self.player_id:
-            return self._model_pick(state, player, rand)
-        legal = state.legal_actions()
-        return legal[int(rand() * len(legal))]
+        """rollout=model: the opponent model's move, in every seat."""
+        return self._model_pick(state, state.current_player(), rand)
 
     def _simulate(self, root, state, rand):
         """One simulation on the determinization ``state``: down the tree
