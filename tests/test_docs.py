@@ -58,6 +58,9 @@ SMALL = {
         "--probe-every 0 --no-progress --out db.npz", "150 s at the default size"),
     "kibitz train underdog --time 2h --out NET.npz": (
         "kibitz train underdog --steps 1 --hidden 8 --batch 1 --no-progress --out NET.npz", "two hours"),
+    "kibitz exploit GAME --agent SPEC --out DIR": (
+        "kibitz exploit kuhn_poker --agent random --games 4 --sims 5 --out ex-readme --no-progress",
+        "GAME, SPEC and DIR stand for a game, an agent spec and a folder"),
     "kibitz replay DIR/games.jsonl --game K": ("kibitz replay t7/games.jsonl --game 3",
                                               "DIR and K stand for a folder and a game"),
     "kibitz tournament \"underdog(players=3)\" --agents random,heuristic --games 300 --seed 1 "
