@@ -48,6 +48,10 @@ NOT_GENERATED = {
         "benchmarks/serve_speed.py prints it",
     ("docs/solvers/training.md", "| run | share of the network | lesson |"):
         "the first Underdog network's training runs, by hand",
+    ("docs/solvers/exploit.md", "| game (small) | SPEC | seat | exact gain | 15 s | 30 s | 45 s | 60 s | updates |"):
+        "benchmarks/exploit_rl_check.py --seconds 60 prints it; none writes a file yet",
+    ("docs/solvers/exploit.md", "| game (small) | SPEC | exact mean gain | learned mean gain at 60 s | share |"):
+        "the means over seats of benchmarks/exploit_rl_check.py's printed table, by hand",
 }
 
 #: tables with decimals that state facts (formats, rules, defaults), not measurements
@@ -58,6 +62,7 @@ NOT_FIGURES = {
     ("docs/solvers/cfr.md", "| `--algorithm` | regret matching | regret rule after each update "
                             "| average weight `w_t` | reference |"),
     ("docs/solvers/ismcts.md", "| option | default | meaning |"),
+    ("docs/solvers/exploit.md", "| option | default | meaning |"),
     ("docs/solvers/mccfr.md", "| option | default | meaning |"),
 }
 
