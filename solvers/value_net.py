@@ -1,0 +1,404 @@
+"""An afterstate value network for AIVAT: every child's value from one look at the parent.
+
+AIVAT (Burch, Schmid, Moravcik, Morrill, Bowling: "AIVAT: A New Variance
+Reduction Technique for Agent Evaluation in Imperfect Information Games",
+AAAI 2018) corrects a game's payoff at each chance node and each decision of
+an agent with known probabilities by ``sum_a' p(a'|h) V(h.a') - V(h.a)``. It
+needs, for a node ``h``, the values of all its children at once. Cloning and
+applying a child costs 10-16 us and encoding it for every player 80-320 us
+in Python, so per-child state features would cost more than the game. This
+network is Q-style instead: it reads the parent once and lets the action
+enter as a learned embedding.
+
+Features ``x(h)`` (:class:`Features`): the concatenation over players
+``0..n-1`` of one encoding of ``kibitz.games.encoding`` (by default
+``observation_tensor``): the evaluator knows every player's private
+information. For the pyspiel encodings the game's observer
+(``game.make_py_observer``, OpenSpiel's Python observer API) writes each
+player's tensor straight into the feature vector: the same numbers as
+``encoding_tensor`` at a sixth of the cost (10-18 us for four players
+against 65-75 us in the four kibitz games).
+
+Network, for a node of kind ``k`` (0: chance, its outcomes; 1: a decision,
+its legal actions) and action ``a``::
+
+    h_1 = relu(x @ W_x + E_k[a] + b_x)
+    h_{j+1} = relu(h_j @ W_j + b_j)            (further hidden layers)
+    Q(x, a, k) = h_J @ W_out + b_out           (num_players values)
+
+``E_chance`` has ``game.max_chance_outcomes()`` rows; ``E_action`` has
+``game.num_distinct_actions()`` rows, or, for a game with more than
+:data:`FACTOR_ABOVE` actions that offers action factors
+(``kibitz.games.action_factors``: ``index`` of shape ``(A, R)``, entries in
+``0..F``), ``E_action[a] = sum_r E_factor[index[a, r]]`` with ``F + 1`` rows
+(the last one zero): Doubt and Bet's 29,896 claims then need 368 rows, not
+29,896. For ``k`` children the cost is one feature extraction, one product
+with ``W_x`` (over the nonzero features only), and a ``(k, H)`` gather, add
+and small matrix products in numpy.
+
+Training (:func:`train_value_net`, JAX and optax, as ``solvers/train.py``
+and ``solvers/distill.py`` do; inference is numpy only, so that a
+tournament never imports JAX): Adam on the mean squared error between
+``Q(x(h), a, k)`` and the game's final returns, over examples ``(x(h), a,
+k, returns)`` from played games (``agents/value_data.py``). Games whose
+index is 9 modulo 10 are held out; the fit reported is the held-out MSE
+against that of predicting the training examples' mean returns (and ``R^2 =
+1 - mse / mse_mean``). The parameters kept are those of the epoch with the
+lowest held-out MSE, rounded to float16, which is how the file stores them
+(so that the four shipped networks stay small); the reported fit is the
+rounded network's.
+
+Files: :func:`save` writes one ``.npz`` with the arrays and a ``meta`` entry
+(JSON: ``format`` "kibitz-value-net", the game string, the feature
+encoding, the layer sizes, the action table, the training settings, the
+data size and the fit); :func:`load` checks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from kibitz import games
+
+FORMAT = "kibitz-value-net"
+#: the default feature encoding: in all four kibitz games the cheapest complete view
+ENCODING = games.OBSERVATION_TENSOR
+#: the default hidden layer widths
+HIDDEN = (64,)
+#: node kinds
+CHANCE, DECISION = 0, 1
+#: a game with more distinct actions than this embeds them by its action factors, when it offers them
+FACTOR_ABOVE = 1024
+#: the held-out games: index % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1
+HOLD_OUT_EVERY = 10
+
+
+class Features:
+    """``x(h)``: ``encoding`` of a state for every player, concatenated (float32)."""
+
+    def __init__(self, game, encoding: str = ENCODING):
+        games.check_encoding(game, encoding)
+        self.encoding = encoding
+        self.num_players = game.num_players()
+        self.width = games.encoding_size(game, encoding)
+        self.size = self.num_players * self.width
+        self._observer = None
+        if encoding in (games.INFORMATION_STATE_TENSOR, games.OBSERVATION_TENSOR) and \
+                hasattr(game, "make_py_observer"):
+            import pyspiel
+
+            recall = encoding == games.INFORMATION_STATE_TENSOR
+            observer = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=recall), None)
+            if getattr(observer, "tensor", None) is not None and observer.tensor.size == self.width:
+                self._observer = observer
+
+    def __call__(self, state) -> np.ndarray:
+        """The features of ``state`` (a new array of :attr:`size` floats)."""
+        out = np.empty(self.size, np.float32)
+        w = self.width
+        if self._observer is not None:
+            observer = self._observer
+            for p in range(self.num_players):
+                observer.set_from(state, p)
+                out[p * w:(p + 1) * w] = observer.tensor
+        else:
+            for p in range(self.num_players):
+                out[p * w:(p + 1) * w] = games.encoding_tensor(state, p, self.encoding)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueSpec:
+    """The shape of a value network and the game it values."""
+
+    game: str  # the game string (str(game))
+    encoding: str  # the feature encoding (Features)
+    input_size: int  # num_players * encoding_size
+    num_players: int
+    chance_outcomes: int  # rows of E_chance: game.max_chance_outcomes()
+    num_actions: int  # game.num_distinct_actions()
+    action_rows: int  # rows of E_action: num_actions, or F + 1 for factored embeddings
+    factored: bool = False
+    hidden: tuple[int, ...] = HIDDEN
+
+    def __post_init__(self):
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"hidden must be one or more layer widths >= 1; got {self.hidden!r}")
+        for name in ("input_size", "num_players", "chance_outcomes", "num_actions", "action_rows"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)!r}")
+
+    @classmethod
+    def for_game(cls, game, encoding: str = ENCODING, hidden=HIDDEN) -> "ValueSpec":
+        """The spec for ``game``; ValueError naming the allowed encodings for an unknown one."""
+        size = games.encoding_size(game, encoding)
+        num_actions = game.num_distinct_actions()
+        factored = num_actions > FACTOR_ABOVE and "factored" in games.output_kinds(game)
+        rows = games.action_factors(game)[1] + 1 if factored else num_actions
+        return cls(game=str(game), encoding=encoding, input_size=game.num_players() * size,
+                   num_players=game.num_players(), chance_outcomes=max(game.max_chance_outcomes(), 1),
+                   num_actions=num_actions, action_rows=rows, factored=factored, hidden=tuple(hidden))
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """Every array's name and shape, in order."""
+        h = self.hidden
+        out = {"W_x": (self.input_size, h[0]), "b_x": (h[0],), "E_chance": (self.chance_outcomes, h[0]),
+               "E_action": (self.action_rows, h[0])}
+        for j, (a, b) in enumerate(zip(h[:-1], h[1:])):
+            out[f"W{j + 1}"], out[f"b{j + 1}"] = (a, b), (b,)
+        out["W_out"], out["b_out"] = (h[-1], self.num_players), (self.num_players,)
+        return out
+
+
+def init_params(spec: ValueSpec, rng: np.random.Generator, mean=None) -> dict[str, np.ndarray]:
+    """He-uniform weights, zero biases (``b_out``: ``mean``, the mean returns, if given), small embeddings."""
+    params = {}
+    for name, shape in spec.shapes().items():
+        if name.startswith("b"):
+            params[name] = np.zeros(shape, np.float32)
+        elif name.startswith("E"):
+            params[name] = rng.normal(0.0, 0.1, size=shape).astype(np.float32)
+        else:
+            bound = np.sqrt(6.0 / shape[0]) * (0.1 if name == "W_out" else 1.0)
+            params[name] = rng.uniform(-bound, bound, size=shape).astype(np.float32)
+    if spec.factored:
+        params["E_action"][-1] = 0.0
+    if mean is not None:
+        params["b_out"] = np.asarray(mean, np.float32).reshape(spec.num_players)
+    return params
+
+
+def _hidden_names(spec: ValueSpec) -> list[tuple[str, str]]:
+    return [(f"W{j}", f"b{j}") for j in range(1, len(spec.hidden))]
+
+
+def _head(params, spec: ValueSpec, h, xp=np):
+    """From the first hidden layer's pre-activations to the values."""
+    h = xp.maximum(h, 0.0)
+    for w, b in _hidden_names(spec):
+        h = xp.maximum(h @ params[w] + params[b], 0.0)
+    return h @ params["W_out"] + params["b_out"]
+
+
+def forward(params, spec: ValueSpec, x, actions, kinds, xp=np, index=None):
+    """``Q`` for a batch: ``x`` ``(N, input_size)``, ``actions`` and ``kinds``
+    ``(N,)``; ``index`` the game's action factors for a factored spec. The
+    training's function (``xp=jax.numpy``) and the reference for
+    :meth:`ValueNet.child_values`."""
+    e_chance = xp.take(params["E_chance"], xp.minimum(actions, spec.chance_outcomes - 1), axis=0)
+    act = xp.minimum(actions, spec.num_actions - 1)
+    if spec.factored:
+        e_action = sum(xp.take(params["E_action"], xp.take(index[:, r], act, axis=0), axis=0)
+                       for r in range(index.shape[1]))
+    else:
+        e_action = xp.take(params["E_action"], act, axis=0)
+    emb = xp.where((kinds == CHANCE)[:, None], e_chance, e_action)
+    return _head(params, spec, x @ params["W_x"] + params["b_x"] + emb, xp)
+
+
+class ValueNet:
+    """The value function AIVAT reads (``solvers/aivat.py``'s protocol):
+    ``child_values(state, actions)``, float64 ``(len(actions), num_players)``,
+    the expected returns after each action. ``state`` is not modified."""
+
+    def __init__(self, spec: ValueSpec, params: dict, game=None, name: str = "net(unsaved)", meta=None):
+        game = game if game is not None else games.load_game(spec.game)
+        if str(game) != spec.game:
+            raise ValueError(f"the value network is for {spec.game}, not {game}")
+        self.spec, self.name, self.meta = spec, name, dict(meta or {})
+        self.params = {k: np.asarray(v, np.float32) for k, v in params.items()}
+        self.features = Features(game, spec.encoding)
+        self._index = games.action_factors(game)[0] if spec.factored else None
+        if spec.factored:
+            self._e_action = self.params["E_action"][self._index].sum(axis=1)
+        else:
+            self._e_action = self.params["E_action"]
+        self._e_chance = self.params["E_chance"]
+        self._w_x, self._b_x = self.params["W_x"], self.params["b_x"]
+        self._layers = [(self.params[w], self.params[b]) for w, b in _hidden_names(spec)]
+        self._layers.append((self.params["W_out"], self.params["b_out"]))
+
+    def parent(self, x) -> np.ndarray:
+        """``x @ W_x + b_x``."""
+        return x @ self._w_x + self._b_x
+
+    def child_values(self, state, actions: Sequence[int]) -> np.ndarray:
+        h = (self._e_chance if state.is_chance_node() else self._e_action)[np.asarray(actions, np.intp)]
+        h += self.features(state) @ self._w_x + self._b_x
+        np.maximum(h, 0.0, out=h)
+        for w, b in self._layers[:-1]:
+            h = h @ w
+            h += b
+            np.maximum(h, 0.0, out=h)
+        w, b = self._layers[-1]
+        return (h @ w + b).astype(np.float64)
+
+    def q(self, state, action: int) -> np.ndarray:
+        """One child's value by :func:`forward` (dense, unbatched): the reference for tests."""
+        kind = np.array([CHANCE if state.is_chance_node() else DECISION])
+        x = self.features(state)[None, :]
+        return forward(self.params, self.spec, x, np.array([action]), kind, index=self._index)[0].astype(np.float64)
+
+
+# ---------------------------------------------------------------- files
+def save(path, net: ValueNet) -> None:
+    """Writes ``net`` to ``path`` (``.npz``, float16 arrays and the JSON meta), atomically."""
+    from kibitz.solvers._io import atomic_write
+
+    meta = {"format": FORMAT, **dataclasses.asdict(net.spec), "hidden": list(net.spec.hidden), **net.meta}
+    meta["format"] = FORMAT
+    arrays = {k: np.asarray(v, np.float16) for k, v in net.params.items()}
+    blob = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    atomic_write(Path(path), lambda f: np.savez_compressed(f, meta=blob, **arrays))
+
+
+def load(path, game=None) -> ValueNet:
+    """The network :func:`save` wrote, named ``net(PATH)``; ValueError naming the file otherwise."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(z["meta"].tobytes().decode())
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise ValueError(f"its meta says format {meta.get('format') if isinstance(meta, dict) else None!r}")
+            fields = {f.name for f in dataclasses.fields(ValueSpec)}
+            spec = ValueSpec(**{k: v for k, v in meta.items() if k in fields})
+            params = {name: z[name].astype(np.float32) for name in spec.shapes()}
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise ValueError(f"{path}: not a kibitz value network file ({e})") from None
+    for name, shape in spec.shapes().items():
+        if params[name].shape != shape:
+            raise ValueError(f"{path}: {name} has shape {params[name].shape}, the meta says {shape}")
+    extra = {k: v for k, v in meta.items() if k not in fields and k != "format"}
+    return ValueNet(spec, params, game=game, name=f"net({path})", meta=extra)
+
+
+# ---------------------------------------------------------------- training
+@dataclasses.dataclass
+class Examples:
+    """Training examples, one per node of played games: ``x`` the parent's
+    features (float16: a sixth of a float64's memory; the encodings hold
+    counts and one-hots), ``action`` and ``kind`` (:data:`CHANCE` or
+    :data:`DECISION`), ``returns`` the game's final returns, ``game`` the
+    index of the game it comes from (the held-out split is by game)."""
+
+    x: np.ndarray  # (N, input_size) float16
+    action: np.ndarray  # (N,) int32
+    kind: np.ndarray  # (N,) int8
+    returns: np.ndarray  # (N, num_players) float32
+    game: np.ndarray  # (N,) int32
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+    def held_out(self) -> np.ndarray:
+        """Which examples are held out: those of games ``9 mod 10``."""
+        return self.game % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1
+
+
+def mse(net_or_params, spec: ValueSpec, ex: Examples, rows, index=None, batch: int = 4096) -> float:
+    """The mean squared error (over examples and players) of the network on ``ex``'s ``rows``."""
+    params = net_or_params.params if isinstance(net_or_params, ValueNet) else net_or_params
+    total = 0.0
+    for lo in range(0, len(rows), batch):
+        r = rows[lo:lo + batch]
+        q = forward(params, spec, ex.x[r].astype(np.float32), ex.action[r], ex.kind[r], index=index)
+        total += float(((q - ex.returns[r]) ** 2).sum())
+    return total / max(len(rows) * spec.num_players, 1)
+
+
+def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = ENCODING, epochs: int = 30,
+                    batch: int = 512, lr: float = 1e-3, seed: int = 0, time_limit: float | None = None,
+                    on_epoch: Callable[[dict], None] | None = None, settings: dict | None = None) -> ValueNet:
+    """Fits ``Q(x, a, k)`` to the final returns of ``examples`` (MSE, Adam)
+    for at most ``epochs`` epochs or ``time_limit`` seconds (at least one
+    epoch); returns the :class:`ValueNet` of the epoch with the lowest
+    held-out MSE, float16-rounded, whose ``meta`` holds the settings
+    (``settings`` added), the data size and the fit: ``mse`` and
+    ``mse_mean`` (predicting the training mean) on the held-out games,
+    ``r2``, ``train_mse``, ``epochs``, ``seconds``. ``on_epoch(record)``
+    after each epoch."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    if epochs < 1 or batch < 1 or not 0 < lr <= 1:
+        raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
+    spec = ValueSpec.for_game(game, encoding, hidden)
+    if examples.x.shape[1:] != (spec.input_size,):
+        raise ValueError(f"the examples have {examples.x.shape[1:]} features; {encoding} of {game} has "
+                         f"{spec.input_size}")
+    out = examples.held_out()
+    train_rows, test_rows = np.flatnonzero(~out), np.flatnonzero(out)
+    if not len(train_rows) or not len(test_rows):
+        raise ValueError(f"{len(train_rows)} training and {len(test_rows)} held-out examples: the data needs "
+                         f"games with index % {HOLD_OUT_EVERY} == {HOLD_OUT_EVERY - 1} and others (10 games or more)")
+    t0 = time.perf_counter()
+    rng = np.random.Generator(np.random.PCG64([seed, 43]))
+    mean = examples.returns[train_rows].mean(axis=0)
+    index = games.action_factors(game)[0] if spec.factored else None
+    jindex = None if index is None else jnp.asarray(index)
+    params = {k: jnp.asarray(v) for k, v in init_params(spec, rng, mean).items()}
+    opt = optax.adam(lr)
+    state = opt.init(params)
+
+    def loss(p, x, a, k, g, w):
+        q = forward(p, spec, x, a, k, xp=jnp, index=jindex)
+        return jnp.sum(w[:, None] * (q - g) ** 2) / jnp.maximum(jnp.sum(w), 1.0) / spec.num_players
+
+    @jax.jit
+    def step(p, s, x, a, k, g, w):
+        value, grad = jax.value_and_grad(loss)(p, x, a, k, g, w)
+        if spec.factored:  # the factor table's last row ("no factor") stays zero
+            grad = {**grad, "E_action": grad["E_action"].at[-1].set(0.0)}
+        updates, s = opt.update(grad, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    def rounded(p):
+        return {k: np.asarray(v, np.float16).astype(np.float32) for k, v in p.items()}
+
+    def padded(rows):
+        pad = batch - len(rows)
+        w = np.concatenate([np.ones(len(rows), np.float32), np.zeros(pad, np.float32)])
+        rows = np.concatenate([rows, np.full(pad, rows[0])])
+        return (examples.x[rows].astype(np.float32), examples.action[rows], examples.kind[rows].astype(np.int32),
+                examples.returns[rows], w)
+
+    mse_mean = float(((examples.returns[test_rows] - mean) ** 2).mean())
+    best, history = rounded(params), []
+    best_mse, best_epoch = mse(best, spec, examples, test_rows, index), 0
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(train_rows)
+        total = 0.0
+        for lo in range(0, len(order), batch):
+            params, state, value = step(params, state, *padded(order[lo:lo + batch]))
+            total += float(value) * min(batch, len(order) - lo)
+        current = rounded(params)
+        held = mse(current, spec, examples, test_rows, index)
+        record = {"epoch": epoch, "train_mse": total / len(order), "mse": held, "mse_mean": mse_mean,
+                  "seconds": time.perf_counter() - t0}
+        history.append(record)
+        if held < best_mse:
+            best, best_mse, best_epoch = current, held, epoch
+        if on_epoch is not None:
+            on_epoch(record)
+        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            break
+    meta = {"training": {"method": "adam on the mean squared error to the final returns", "epochs": epochs,
+                         "batch": batch, "lr": lr, "seed": seed, "time_limit": time_limit, **(settings or {})},
+            "data": {"examples": len(examples), "games": int(len(np.unique(examples.game))),
+                     "held_out_examples": int(len(test_rows)),
+                     "chance_examples": int((examples.kind == CHANCE).sum())},
+            "fit": {"mse": best_mse, "mse_mean": mse_mean, "r2": 1.0 - best_mse / mse_mean if mse_mean > 0 else None,
+                    "train_mse": history[best_epoch - 1]["train_mse"] if best_epoch else None,
+                    "epoch": best_epoch,
+                    "epochs": len(history), "seconds": time.perf_counter() - t0}}
+    return ValueNet(spec, best, game=game, meta=meta)
