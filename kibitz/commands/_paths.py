@@ -74,6 +74,7 @@ _JSON_HEAD = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"([^"]*)"')
 #: what may be replaced at the --out of a policy or agent file, and of a network file
 POLICY_KINDS = ("policy file", "agent file")
 NETWORK_KINDS = ("network file",)
+VALUE_NETWORK_KINDS = ("value network file",)
 #: a JSON file whose head does not say is read whole up to this size (kibitz's own readers take any key order)
 _WHOLE_JSON_BYTES = 16 * 2**20
 
@@ -81,8 +82,9 @@ _WHOLE_JSON_BYTES = 16 * 2**20
 def kibitz_file_kind(path) -> str | None:
     """What kibitz output the regular file ``path`` is, from its contents:
     "policy file" or "agent file" (JSON, gzip or not, whose "format" says
-    so), "checkpoint" or "network file" (a NumPy .npz whose 'meta' entry is
-    the JSON that solvers/driver.py or solvers/network.py writes); None for
+    so), "checkpoint", "network file" or "value network file" (a NumPy .npz
+    whose 'meta' entry is the JSON that solvers/driver.py, solvers/network.py
+    or solvers/value_net.py writes); None for
     any other file. Only the head of a file is read (a JSON file of another
     key order whole, up to 16 MiB)."""
     try:
@@ -105,7 +107,7 @@ def kibitz_file_kind(path) -> str | None:
 
 
 def _npz_kind(path) -> str | None:
-    """"checkpoint" or "network file" for a kibitz .npz, from its 'meta' entry alone."""
+    """"checkpoint", "network file" or "value network file" for a kibitz .npz, from its 'meta' entry alone."""
     import numpy as np
 
     try:
@@ -120,6 +122,8 @@ def _npz_kind(path) -> str | None:
         return None
     if isinstance(meta.get("algorithm"), str) and isinstance(meta.get("settings"), dict):
         return "checkpoint"
+    if meta.get("format") == "kibitz-value-net":  # solvers/value_net.py
+        return "value network file"
     if "input_size" in meta and "num_actions" in meta:
         return "network file"
     return None

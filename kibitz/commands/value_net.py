@@ -1,0 +1,135 @@
+"""``kibitz value-net``: the value network AIVAT corrects payoffs with.
+
+    kibitz value-net GAME --out FILE.npz [--agents trained,heuristic] [--games N] [--keep X]
+                     [--seed S] [--time LIMIT] [--epochs E] [--hidden 64] [--encoding NAME] [--overwrite]
+
+Plays N games with the agent specs rotated over the seats
+(:func:`kibitz.agents.value_data.collect`), takes every node of each game
+as an example (or a share ``--keep`` of them) and fits the afterstate value
+network of :mod:`kibitz.solvers.value_net` to the games' final returns;
+writes it to FILE and prints the data, the seconds and the fit on the
+held-out games (docs/solvers/value_net.md).
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from kibitz.commands._paths import VALUE_NETWORK_KINDS, NumberRange, refuse_to_replace, writable_file
+from kibitz.commands.solve import parse_duration
+from kibitz.commands.train import MAX_LAYERS, MAX_WIDTH, _hidden
+from kibitz.games import GameStringError, load_game
+
+
+def _npz(ctx, param, value):
+    value = writable_file(ctx, param, value)
+    if not value.endswith(".npz"):
+        raise click.BadParameter(f"{value}: the value network file must end in .npz", ctx, param)
+    return value
+
+
+def _specs(text: str, game) -> list[str]:
+    """The agent specs of --agents, each made once for seat 0; one line naming the option otherwise."""
+    from kibitz.agents.registry import make_agent, parse_spec, split_specs
+
+    try:
+        specs = split_specs(text)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--agents") from None
+    for spec in specs:
+        try:
+            if parse_spec(spec)[0] == "human":
+                raise ValueError("a human cannot play the games; allowed: an automatic agent (kibitz agents "
+                                 "lists them)")
+            make_agent(spec, game, 0, 0)
+        except (ValueError, FileNotFoundError) as e:
+            raise click.BadParameter(f"{spec!r}: {e}", param_hint="--agents") from None
+    return specs
+
+
+@click.command("value-net")
+@click.argument("game_string", metavar="GAME")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
+              help="Value network file to write (.npz, solvers/value_net.py's format).")
+@click.option("--agents", "agents_text", default="trained,heuristic", show_default=True, metavar="SPEC,SPEC",
+              help="The agents whose games are the data, rotated over the seats (those whose matches AIVAT "
+                   "evaluates).")
+@click.option("--games", type=click.IntRange(min=10), default=2000, show_default=True,
+              help="Games to play (every tenth is held out to measure the fit).")
+@click.option("--keep", type=NumberRange(0, 1, min_open=True), default=1.0, show_default=True,
+              help="Share of each game's nodes kept as examples (fewer examples a game, less memory).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
+@click.option("--time", "time_limit", metavar="LIMIT", default=None,
+              help="Stop fitting after this long (90, 90s, 10m): the best epoch so far is kept.")
+@click.option("--epochs", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Most passes over the training examples.")
+@click.option("--hidden", default="64", show_default=True, callback=_hidden,
+              help=f"Hidden layer widths (1 to {MAX_LAYERS}, each at most {MAX_WIDTH}); each child's value "
+                   "costs every layer after the first.")
+@click.option("--encoding", default="observation_tensor", show_default=True,
+              help="The features: this encoding of the state for every player, concatenated.")
+@click.option("--overwrite", is_flag=True, help="Replace the value network file of an earlier run at --out.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show the progress bars (only on a terminal).")
+def value_net(game_string, out, agents_text, games, keep, seed, time_limit, epochs, hidden, encoding, overwrite,
+              progress):
+    """Train the value network that AIVAT's corrections read for GAME.
+
+    \b
+    Examples:
+      kibitz value-net underdog --games 12000 --keep 0.25 --out underdog.value.npz
+      kibitz value-net 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --agents random --games 500 --out v.npz
+    """
+    from kibitz.agents import value_data
+    from kibitz.games import check_encoding
+    from kibitz.solvers import value_net as vn
+
+    try:
+        game = load_game(game_string)
+    except GameStringError as e:
+        raise click.BadParameter(str(e), param_hint="GAME") from None
+    try:
+        check_encoding(game, encoding)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--encoding") from None
+    limit = parse_duration(time_limit)
+    refuse_to_replace({out: VALUE_NETWORK_KINDS}, overwrite=overwrite)
+    specs = _specs(agents_text, game)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=games, unit="game", desc="play", dynamic_ncols=True, disable=None)
+    examples, play_seconds = value_data.collect(game, specs, games, seed=seed, encoding=encoding, keep=keep,
+                                                on_game=(lambda i, k: bar.update()) if bar else None)
+    if bar:
+        bar.close()
+        from tqdm import tqdm
+        bar = tqdm(total=epochs, unit="epoch", desc="fit", dynamic_ncols=True, disable=None)
+
+    def on_epoch(record):
+        if bar:
+            bar.set_postfix(mse=f"{record['mse']:.4g}", mean=f"{record['mse_mean']:.4g}")
+            bar.update()
+
+    settings = {"agents": specs, "games": games, "keep": keep, "data_seconds": round(play_seconds, 1)}
+    t0 = time.perf_counter()
+    net = vn.train_value_net(game, examples, hidden=hidden, encoding=encoding, epochs=epochs, seed=seed,
+                             time_limit=limit, on_epoch=on_epoch, settings=settings)
+    fit_seconds = time.perf_counter() - t0
+    if bar:
+        bar.close()
+    vn.save(out, net)
+    fit, data = net.meta["fit"], net.meta["data"]
+    click.echo(f"game:      {game}")
+    click.echo(f"agents:    {', '.join(specs)} (rotated over the seats), seed {seed}")
+    click.echo(f"features:  {encoding} of each of {game.num_players()} players ({net.spec.input_size:,} floats)")
+    click.echo(f"network:   hidden {','.join(map(str, net.spec.hidden))}, actions "
+               + (f"factored ({net.spec.action_rows - 1} factors)" if net.spec.factored
+                  else f"{net.spec.num_actions:,}") + f", chance outcomes {net.spec.chance_outcomes}")
+    click.echo(f"data:      {games:,} games, {data['examples']:,} examples ({data['chance_examples']:,} at chance "
+               f"nodes; keep {keep:g}), {play_seconds:.1f} s")
+    click.echo(f"fit:       held-out MSE {fit['mse']:.5f} against {fit['mse_mean']:.5f} for the mean returns "
+               f"(R^2 {fit['r2']:.4f}), epoch {fit['epoch']} of {fit['epochs']}, {fit_seconds:.1f} s")
+    click.echo(f"written:   {out}")
