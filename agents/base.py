@@ -22,6 +22,11 @@ class Agent(pyspiel.Bot):
 
     #: the name used in agent specs (``random``, ``heuristic``, ...)
     name = "agent"
+    #: whether :meth:`step` draws its move from the policy that
+    #: :meth:`step_and_policy` reports (AIVAT's action terms need it:
+    #: solvers/aivat.py). True for the agents whose policy is a table or a
+    #: network; a search or a human reports none.
+    reports_policy = False
 
     def __init__(self, game: pyspiel.Game, player_id: int, seed: int | None = None):
         pyspiel.Bot.__init__(self)
@@ -51,6 +56,15 @@ class Agent(pyspiel.Bot):
     def step(self, state):
         return self.step_with_policy(state)[1]
 
+    def step_and_policy(self, state):
+        """``(action, policy)``: the move exactly as :meth:`step` makes it
+        (the same draws from the generator) and, if :attr:`reports_policy`,
+        the ``[(action, probability)]`` it was drawn from (else None)."""
+        if self.reports_policy and type(self).step is Agent.step:
+            policy, action = self.step_with_policy(state)
+            return action, policy
+        return self.step(state), None
+
     # -- for subclasses --------------------------------------------------
     def action_probabilities(self, state) -> dict[int, float]:
         """{action: probability} over ``state.legal_actions()``."""
@@ -67,10 +81,15 @@ class RandomAgent(Agent):
     """Uniformly random over the legal actions."""
 
     name = "random"
+    reports_policy = True
 
     def action_probabilities(self, state):
         legal = state.legal_actions()
         return {a: 1.0 / len(legal) for a in legal}
+
+    def step_and_policy(self, state):
+        legal = state.legal_actions()
+        return int(legal[self.rng.integers(len(legal))]), [(a, 1.0 / len(legal)) for a in legal]
 
     def step(self, state):
         legal = state.legal_actions()

@@ -66,6 +66,7 @@ class NetAgent(Agent):
     """Plays a network agent file (see the module docstring)."""
 
     name = "net"
+    reports_policy = True
 
     def __init__(self, game, player_id, seed=None, *, path: str):
         super().__init__(game, player_id, seed)

@@ -54,6 +54,7 @@ def load_cached(path: str, game) -> KibitzAgent:
 
 class PolicyAgent(Agent):
     name = "policy"
+    reports_policy = True
 
     def __init__(self, game, player_id, seed=None, *, path: str, unseen: str = "file"):
         super().__init__(game, player_id, seed)

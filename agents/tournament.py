@@ -196,6 +196,8 @@ class Plan:
     specs: tuple[str, ...]
     seed: int
     num_seats: int
+    #: the value function of the AIVAT corrections (:func:`value_function`); "none": no corrections
+    value: str = "none"
 
     @property
     def arrangements(self):
@@ -219,8 +221,11 @@ def _load(game_string: str):
     return _GAMES[game_string]
 
 
-def play_recorded(game, agents, chance: Callable) -> tuple[list[int], list[float]]:
-    """Plays one game; returns (every action, chance included; returns)."""
+def play_recorded(game, agents, chance: Callable, corrections=None) -> tuple[list[int], list[float]]:
+    """Plays one game; returns (every action, chance included; returns).
+    ``corrections`` (a :class:`kibitz.solvers.aivat.Corrections`) is given
+    every chance node and every decision of an agent that reports its
+    policy; the moves are the same with it and without."""
     state = game.new_initial_state()
     for a in agents:
         a.restart_at(state)
@@ -228,7 +233,15 @@ def play_recorded(game, agents, chance: Callable) -> tuple[list[int], list[float
     while not state.is_terminal():
         player = state.current_player()
         if state.is_chance_node():
-            action = chance(state.chance_outcomes())
+            outcomes = state.chance_outcomes()
+            action = chance(outcomes)
+            if corrections is not None:
+                corrections.at_node(state, outcomes, action, chance=True)
+        elif corrections is not None:
+            action, policy = agents[player].step_and_policy(state)
+            action = int(action)
+            if policy is not None:
+                corrections.at_node(state, policy, action, chance=False)
         else:
             action = int(agents[player].step(state))
         for i, a in enumerate(agents):  # as kibitz play does: every action, chance too
@@ -251,8 +264,12 @@ def play_one(plan: Plan, game_index: int) -> dict:
     arr = arrs[arr_index]
     seeds = [plan.agent_seed(game_index, s) for s in range(plan.num_seats)]
     agents = [make_agent(plan.specs[a], game, s, seed=seeds[s]) for s, a in enumerate(arr)]
+    corrections = None
+    if plan.value != "none":
+        from kibitz.solvers.aivat import Corrections
+        corrections = Corrections(_seated_value(plan, arr, agents), plan.num_seats)
     try:
-        moves, returns = play_recorded(game, agents, DealChance(plan.deal_words(deal)))
+        moves, returns = play_recorded(game, agents, DealChance(plan.deal_words(deal)), corrections)
     except Exception as e:  # name the game, so that it can be replayed
         raise GameFailed(f"game {game_index} (deal {deal}, seats {', '.join(plan.specs[a] for a in arr)}) "
                          f"failed: {type(e).__name__}: {e}") from e
@@ -267,7 +284,86 @@ def play_one(plan: Plan, game_index: int) -> dict:
         "agent_seeds": seeds,
         "moves": moves,
         "returns": returns,
+        **({} if corrections is None else {"aivat": {
+            "chance": [float(x) for x in corrections.chance],
+            "action": [float(x) for x in corrections.action]}}),
     }
+
+
+# ---------------------------------------------------------------- AIVAT's value functions
+#: the value-function specs of ``--aivat`` -> what they are
+VALUE_SPECS = {
+    "none": "no AIVAT corrections",
+    "zero": "V = 0: every term is zero (the plain payoff; a check)",
+    "exact": "the expected returns under the seated agents' policies, by enumerating the game (small games; "
+             "agents that report their policy)",
+    "rollout(N)": "the mean of N uniformly random playouts from each child (slow)",
+    "net": "the game's shipped value network (agents/trained/GAME.value.npz)",
+    "net(FILE)": "a value network made by kibitz value-net",
+}
+
+_VALUES: dict = {}
+
+
+def value_function(spec: str, game):
+    """The :class:`kibitz.solvers.aivat.ValueFunction` that ``spec`` names
+    (:data:`VALUE_SPECS`); ValueError naming the allowed specs otherwise."""
+    from kibitz.solvers import aivat
+
+    spec = spec.strip()
+    allowed = ", ".join(VALUE_SPECS)
+    if spec == "zero":
+        return aivat.ZeroValue(game.num_players())
+    if spec == "exact":
+        return "exact"  # made per seating, from the agents seated (_seated_value)
+    if spec.startswith("rollout(") and spec.endswith(")"):
+        text = spec[len("rollout("):-1]
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"rollout(N): N must be a whole number >= 1, not {text!r}")
+        return aivat.RolloutValue(game, int(text))
+    if spec == "net" or (spec.startswith("net(") and spec.endswith(")")):
+        path = shipped_value_path(game) if spec == "net" else spec[len("net("):-1]
+        from kibitz.solvers import value_net
+        return value_net.load(path, game)
+    raise ValueError(f"{spec!r} is not a value function; allowed: {allowed}")
+
+
+def shipped_value_path(game) -> str:
+    """agents/trained/GAME.value.npz, the value network shipped for ``game``
+    at its default size; ValueError if there is none for ``game``."""
+    from kibitz.agents.net_agent import TRAINED_DIR
+
+    short = game.get_type().short_name
+    path = TRAINED_DIR / f"{short}.value.npz"
+    if not path.is_file():
+        raise ValueError(f"no value network ships for {short!r}; make one with kibitz value-net, then "
+                         f"--aivat 'net(FILE)'")
+    return str(path)
+
+
+def _seated_value(plan: Plan, arrangement, agents):
+    """The value function of ``plan`` for one seating: ``exact`` is made
+    from the policies of the agents seated (once per seating and process)."""
+    value = _value(plan.value, plan.game)
+    if value != "exact":
+        return value
+    key = ("exact", plan.game, tuple(plan.specs[a] for a in arrangement))
+    if key not in _VALUES:
+        from kibitz.solvers.aivat import ExactValue
+        unknown = [a.name for a in agents if not a.reports_policy]
+        if unknown:
+            raise ValueError(f"--aivat exact needs agents that report their policy (random, policy, net, "
+                             f"trained); {', '.join(sorted(set(unknown)))} does not")
+        _VALUES[key] = ExactValue(_load(plan.game), [a.action_probabilities for a in agents])
+    return _VALUES[key]
+
+
+def _value(spec: str, game_string: str):
+    """The value function of ``spec`` for ``game_string``, made once per process."""
+    key = (spec, game_string)
+    if key not in _VALUES:
+        _VALUES[key] = value_function(spec, _load(game_string))
+    return _VALUES[key]
 
 
 def replay_record(record: dict, rerun: bool = False):
@@ -310,14 +406,21 @@ def _t95(n: int) -> float:
 
 
 def _summary(values: list[float]) -> tuple[float, float, float]:
+    mean, lo, hi, _ = _summary_se(values)
+    return mean, lo, hi
+
+
+def _summary_se(values: list[float]) -> tuple[float, float, float, float]:
+    """``(mean, lo, hi, se)``: the mean, its 95% Student t interval and its standard error."""
     n = len(values)
     if n == 0:
-        return float("nan"), float("nan"), float("nan")
+        return float("nan"), float("nan"), float("nan"), float("nan")
     mean = float(np.mean(values))
     if n < 2:
-        return mean, float("nan"), float("nan")
-    half = _t95(n) * float(np.std(values, ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half
+        return mean, float("nan"), float("nan"), float("nan")
+    se = float(np.std(values, ddof=1)) / math.sqrt(n)
+    half = _t95(n) * se
+    return mean, mean - half, mean + half, se
 
 
 def win_shares(returns: list[float]) -> list[float]:
@@ -332,6 +435,7 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
     model = PlackettLuce()
     ratings = [model.rating() for _ in specs]
     pay = [[] for _ in specs]
+    aivat_pay = [[] for _ in specs]
     win = [[] for _ in specs]
     seat_pay = [[[] for _ in range(num_seats)] for _ in specs]
     seat_win = [[[] for _ in range(num_seats)] for _ in specs]
@@ -340,9 +444,15 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
         count += 1
         arr, ret = rec["seat_agents"], rec["returns"]
         wins = win_shares(ret)
+        corrected = None
+        if "aivat" in rec:
+            from kibitz.solvers.aivat import estimate
+            corrected = estimate(ret, rec["aivat"]["chance"], rec["aivat"]["action"])
         for a in set(arr):
             seats = [s for s in range(num_seats) if arr[s] == a]
             pay[a].append(sum(ret[s] for s in seats) / len(seats))
+            if corrected is not None:
+                aivat_pay[a].append(float(sum(corrected[s] for s in seats) / len(seats)))
             win[a].append(sum(wins[s] for s in seats) / len(seats))
             for s in seats:
                 seat_pay[a][s].append(ret[s])
@@ -356,7 +466,11 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
                                           sigma=float(np.mean([r.sigma for r in mine])))
     agents = []
     for a, spec in enumerate(specs):
-        mean, lo, hi = _summary(pay[a])
+        mean, lo, hi, se = _summary_se(pay[a])
+        aivat = {}
+        if aivat_pay[a] and len(aivat_pay[a]) == len(pay[a]):  # every game corrected
+            a_mean, a_lo, a_hi, a_se = _summary_se(aivat_pay[a])
+            aivat = {"aivat_mean": a_mean, "aivat_ci95_low": a_lo, "aivat_ci95_high": a_hi, "aivat_se": a_se}
         agents.append({
             "name": spec if specs.count(spec) == 1 else f"{spec}#{a}",
             "spec": spec,
@@ -364,6 +478,8 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
             "mean_payoff": mean,
             "ci95_low": lo,
             "ci95_high": hi,
+            "se": se,
+            **aivat,
             "win_rate": float(np.mean(win[a])) if win[a] else float("nan"),
             "rating": ratings[a].mu,
             "rating_sigma": ratings[a].sigma,
@@ -386,14 +502,29 @@ def _json_safe(x):
     return x
 
 
+def variance_ratio(agent: dict) -> float:
+    """The plain mean's variance over AIVAT's (how many times fewer games
+    AIVAT needs for the same interval); nan without both."""
+    se, a_se = agent.get("se"), agent.get("aivat_se")
+    if se is None or a_se is None or not (math.isfinite(se) and math.isfinite(a_se)):
+        return float("nan")
+    if a_se == 0.0:
+        return float("inf") if se > 0 else float("nan")
+    return (se / a_se) ** 2
+
+
 def format_table(results: dict) -> str:
     def f(x, nd=3):
         return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
-    rows = [("agent", "games", "mean", "95% CI", "win rate", "rating (mu±sigma)")]
+    aivat = all("aivat_mean" in a for a in results["agents"])
+    rows = [("agent", "games", "mean", "95% CI", "win rate", "rating (mu±sigma)")
+            + (("AIVAT mean", "AIVAT 95% CI", "variance ratio") if aivat else ())]
     for a in results["agents"]:
         rows.append((a["name"], str(a["games"]), f(a["mean_payoff"]),
                      f"[{f(a['ci95_low'])}, {f(a['ci95_high'])}]", f(a["win_rate"]),
-                     f"{f(a['rating'], 2)} ± {f(a['rating_sigma'], 2)}"))
+                     f"{f(a['rating'], 2)} ± {f(a['rating_sigma'], 2)}")
+                    + ((f(a["aivat_mean"]), f"[{f(a['aivat_ci95_low'])}, {f(a['aivat_ci95_high'])}]",
+                        f(variance_ratio(a), 2)) if aivat else ()))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     seat_rows = [("agent", "seat", "games", "mean", "win rate")]
@@ -499,6 +630,12 @@ def record_problem(rec) -> str | None:
             return f"field {key!r} is {str(rec[key])[:60]!r}; it must be {allowed}"
     if not len(rec["seats"]) == len(rec["seat_agents"]) == len(rec["returns"]):
         return "'seats', 'seat_agents' and 'returns' must have one entry per seat"
+    if "aivat" in rec:
+        terms = rec["aivat"]
+        if not (isinstance(terms, dict) and all(
+                isinstance(terms.get(k), list) and len(terms[k]) == len(rec["returns"])
+                and _record_field_ok("returns", terms[k]) for k in ("chance", "action"))):
+            return "field 'aivat' must be {'chance': [...], 'action': [...]}, a number per seat each"
     return None
 
 
@@ -573,7 +710,7 @@ class Outcome:
 def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0,
                    workers: int = 1, out_dir: str | None = None, resume: bool = False,
                    progress: bool = True, log: Callable[[str], None] | None = None,
-                   ray: bool = False, ray_address: str | None = None) -> Outcome:
+                   ray: bool = False, ray_address: str | None = None, value: str = "none") -> Outcome:
     """Runs (or continues) a tournament; writes ``out_dir`` if given.
 
     ``ray`` plays the games as Ray tasks (``agents.ray_pool``) on the Ray
@@ -589,12 +726,22 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     ``resume`` keeps every finished game: a larger ``games`` plays more, a
     smaller one than the folder's finished games is refused
     (:class:`ResumeError`). The progress bar is drawn only on a terminal.
+
+    ``value`` names the value function of the AIVAT corrections
+    (:func:`value_function`; "none": none): each record then holds its
+    terms and the results each agent's AIVAT mean, interval and standard
+    error beside the plain ones.
     """
     game = _load(game_string)
     check_turn_based(game)
     for s, spec in enumerate(specs):  # fail early on a bad spec
         make_agent(spec, game, 0, seed=0)
-    plan = Plan(game_string, tuple(specs), int(seed), game.num_players())
+    if value != "none":
+        _value(value, game_string)  # fail early on a bad value function
+    plan = Plan(game_string, tuple(specs), int(seed), game.num_players(), value)
+    if value == "exact":  # enumerate the game now: too large, or an agent without a policy, fails here
+        first = plan.arrangements[0]
+        _seated_value(plan, first, [make_agent(specs[a], game, s, seed=0) for s, a in enumerate(first)])
     per_deal = len(plan.arrangements)
     total = -(-games // per_deal) * per_deal
     if total != games and log:
@@ -602,7 +749,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             f"seatings of {len(specs)} agents in {plan.num_seats} seats")
     config = {"game": game_string, "agents": list(specs), "seed": int(seed), "games": total,
               "seats": plan.num_seats, "arrangements": [list(a) for a in plan.arrangements],
-              "agent_files": agent_files(specs, game)}
+              "agent_files": agent_files(specs, game), "aivat": value}
     records: dict[int, dict] = {}
     games_path = None
     if out_dir is not None:
@@ -618,6 +765,10 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
                 if old[key] != config[key] and not (key == "game" and _same_game(old[key], game)):
                     raise ResumeError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
                                      f"not {config[key]!r}")
+            if old.get("aivat", "none") != value:
+                raise ResumeError(f"--resume: {out_dir} holds a tournament with --aivat "
+                                  f"{old.get('aivat', 'none')!r}, not {value!r}: its games' corrections "
+                                  f"would mix two value functions")
             for path, digest in (old.get("agent_files") or {}).items():
                 if config["agent_files"].get(path) != digest:
                     raise ResumeError(f"--resume: the agent file {path} is not the one the tournament in "
@@ -727,7 +878,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             sink.close()
     results = compute_results(list(specs), plan.num_seats, records.values())
     results.update({"game": game_string, "seed": int(seed), "games_planned": total,
-                    "complete": len(records) == total})
+                    "complete": len(records) == total, "aivat": value})
     if out_dir is not None:
         with open(games_path, "w") as f:
             for i in sorted(records):
@@ -807,12 +958,18 @@ CSV_FIELDS = ("name", "spec", "games", "mean_payoff", "ci95_low", "ci95_high", "
               "rating", "rating_sigma")
 
 
+#: the AIVAT columns of results.csv, when the tournament has corrections
+AIVAT_FIELDS = ("se", "aivat_mean", "aivat_ci95_low", "aivat_ci95_high", "aivat_se")
+
+
 def write_csv(path: str, results: dict) -> None:
+    extra = AIVAT_FIELDS if all("aivat_mean" in a for a in results["agents"]) else ()
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(CSV_FIELDS + tuple(f"seat{s}_mean_payoff" for s in range(len(results["agents"][0]["seats"]))))
+        w.writerow(CSV_FIELDS + tuple(f"seat{s}_mean_payoff" for s in range(len(results["agents"][0]["seats"])))
+                   + extra)
         for a in results["agents"]:
-            row = [a[k] for k in CSV_FIELDS] + [s["mean_payoff"] for s in a["seats"]]
+            row = [a[k] for k in CSV_FIELDS] + [s["mean_payoff"] for s in a["seats"]] + [a[k] for k in extra]
             w.writerow(["" if isinstance(v, float) and not math.isfinite(v) else v for v in row])
 
 
@@ -843,6 +1000,8 @@ def paired_comparison(dir_a: str, dir_b: str) -> dict:
             if a.get(key) != b.get(key):
                 raise RecordsError(f"game {i} has another {key} in each tournament: they are not the same plan")
     n = plans[0]["seats"]
+    # AIVAT's paired difference too, when both tournaments corrected every game
+    aivat = all("aivat" in records[k][i] for k in (0, 1) for i in common)
     slots = []
     for slot in range(len(plans[0]["agents"])):
         pairs = []
@@ -850,13 +1009,26 @@ def paired_comparison(dir_a: str, dir_b: str) -> dict:
             seats = [s for s in range(n) if records[0][i]["seat_agents"][s] == slot]
             if seats:
                 mine = [sum(records[k][i]["returns"][s] for s in seats) / len(seats) for k in (0, 1)]
-                pairs.append((records[0][i]["deal"], mine[0], mine[1]))
+                corrected = [0.0, 0.0]
+                if aivat:
+                    from kibitz.solvers.aivat import estimate
+                    for k in (0, 1):
+                        r = records[k][i]
+                        values = estimate(r["returns"], r["aivat"]["chance"], r["aivat"]["action"])
+                        corrected[k] = float(sum(values[s] for s in seats) / len(seats))
+                pairs.append((records[0][i]["deal"], mine[0], mine[1], corrected[0] - corrected[1]))
         deals = np.array([p[0] for p in pairs])
         diff = np.array([p[1] - p[2] for p in pairs])
         mean, se, k = clustered_mean(diff, deals)
         half = _t95(k) * se
-        slots.append({"a": plans[0]["agents"][slot], "b": plans[1]["agents"][slot], "games": len(pairs),
-                      "deals": k, "mean_a": float(np.mean([p[1] for p in pairs])),
-                      "mean_b": float(np.mean([p[2] for p in pairs])), "difference": mean, "se": se,
-                      "ci95_low": mean - half, "ci95_high": mean + half})
-    return {"game": plans[0]["game"], "seed": plans[0]["seed"], "games": len(common), "slots": slots}
+        row = {"a": plans[0]["agents"][slot], "b": plans[1]["agents"][slot], "games": len(pairs),
+               "deals": k, "mean_a": float(np.mean([p[1] for p in pairs])),
+               "mean_b": float(np.mean([p[2] for p in pairs])), "difference": mean, "se": se,
+               "ci95_low": mean - half, "ci95_high": mean + half}
+        if aivat:
+            a_mean, a_se, _ = clustered_mean(np.array([p[3] for p in pairs]), deals)
+            row.update({"aivat_difference": a_mean, "aivat_se": a_se,
+                        "aivat_ci95_low": a_mean - _t95(k) * a_se, "aivat_ci95_high": a_mean + _t95(k) * a_se})
+        slots.append(row)
+    return {"game": plans[0]["game"], "seed": plans[0]["seed"], "games": len(common), "slots": slots,
+            "aivat": aivat}

@@ -111,6 +111,8 @@ KEYS = {
         "workers": (_count(1, 64), "an integer in 1..64"),
         "seed": (_count(0), "an integer >= 0"),
         "progress": (lambda v: isinstance(v, bool), "true or false"),
+        "aivat": (lambda v: isinstance(v, str) and v.strip(), "a value function, as kibitz tournament --aivat "
+                  "takes: none, zero, exact, rollout(N), net, net(FILE)"),
     },
     "mccfr_convergence": {
         "games": (_games, "a non-empty list of game strings"),
@@ -400,6 +402,7 @@ def run_mccfr_convergence(spec: dict, out: Path, log=print) -> list[dict]:
     iterations = int(spec.get("iterations", 20000))
     marks = sorted({int(x) for x in np.geomspace(10, iterations, int(spec.get("points", 12)))})
     seed = int(spec.get("seed", 0))
+    value = spec.get("aivat", "none")
     records = []
     for game_string in spec["games"]:
         game = load_game(game_string)
@@ -480,6 +483,7 @@ def run_training(spec: dict, out: Path, log=print) -> list[dict]:
     seconds = float(spec.get("seconds", 120))
     points = int(spec.get("points", 12))
     seed = int(spec.get("seed", 0))
+    value = spec.get("aivat", "none")
     records = []
     for game_string in spec["games"]:
         path = out / f"training_{_slug(game_string)}.ckpt.npz"
@@ -580,6 +584,7 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
     n_games = int(spec.get("games_per_match", 200))
     workers = int(spec.get("workers", 1))
     seed = int(spec.get("seed", 0))
+    value = spec.get("aivat", "none")
     records = []
     for game_string in spec["games"]:
         log(f"  {game_string}: {', '.join(agents)}; {n_games} games")
@@ -588,7 +593,7 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
             outcome = run_tournament(game_string, agents, n_games, seed=seed, workers=workers,
                                      out_dir=str(folder), resume=(folder / "tournament.json").exists(),
                                      progress=spec.get("progress", True), log=log, ray=ray is not None,
-                                     ray_address=(ray or {}).get("address"))
+                                     ray_address=(ray or {}).get("address"), value=value)
         except ResumeError as e:  # the folder holds another run's games: said in this command's terms
             why = str(e).removeprefix("--resume: ").replace("--games ", "games_per_match = ")
             raise ValueError(f"{why}; the games of an earlier run of this experiment are continued only with "
@@ -599,15 +604,21 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
         for row in outcome.results["agents"]:
             records.append({"game": game_string, **{k: row[k] for k in (
                 "name", "games", "mean_payoff", "ci95_low", "ci95_high", "win_rate")},
-                "rating": _rating_value(row.get("rating"))})
+                "rating": _rating_value(row.get("rating")),
+                **({k: row[k] for k in ("aivat_mean", "aivat_ci95_low", "aivat_ci95_high")}
+                   if "aivat_mean" in row else {})})
     write_csv(out / "strength.csv", records)
     _plot_strength(records, out)
-    lines = ["| game | agent | games | mean payoff | 95% CI | win rate | rating |",
-             "| --- | --- | ---: | ---: | --- | ---: | ---: |"]
+    aivat = value != "none"
+    lines = ["| game | agent | games | mean payoff | 95% CI | win rate | rating |"
+             + (" AIVAT mean | AIVAT 95% CI |" if aivat else ""),
+             "| --- | --- | ---: | ---: | --- | ---: | ---: |" + (" ---: | --- |" if aivat else "")]
     for r in records:
         lines.append(f"| `{r['game']}` | {r['name']} | {r['games']} | {r['mean_payoff']:.3f} | "
                      f"[{r['ci95_low']:.3f}, {r['ci95_high']:.3f}] | {r['win_rate']:.3f} | "
-                     f"{r['rating']:.2f} |")
+                     f"{r['rating']:.2f} |"
+                     + (f" {r['aivat_mean']:.3f} | [{r['aivat_ci95_low']:.3f}, {r['aivat_ci95_high']:.3f}] |"
+                        if aivat else ""))
     (out / "table.md").write_text("\n".join(lines) + "\n")
     return records
 

@@ -81,7 +81,7 @@ NOT_RUN = {
     "kibitz serve --port 8000": "runs until stopped (tests/test_browser.py plays at the table it serves)",
     "kibitz COMMAND --help": "COMMAND stands for each command; `kibitz --help` lists them",
     "kibitz tournament GAME --agents a,b,c --games N [--seed S] [--workers W | --ray [--ray-address A]] "
-    "[--out DIR] [--resume] [--no-progress]": "a synopsis; the example below it runs",
+    "[--out DIR] [--resume] [--aivat VALUE] [--no-progress]": "a synopsis; the example below it runs",
     "kibitz solve -a mccfr-es --ray --workers K": "Ray runs only in a loopback namespace here: tests/test_ray.py",
     "kibitz tournament underdog --agents 'ismcts(sims=1000),heuristic' --games 1008 --ray --out ud-ray":
         "hours, on Ray: tests/test_ray.py runs tournaments on Ray in a loopback namespace",

@@ -45,9 +45,14 @@ def _plan_problem(path) -> str | None:
               help="Directory for tournament.json, games.jsonl, results.json, results.csv "
                    "(default: tournament-SEED).")
 @click.option("--resume", is_flag=True, help="Continue the tournament in --out from the games it finished.")
+@click.option("--aivat", "value", default="none", show_default=True, metavar="VALUE",
+              help="AIVAT: correct each game's payoffs by control variates with this value function: none, "
+                   "zero, rollout(N), net (the game's shipped value network) or net(FILE) "
+                   "(docs/tournaments.md).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @ray_options("games as Ray tasks in batches, instead of --workers; the same results")
-def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, no_progress, ray, ray_address):
+def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, value, no_progress, ray,
+               ray_address):
     """Run a bot tournament on GAME: every agent plays every seat on duplicate deals.
 
     Prints per agent: games, mean payoff with a 95% confidence interval, win
@@ -62,6 +67,13 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
         specs = split_specs(agent_list)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--agents") from None
+    from kibitz.agents.tournament import value_function
+
+    if value != "none":
+        try:
+            value_function(value, load_game(game_string))
+        except (ValueError, OSError) as e:
+            raise click.BadParameter(str(e), param_hint="--aivat") from None
     ray = check_ray(ray, ray_address, workers)
     out_dir = out_dir or f"tournament-{seed}"
     if not resume:  # --resume reads the plan, and names what is wrong with it, before it writes
@@ -70,7 +82,8 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     try:
         outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
                                  out_dir=out_dir, resume=resume, progress=not no_progress,
-                                 log=lambda line: click.echo(line, err=True), ray=ray, ray_address=ray_address)
+                                 log=lambda line: click.echo(line, err=True), ray=ray, ray_address=ray_address,
+                                 value=value)
     except RayUnavailable as e:
         raise click.UsageError(str(e)) from None
     except (GameFailed, RayRunError) as e:
@@ -84,7 +97,8 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, n
     if outcome.interrupted:
         click.echo(f"\ninterrupted: {outcome.finished} of {outcome.total} games finished "
                    f"(kept; continue with --resume --out {out_dir})")
-    click.echo(f"{game_string}: {outcome.finished} of {outcome.total} games, seed {seed}\n")
+    click.echo(f"{game_string}: {outcome.finished} of {outcome.total} games, seed {seed}"
+               + (f", AIVAT with value function {value}" if value != "none" else "") + "\n")
     click.echo(format_table(outcome.results))
     click.echo(f"\nwrote {os.path.join(out_dir, 'results.json')}, results.csv, games.jsonl")
     if outcome.interrupted:
@@ -120,3 +134,6 @@ def compare(dir_a, dir_b):
         click.echo(f"  {s['a']} (A) vs {s['b']} (B): {s['mean_a']:.4f} vs {s['mean_b']:.4f} over {s['games']:,} "
                    f"games, difference {s['difference']:+.4f} (se {s['se']:.4f}), 95% CI "
                    f"[{s['ci95_low']:+.4f}, {s['ci95_high']:+.4f}] ({s['deals']:,} deals)")
+        if out["aivat"]:
+            click.echo(f"    AIVAT: difference {s['aivat_difference']:+.4f} (se {s['aivat_se']:.4f}), 95% CI "
+                       f"[{s['aivat_ci95_low']:+.4f}, {s['aivat_ci95_high']:+.4f}]")

@@ -1,0 +1,189 @@
+"""AIVAT: a game's payoffs corrected by control variates (Burch, Schmid,
+Moravcik, Morrill and Bowling, 2018).
+
+One game is a path ``h_0, h_1, ..., z`` of histories. At a node ``h`` where
+the probabilities ``p(.|h)`` of the next action are known (every chance
+node; a decision of an agent that samples from the policy it reports), and
+with ``V`` any function of the history giving a value per player, the
+term::
+
+    c(h) = sum_b p(b|h) V(h.b) - V(h.a)        (a: the action taken)
+
+has expectation zero given ``h``, whatever ``V`` is. So
+``returns(z) + sum_h c(h)`` has the expectation of ``returns(z)``: an
+unbiased estimate, and with a ``V`` close to the players' expected returns
+most of the luck of the deal and of the agents' own dice cancels. Nodes whose
+probabilities are unknown (IS-MCTS, a human) get no term; leaving a node out
+never biases the estimate, it only keeps that node's variance.
+
+What must hold for unbiasedness: the chance outcomes follow
+``chance_outcomes()`` given the history (kibitz's duplicate deals do,
+agents.tournament.DealChance), an agent's reported policy is the one its move
+was drawn from, with randomness independent of ``V``, and ``V`` at a node
+does not look at the outcome taken there (it is a function of ``h.b``
+alone). ``V`` itself may be anything: a poor one costs variance, not bias.
+
+A value function implements :class:`ValueFunction` (``child_values``: the
+values of all children of a node at once, the cost that matters). This
+module has the generic ones: :class:`ZeroValue` (``zero``, the plain payoff),
+:class:`StateValue` (any callable on states, children by clone and apply),
+:class:`RolloutValue` (``rollout(N)``: uniformly random playouts),
+:class:`ExactValue` (``exact``: the expected returns under the seated
+agents' policies, small games). The value network is solvers/value_net.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+
+class ValueFunction(Protocol):
+    #: what results record: "zero", "rollout(8)", "net(FILE)", ...
+    name: str
+
+    def child_values(self, state, actions: Sequence[int]) -> np.ndarray:
+        """``(len(actions), num_players)`` float64: the value of ``state``
+        after each of ``actions`` (outcomes at a chance node, legal actions
+        at a decision). Must not change ``state``."""
+
+
+class ZeroValue:
+    """``V = 0``: every term is zero, the estimate is the plain payoff."""
+
+    name = "zero"
+
+    def __init__(self, num_players: int):
+        self.num_players = num_players
+
+    def child_values(self, state, actions):
+        return np.zeros((len(actions), self.num_players))
+
+
+class StateValue:
+    """A value function from ``values(states) -> (len(states), num_players)``:
+    the children are made by cloning and applying each action (generic, and
+    slow: tens of microseconds a child before ``values`` runs)."""
+
+    def __init__(self, values: Callable[[list], np.ndarray], name: str = "callable"):
+        self.values = values
+        self.name = name
+
+    def child_values(self, state, actions):
+        children = []
+        for a in actions:
+            child = state.clone()
+            child.apply_action(int(a))
+            children.append(child)
+        return np.asarray(self.values(children), dtype=np.float64)
+
+
+def _history_seed(state) -> int:
+    """A seed that is a function of the history alone (so that a rollout's
+    value is a function of ``h.b``, as unbiasedness needs)."""
+    text = ",".join(map(str, state.history())).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+class RolloutValue(StateValue):
+    """``rollout(N)``: the mean returns of ``N`` playouts, chance outcomes
+    drawn by their probabilities and every player's move uniformly at
+    random; seeded by the history, so the value is a function of the history.
+    Costly: each child plays ``N`` whole games."""
+
+    def __init__(self, game, playouts: int = 8):
+        self.game = game
+        self.playouts = int(playouts)
+        super().__init__(self._values, name=f"rollout({self.playouts})")
+
+    def _values(self, states):
+        n = self.game.num_players()
+        out = np.zeros((len(states), n))
+        for i, state in enumerate(states):
+            rng = np.random.default_rng(_history_seed(state))
+            for _ in range(self.playouts):
+                s = state.clone()
+                while not s.is_terminal():
+                    if s.is_chance_node():
+                        outcomes = s.chance_outcomes()
+                        k = rng.choice(len(outcomes), p=np.array([p for _, p in outcomes]))
+                        s.apply_action(int(outcomes[k][0]))
+                    else:
+                        legal = s.legal_actions()
+                        s.apply_action(int(legal[rng.integers(len(legal))]))
+                out[i] += s.returns()
+        return out / self.playouts
+
+
+class ExactValue:
+    """``exact``: the expected returns under given policies, every node's
+    by enumerating the game from the root (small games only). With the
+    policies of the agents seated, every game's AIVAT estimate is the exact
+    expected value (the terms telescope): the check of the estimator.
+    ``policies[p](state)``: player ``p``'s ``{action: probability}``."""
+
+    name = "exact"
+
+    def __init__(self, game, policies: Sequence[Callable], max_nodes: int = 1_000_000):
+        self.table: dict[tuple, np.ndarray] = {}
+        self.policies = policies
+        self.max_nodes = max_nodes
+        self._walk(game.new_initial_state())
+
+    def _walk(self, state) -> np.ndarray:
+        if len(self.table) >= self.max_nodes:
+            raise ValueError(f"exact: the game has over {self.max_nodes:,} nodes; exact values are for small "
+                             f"games")
+        if state.is_terminal():
+            value = np.asarray(state.returns(), dtype=np.float64)
+        else:
+            items = state.chance_outcomes() if state.is_chance_node() else \
+                list(self.policies[state.current_player()](state).items())
+            value = 0.0
+            for a, p in items:
+                child = state.clone()
+                child.apply_action(int(a))
+                value = value + float(p) * self._walk(child)
+        self.table[tuple(state.history())] = value
+        return value
+
+    def child_values(self, state, actions):
+        h = tuple(state.history())
+        return np.array([self.table[h + (int(a),)] for a in actions])
+
+
+class Corrections:
+    """The terms of one game as it is played: :meth:`at_node` before each
+    move with known probabilities; ``chance`` and ``action`` are the sums of
+    the terms at chance nodes and at decisions, per player."""
+
+    def __init__(self, value: ValueFunction, num_players: int):
+        self.value = value
+        self.chance = np.zeros(num_players)
+        self.action = np.zeros(num_players)
+        self.nodes = 0
+
+    def at_node(self, state, probabilities, taken: int, chance: bool) -> None:
+        """``probabilities``: ``[(action, p)]`` (or a dict) of the node's
+        next action, of which ``taken`` was drawn."""
+        items = list(probabilities.items()) if isinstance(probabilities, dict) else list(probabilities)
+        items = [(int(a), float(p)) for a, p in items if p > 0.0]
+        if len(items) < 2:  # one possible action: the term is zero
+            return
+        actions = [a for a, _ in items]
+        p = np.array([q for _, q in items])
+        p /= p.sum()
+        values = self.value.child_values(state, actions)
+        term = p @ values - values[actions.index(int(taken))]
+        if chance:
+            self.chance += term
+        else:
+            self.action += term
+        self.nodes += 1
+
+
+def estimate(returns, chance_terms, action_terms) -> np.ndarray:
+    """A game's AIVAT values per player: its returns plus its terms."""
+    return np.asarray(returns, float) + np.asarray(chance_terms, float) + np.asarray(action_terms, float)
