@@ -49,7 +49,7 @@ from kibitz import games
 from kibitz.agents.base import check_turn_based
 from kibitz.agents.registry import make_agent
 from kibitz.games.chance import draw
-from kibitz.solvers.stats import clustered_mean
+from kibitz.solvers.stats import clustered_mean, mean_interval, t95
 
 
 # ---------------------------------------------------------------- arrangements
@@ -398,31 +398,6 @@ def replay_record(record: dict, rerun: bool = False):
 
 
 # ---------------------------------------------------------------- statistics
-def _t95(n: int) -> float:
-    if n < 2:
-        return float("nan")
-    from scipy.special import stdtrit
-    return float(stdtrit(n - 1, 0.975))
-
-
-def _summary(values: list[float]) -> tuple[float, float, float]:
-    mean, lo, hi, _ = _summary_se(values)
-    return mean, lo, hi
-
-
-def _summary_se(values: list[float]) -> tuple[float, float, float, float]:
-    """``(mean, lo, hi, se)``: the mean, its 95% Student t interval and its standard error."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan"), float("nan")
-    mean = float(np.mean(values))
-    if n < 2:
-        return mean, float("nan"), float("nan"), float("nan")
-    se = float(np.std(values, ddof=1)) / math.sqrt(n)
-    half = _t95(n) * se
-    return mean, mean - half, mean + half, se
-
-
 def win_shares(returns: list[float]) -> list[float]:
     """The highest returns (within float rounding) share one win."""
     return games.win_shares(returns, tolerance=1e-12)
@@ -466,10 +441,10 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
                                           sigma=float(np.mean([r.sigma for r in mine])))
     agents = []
     for a, spec in enumerate(specs):
-        mean, lo, hi, se = _summary_se(pay[a])
+        mean, lo, hi, se = mean_interval(pay[a])
         aivat = {}
         if aivat_pay[a] and len(aivat_pay[a]) == len(pay[a]):  # every game corrected
-            a_mean, a_lo, a_hi, a_se = _summary_se(aivat_pay[a])
+            a_mean, a_lo, a_hi, a_se = mean_interval(aivat_pay[a])
             aivat = {"aivat_mean": a_mean, "aivat_ci95_low": a_lo, "aivat_ci95_high": a_hi, "aivat_se": a_se}
         agents.append({
             "name": spec if specs.count(spec) == 1 else f"{spec}#{a}",
@@ -1020,7 +995,7 @@ def paired_comparison(dir_a: str, dir_b: str) -> dict:
         deals = np.array([p[0] for p in pairs])
         diff = np.array([p[1] - p[2] for p in pairs])
         mean, se, k = clustered_mean(diff, deals)
-        half = _t95(k) * se
+        half = t95(k) * se
         row = {"a": plans[0]["agents"][slot], "b": plans[1]["agents"][slot], "games": len(pairs),
                "deals": k, "mean_a": float(np.mean([p[1] for p in pairs])),
                "mean_b": float(np.mean([p[2] for p in pairs])), "difference": mean, "se": se,
@@ -1028,7 +1003,7 @@ def paired_comparison(dir_a: str, dir_b: str) -> dict:
         if aivat:
             a_mean, a_se, _ = clustered_mean(np.array([p[3] for p in pairs]), deals)
             row.update({"aivat_difference": a_mean, "aivat_se": a_se,
-                        "aivat_ci95_low": a_mean - _t95(k) * a_se, "aivat_ci95_high": a_mean + _t95(k) * a_se})
+                        "aivat_ci95_low": a_mean - t95(k) * a_se, "aivat_ci95_high": a_mean + t95(k) * a_se})
         slots.append(row)
     return {"game": plans[0]["game"], "seed": plans[0]["seed"], "games": len(common), "slots": slots,
             "aivat": aivat}

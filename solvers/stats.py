@@ -1,9 +1,36 @@
 """Small statistics shared by the layers above: the mean of per-item values
 whose items come in correlated clusters (decisions of one game, games of
-one deal) and its standard error."""
+one deal) and its standard error; the mean of independent values with its
+95% Student t interval."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+
+def t95(n: int) -> float:
+    """The 97.5% quantile of Student's t with ``n - 1`` degrees of freedom (nan below 2)."""
+    if n < 2:
+        return float("nan")
+    from scipy.special import stdtrit
+    return float(stdtrit(n - 1, 0.975))
+
+
+def mean_interval(values) -> tuple[float, float, float, float]:
+    """``(mean, lo, hi, se)``: the mean of independent ``values``, its 95%
+    Student t interval and its standard error (nan where undefined: no
+    values, or one)."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n == 0:
+        return math.nan, math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if n < 2:
+        return mean, math.nan, math.nan, math.nan
+    se = float(x.std(ddof=1)) / math.sqrt(n)
+    half = t95(n) * se
+    return mean, mean - half, mean + half, se
 
 
 def clustered_mean(values, clusters) -> tuple[float, float, int]:
