@@ -7,12 +7,14 @@ Both solvers are timed in the same run, alternating in rounds so that
 machine noise hits both alike; the ratio of times per iteration is what to
 quote, never a lone time.
 
-    python benchmarks/cfr_speed.py [--seconds S] [--rounds R] [--games g1;g2]
+    python benchmarks/cfr_speed.py [--seconds S] [--rounds R] [--games g1;g2] [--out FILE]
 
 Games: leduc_poker, liars_dice(numdice=1) and the small configuration
 (``spec.small``) of every kibitz game registered in ``games.REGISTRY``.
 Also printed: compile speed (nodes/s, without the on-disk cache) and memory
 per node (the compiled tree's arrays plus the CFR+ solver's working arrays).
+The ratios are the README's speed row, written to ``--out``
+(kibitz.experiments.speed).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 import pyspiel
 
 from kibitz import games
+from kibitz.experiments import speed
 from kibitz.solvers import _kernels
 from kibitz.solvers.cfr import ALGORITHMS, CFRSolver
 from kibitz.solvers.tree import compile_tree
@@ -70,12 +73,15 @@ def bench(game_string: str, seconds: float, rounds: int) -> dict:
 
 
 def main(argv=None):
+    run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=0.5, help="seconds per solver per round")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--games", default=None,
                     help="';'-separated game strings (default: the OpenSpiel pair and every "
                          "registered kibitz game's small configuration)")
+    ap.add_argument("--out", default=speed.default_out("cfr_speed"),
+                    help="the README's speed row (JSON; default: %(default)s)")
     args = ap.parse_args(argv)
     if args.games:
         todo = [g for g in args.games.split(";") if g]
@@ -88,7 +94,7 @@ def main(argv=None):
               f"{'kibitz it/s':>12} {'OpenSpiel it/s':>15} {'ratio':>7}")
     print(header)
     print("-" * len(header))
-    worst = None
+    worst, done = None, []
     for gs in todo:
         try:
             r = bench(gs, args.seconds, args.rounds)
@@ -99,11 +105,18 @@ def main(argv=None):
         print(f"{name:44} {r['nodes']:>10,} {r['infosets']:>9,} {r['compile_nodes_per_s']:>12,.0f} "
               f"{r['bytes_per_node']:>7.0f} {r['ours_its']:>12,.1f} {r['theirs_its']:>15,.2f} "
               f"{r['ratio']:>6.1f}x", flush=True)
+        done.append((gs, r))
         worst = r["bytes_per_node"] if worst is None else max(worst, r["bytes_per_node"])
     if worst:
         print(f"memory: at most {worst:.0f} bytes per node here, so a tree of about "
               f"{8e9 / worst / 1e6:,.0f} million nodes fits in 8 GB once compiled (estimate; "
               f"compiling holds extra Python-side buffers)")
+    ratios = ", ".join(f"{speed.label(gs)} {r['ratio']:.1f}x" for gs, r in done)
+    failed = [gs for gs in todo if gs not in dict(done)]
+    run.write(args.out, "CFR+ time per iteration",
+              f"vs `pyspiel.CFRPlusSolver` on `load_game_as_cached_tree`: {ratios}"
+              + (f"; failed: {', '.join(failed)}" if failed else ""),
+              ">= 30x (leduc_poker, liars_dice)", data=dict(done))
 
 
 if __name__ == "__main__":

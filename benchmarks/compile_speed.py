@@ -24,9 +24,13 @@ default layout on one thread (``CFRSolver.layout``: ``fast`` below
 1,000,000 nodes, ``compact`` from there) and in the compact layout.
 
     python benchmarks/compile_speed.py [--rounds R] [--games "g1;g2"] [--cfr-iterations N] [--cfr-only]
+                                       [--out FILE]
 
 Games: the small configuration of every kibitz game (``spec.small``) and
-leduc_poker.
+leduc_poker. The README's speed row goes to ``--out`` (default
+docs/results/speed/compile_speed.json, with ``--cfr-only``
+compile_speed_cfr.json; kibitz.experiments.speed) and the table of ratios
+for docs/solvers/cfr.md beside it, with the suffix ``.md``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import numpy as np
 import pyspiel
 
 from kibitz import games
+from kibitz.experiments import speed
 from kibitz.solvers import _kernels
 from kibitz.solvers.cfr import ALGORITHMS, CFRSolver
 from kibitz.solvers.tree import ReplayedStrings, _direct_walk, compile_tree
@@ -114,14 +119,53 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}x" if np.isfinite(ratio) and ratio > 0 else "-"
 
 
+def walker_table(results: list[dict]) -> list[str]:
+    """docs/solvers/cfr.md's table of the walkers' ratios to the reference walker."""
+    lines = ["| configuration | nodes | compiled | with strings | direct | direct, 2 processes |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        lines.append(f"| {speed.label(r['game'])} | {r['nodes']:,} | {_times(r['ratio'])} | "
+                     f"{_times(r['strings_ratio'])} | {_times(r['direct_ratio'])} | {_times(r['direct2_ratio'])} |")
+    return lines
+
+
+def threads_table(results: list[dict], iterations: int) -> list[str]:
+    """docs/solvers/cfr.md's table of two CFR+ threads against one, and float32 against float64."""
+    lines = ["| tree | nodes | iterations | two threads vs one, best | median | float32 vs float64, best | median |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        lines.append(f"| {speed.label(r['game'])} | {r['nodes']:,} | {iterations} | {r['threads_best']:.2f}x | "
+                     f"{r['threads_median']:.2f}x | {r['float32_best']:.2f}x | {r['float32_median']:.2f}x |")
+    return lines
+
+
+def write_row(run, args, results: list[dict]) -> None:
+    nodes = f"{min(r['nodes'] for r in results):,}-{max(r['nodes'] for r in results):,} nodes"
+    if args.cfr_only:
+        ratios = ", ".join(f"{speed.label(r['game'])} {r['threads_best']:.2f}x/{r['threads_median']:.2f}x"
+                           for r in results)
+        run.write(args.out, f"CFR+ on two threads vs one ({nodes})",
+                  f"best/median iteration time, one thread of the same compact layout: {ratios}",
+                  ">= 1.6x (issue 24)", data=results, table=threads_table(results, args.cfr_iterations))
+    else:
+        ratios = ", ".join(f"{speed.label(r['game'])} {_times(r['ratio'])}" for r in results)
+        run.write(args.out, f"tree compiler, nodes/s ({nodes})",
+                  f"default walker (compiled rules) vs the reference walker (pyspiel API, a clone per child): "
+                  f"{ratios}", ">= 10x", data=results, table=walker_table(results))
+
+
 def main(argv=None) -> None:
+    run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the walkers per game (best of)")
     ap.add_argument("--games", default=None, help="games separated by ';' (default: see above)")
     ap.add_argument("--cfr-iterations", type=int, default=30,
                     help="CFR+ iterations of each solver, taking turns")
     ap.add_argument("--cfr-only", action="store_true", help="skip the walkers (the tree from the cache)")
+    ap.add_argument("--out", default=None, help="the README's speed row (JSON; default: "
+                    f"{speed.default_out('compile_speed')}, with --cfr-only {speed.default_out('compile_speed_cfr')})")
     args = ap.parse_args(argv)
+    args.out = args.out or speed.default_out("compile_speed_cfr" if args.cfr_only else "compile_speed")
     if args.rounds < 1 or args.cfr_iterations < 1:
         ap.error(f"--rounds {args.rounds}, --cfr-iterations {args.cfr_iterations}: both must be >= 1")
     todo = args.games.split(";") if args.games else default_games()
@@ -129,8 +173,10 @@ def main(argv=None) -> None:
     print(f"{'game':58} {'nodes':>10} {'reference/s':>12} {'direct':>7} {'2 proc':>7} "
           f"{'default/s':>10} {'ratio':>7} {'+strings':>8} | {'B/node: tree':>12} {'CFR+':>5} {'(layout)':>9} "
           f"{'compact':>7} | {'CFR+ 2 threads: best':>20} {'median':>6} | {'float32: best':>13} {'median':>6}")
+    results = []
     for gs in todo:
         r = bench(gs, args.rounds, args.cfr_iterations, args.cfr_only)
+        results.append(r)
         print(f"{gs:58} {r['nodes']:>10,} {r['reference_nodes_per_s']:>12,.0f} "
               f"{_times(r['direct_ratio']):>7} {_times(r['direct2_ratio']):>7} "
               f"{r['auto_nodes_per_s']:>10,.0f} {_times(r['ratio']):>7} {_times(r['strings_ratio']):>8} | "
@@ -138,6 +184,7 @@ def main(argv=None) -> None:
               f"{r['cfr_bytes']:>5.1f} {'(' + r['layout'] + ')':>9} {r['compact_bytes']:>7.1f} | "
               f"{r['threads_best']:>19.2f}x {r['threads_median']:>5.2f}x | "
               f"{r['float32_best']:>12.2f}x {r['float32_median']:>5.2f}x", flush=True)
+    write_row(run, args, results)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 Both are measured in the same run, alternating in rounds so that machine
 noise hits both alike; the ratio is what to quote, never a lone time.
 
-    python benchmarks/game_speed.py [--seconds S] [--games g1,g2] [--rounds R]
+    python benchmarks/game_speed.py [--seconds S] [--games g1,g2] [--rounds R] [--out FILE]
+
+The steps ratios are the README's speed row, written to ``--out``
+(kibitz.experiments.speed).
 
 A step is one apply_action (chance or player) including the legal-action or
 chance-outcome query that picks it; a clone is ``state.clone()`` of a state
@@ -20,6 +23,7 @@ import pyspiel
 from open_spiel.python.games import kuhn_poker  # noqa: F401  (registers python_kuhn_poker)
 
 from kibitz import games
+from kibitz.experiments import speed
 
 BASELINE = "python_kuhn_poker"
 
@@ -86,11 +90,14 @@ def measure(names, seconds: float, rounds: int, seed: int = 0):
 
 
 def main(argv=None):
+    run = speed.Run()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (best kept)")
     parser.add_argument("--games", default=",".join(sorted(games.REGISTRY)),
                         help="comma-separated game strings (default: every kibitz game)")
+    parser.add_argument("--out", default=speed.default_out("game_speed"),
+                        help="the README's speed row (JSON; default: %(default)s)")
     args = parser.parse_args(argv)
     names = [g for g in args.games.split(",") if g]
     results = measure(names, args.seconds, args.rounds)
@@ -100,6 +107,9 @@ def main(argv=None):
         print(f"{name:<40} {steps:>10.0f} {steps / base_steps:>7.2f} "
               f"{clones:>10.0f} {clones / base_clones:>7.2f}")
     print(f"(ratios against {BASELINE}, measured in this run; target steps ratio >= 0.5)")
+    ratios = ", ".join(f"{speed.label(name)} {results[name][0] / base_steps:.2f}x" for name in names)
+    run.write(args.out, "random playouts, steps/s", f"vs `{BASELINE}`: {ratios}", ">= 0.5x",
+              data={name: {"steps_per_s": s, "clones_per_s": c} for name, (s, c) in results.items()})
     return results
 
 

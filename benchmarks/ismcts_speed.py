@@ -7,7 +7,10 @@ single random rollouts, alternating in rounds in one run so that machine
 noise hits both alike; the ratio is what to quote.
 
     python benchmarks/ismcts_speed.py [--games g1,g2] [--sims N] [--positions P] [--rounds R]
-                                      [--play random|heuristic]
+                                      [--play random|heuristic] [--out FILE]
+
+The ratios are the README's speed row, written to ``--out``
+(kibitz.experiments.speed).
 
 OpenSpiel's C++ ``pyspiel.ISMCTSBot`` is not used: it cannot search a game
 written in Python (see docs/solvers/ismcts.md).
@@ -24,6 +27,7 @@ from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 
 from kibitz import games
+from kibitz.experiments import speed
 from kibitz.agents.registry import make_agent
 from kibitz.solvers.ismcts import ISMCTS
 
@@ -79,6 +83,7 @@ def time_openspiel(game, states, sims, uct_c, seed):
 
 
 def main(argv=None):
+    run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", default=",".join(sorted(games.REGISTRY)),
                     help="comma-separated game strings (default: every kibitz game at default size)")
@@ -90,7 +95,10 @@ def main(argv=None):
                     help="agents that play the games the positions are drawn from (heuristic games "
                          "last longer: Doubt and Bet's run to 40-70 rounds)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=speed.default_out("ismcts_speed"),
+                    help="the README's speed row (JSON; default: %(default)s)")
     args = ap.parse_args(argv)
+    rates = {}
     print(f"{'game':<28} {'kibitz sims/s':>14} {'openspiel sims/s':>17} {'ratio':>7}")
     for name in args.games.split(","):
         game = pyspiel.load_game(name)
@@ -106,6 +114,10 @@ def main(argv=None):
             theirs[1] += t
         a, b = ours[0] / ours[1], theirs[0] / theirs[1]
         print(f"{name:<28} {a:>14.0f} {b:>17.0f} {a / b:>7.2f}", flush=True)
+        rates[name] = {"kibitz_sims_per_s": a, "openspiel_sims_per_s": b, "ratio": a / b}
+    ratios = ", ".join(f"{speed.label(name)} {r['ratio']:.2f}x" for name, r in rates.items())
+    run.write(args.out, "IS-MCTS simulations/s, same budget and positions",
+              f"vs OpenSpiel's Python `ISMCTSBot`, {args.sims} simulations: {ratios}", ">= 3x", data=rates)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ With ``--trained`` the network is the one that ships for each game
 
     python benchmarks/net_speed.py [--games g1,g2] [--positions P] [--sims N] [--hidden 128,128]
                                    [--encoding information_state_tensor|observation_tensor|compact]
-                                   [--trained]
+                                   [--trained] [--out FILE]
+
+With ``--trained`` the ratios are the README's speed row, written to
+``--out`` (default docs/results/speed/net_speed.json;
+kibitz.experiments.speed); without it, only where ``--out`` says.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from kibitz import games
+from kibitz.experiments import speed
 from kibitz.agents.export import export_agent
 from kibitz.agents.registry import make_agent
 from kibitz.solvers import network
@@ -48,6 +53,7 @@ def ms_per_move(spec, game, states, seed=0):
 
 
 def main():
+    run = speed.Run()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default=",".join(GAMES))
     parser.add_argument("--positions", type=int, default=10)
@@ -57,7 +63,12 @@ def main():
     parser.add_argument("--encoding", default="information_state_tensor",
                         help="the input of the games that offer it (compact: doubt_and_bet, over_under, pub)")
     parser.add_argument("--trained", action="store_true", help="time the shipped networks (trained)")
+    parser.add_argument("--out", default=None, help="the README's speed row (JSON; default with --trained: "
+                        f"{speed.default_out('net_speed')}; without it none)")
     args = parser.parse_args()
+    if args.trained and args.out is None:
+        args.out = speed.default_out("net_speed")
+    times = {}
     hidden = tuple(int(h) for h in args.hidden.split(","))
     print(f"{'game':14} {'net ms/move':>12} {f'ismcts({args.sims}) ms/move':>22} {'ratio':>9}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,6 +89,14 @@ def main():
             net = ms_per_move(agent, game, states, args.seed)
             search = ms_per_move(f"ismcts(sims={args.sims})", game, states, args.seed)
             print(f"{short:14} {net:12.3f} {search:22.1f} {search / net:8.0f}x", flush=True)
+            times[short] = {"net_ms": net, "ismcts_ms": search, "ratio": search / net}
+    if args.out:
+        what = "the shipped networks (`trained`" if args.trained else f"random {args.encoding} networks (`net`"
+        ratios = ", ".join(f"{speed.label(g)} {t['net_ms']:.3f} vs {t['ismcts_ms']:,.1f} ms ({t['ratio']:,.0f}x)"
+                           for g, t in times.items())
+        run.write(args.out, f"network agent ms per move vs `ismcts(sims={args.sims})`, same positions",
+                  f"{what}, onnxruntime, one thread), {args.positions} positions each: {ratios}", ">= 100x",
+                  data=times)
 
 
 if __name__ == "__main__":

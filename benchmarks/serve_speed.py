@@ -1,6 +1,7 @@
 """Serving speed: POST /act under load, the new server against the old one, in one run.
 
     python benchmarks/serve_speed.py [--clients 64] [--requests 2000] [--rounds 2] [--agents random,heuristic]
+                                     [--out FILE]
 
 Each server runs in its own process, serving one agent; the client (this
 process, asyncio, one connection per client, kept alive when the server
@@ -16,7 +17,9 @@ it moved to Starlette on uvicorn: its source is taken from git
 was. The machine is shared, so the runs alternate (old, new, old, new, ...
 ``--rounds`` each) and the table gives medians over the rounds: requests/s,
 p50 and p99 latency, failures (connection errors and non-200 answers), and
-new/old requests/s.
+new/old requests/s. The README's speed row goes to ``--out`` (default
+docs/results/speed/serve_speed.json; kibitz.experiments.speed) and the
+table, for docs/serving.md, beside it with the suffix ``.md``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from kibitz.experiments import speed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: the last commit with the http.server implementation of kibitz serve
@@ -157,6 +162,7 @@ def old_source(directory: str) -> None:
 
 
 def main():
+    run = speed.Run()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="underdog(players=3)")
     parser.add_argument("--agents", default="random,heuristic")
@@ -164,6 +170,8 @@ def main():
     parser.add_argument("--requests", type=int, default=2000, help="requests per run, all clients together")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each server per agent (alternating)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=speed.default_out("serve_speed"),
+                        help="the README's speed row (JSON; default: %(default)s)")
     args = parser.parse_args()
     bodies = positions(args.game, args.requests, args.seed)
     print(f"{args.game}: {args.requests} POST /act per run from {args.clients} concurrent clients, "
@@ -196,6 +204,21 @@ def main():
             ratio = f"   {med['new']['rps'] / med['old']['rps']:.2f}x" if w == "new" else ""
             print(f"{agent:10} {w:6} {med[w]['rps']:8.0f} {med[w]['p50']:8.1f} {med[w]['p99']:8.1f} "
                   f"{fails[w]:9d}{ratio}")
+    table = [f"| agent | server | requests/s | p50 ms | p99 ms | failures ({args.rounds} runs) |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for agent, med, fails in rows:
+        for w in ("old", "new"):
+            table.append(f"| {agent} | {w} | {med[w]['rps']:,.0f} | {med[w]['p50']:,.1f} | {med[w]['p99']:,.0f} | "
+                         f"{fails[w]} |")
+    ratios = "; ".join(f"{agent} {med['new']['rps']:,.0f} vs {med['old']['rps']:,.0f} req/s "
+                       f"({med['new']['rps'] / med['old']['rps']:.1f}x), p50 {med['new']['p50']:,.0f} vs "
+                       f"{med['old']['p50']:,.0f} ms, p99 {med['new']['p99']:,.0f} vs {med['old']['p99']:,.0f} ms"
+                       for agent, med, _ in rows)
+    failures = {w: sum(fails[w] for _, _, fails in rows) for w in ("old", "new")}
+    run.write(args.out, "`kibitz serve` POST /act under load, requests/s",
+              f"vs the old `http.server` server, {args.clients} clients x {args.requests:,} requests, medians of "
+              f"{args.rounds} alternating runs: {ratios}; failures {failures['new']} vs {failures['old']}",
+              ">= 5x", data=[{"agent": a, "median": m, "failures": f} for a, m, f in rows], table=table)
 
 
 if __name__ == "__main__":

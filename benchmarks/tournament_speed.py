@@ -1,8 +1,9 @@
 """Tournament speed: random-vs-random games/s with 1 and 2 workers, and the
 overhead per game against a bare OpenSpiel playout loop, in one run.
 
-    python benchmarks/tournament_speed.py [--game G] [--games N] [--agents random,random]
+    python benchmarks/tournament_speed.py [--game G] [--games N] [--agents random,random] [--out FILE]
     python benchmarks/tournament_speed.py --ray [--game G] [--games N] [--agents 'ismcts(sims=100),random']
+                                          [--out FILE]
 
 ``--ray`` measures an IS-MCTS match instead (56 games by default): one
 worker against a local Ray of 2 CPU slots (``ray.init(num_cpus=2)``), the same games, results checked
@@ -18,6 +19,11 @@ numbers are wall-clock for ``run_tournament`` with N games (rounded up to
 whole deals), no output directory and no progress bar: they include making
 the agents per game, duplicate-deal chance, recording every move, the
 statistics and ratings, and for 2 workers starting the spawned processes.
+
+The ratio is the README's speed row, written to ``--out`` (default
+docs/results/speed/tournament_speed.json, with ``--ray``
+tournament_speed_ray.json; kibitz.experiments.speed); with ``--ray`` also
+docs/scaling.md's table, beside it with the suffix ``.md``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import time
 import numpy as np
 
 from kibitz.agents.tournament import run_tournament
+from kibitz.experiments import speed
 from kibitz.games import load_game
 
 
@@ -62,7 +69,7 @@ def in_loopback_namespace() -> int:
         return subprocess.run(loopback_argv([sys.executable, *sys.argv]), env=env).returncode
 
 
-def ray_match(args) -> None:
+def ray_match(args, run) -> None:
     import ray
 
     from kibitz.solvers.ray_cluster import alive_nodes
@@ -95,9 +102,20 @@ def ray_match(args) -> None:
     print(f"the workers played {busy:.1f} s of games in the Ray run's {two:.1f} s on 2 slots "
           f"({100 * busy / (2 * two):.0f}% busy; the rest: worker start-up and imports, the last games' tail)")
     print(f"load average {load:.1f} before the Ray run")
+    overhead = lines[-1].split("per-task overhead ", 1)[-1]
+    run.write(args.out, f"tournament on Ray, 2 CPU slots vs 1 worker (`{args.agents}` {args.game}, {n} games)",
+              f"{one / two:.2f}x ({one / (two + start):.2f}x counting Ray's {start:.1f} s start); per-task overhead "
+              f"{overhead}; loopback-only namespace; it needs two free cores", ">= 1.7x",
+              data={"games": n, "one_worker_s": one, "ray_s": two, "ray_start_s": start, "busy_s": busy,
+                    "load_before_ray": load, "report": lines[-1]},
+              table=["| load before | 1 worker | Ray, 2 CPUs | ratio | with Ray's start | per-task overhead |",
+                     "| ---: | ---: | ---: | ---: | ---: | ---: |",
+                     f"| {load:.1f} | {n / one:.3f} games/s | {n / two:.3f} games/s | {one / two:.2f}x | "
+                     f"{one / (two + start):.2f}x | {overhead} |"])
 
 
 def main():
+    run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", default="underdog")
     ap.add_argument("--games", type=int, default=None,
@@ -105,13 +123,16 @@ def main():
     ap.add_argument("--agents", default=None, help="agent specs (default random,random; with --ray "
                     "'ismcts(sims=100),random')")
     ap.add_argument("--ray", action="store_true", help="an IS-MCTS match: 1 worker against Ray with 2 CPUs")
+    ap.add_argument("--out", default=None, help="the README's speed row (JSON; default: "
+                    f"{speed.default_out('tournament_speed')}, with --ray {speed.default_out('tournament_speed_ray')})")
     args = ap.parse_args()
+    args.out = args.out or speed.default_out("tournament_speed_ray" if args.ray else "tournament_speed")
     if args.ray:
         if os.environ.get("KIBITZ_LOOPBACK") != "1":
             raise SystemExit(in_loopback_namespace())
         args.games = args.games or 56
         args.agents = args.agents or "ismcts(sims=100),random"
-        ray_match(args)
+        ray_match(args, run)
         return
     args.games = args.games or 2000
     args.agents = args.agents or "random,random"
@@ -143,6 +164,11 @@ def main():
           f"({one / n / (bare / args.games):.2f}x the bare game time); "
           f"{1000 * (cpu1 / n - bare_cpu / args.games):.3f} ms CPU "
           f"({cpu1 / n / (bare_cpu / args.games):.2f}x the bare game's CPU)")
+    run.write(args.out, f"tournament, 2 workers vs 1 (`{args.agents}` {args.game}, {n} games)",
+              f"{one / two:.2f}x (the 2 workers got {worker_cpu / two:.2f} cores); overhead per game "
+              f"{one / n / (bare / args.games):.2f}x a bare OpenSpiel playout loop; it needs two free cores",
+              ">= 1.7x", data={"games": n, "bare_s": bare, "one_worker_s": one, "two_workers_s": two,
+                                "cpu_one_s": cpu1, "cpu_two_workers_s": worker_cpu, "load_before_two": load})
 
 
 if __name__ == "__main__":

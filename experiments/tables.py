@@ -23,6 +23,12 @@ tournament --out FOLDER``, one game each), written from their
 ``results.json`` by ``--pairs``; ``make trained-strength`` runs it::
 
     python -m kibitz.experiments.tables --pairs docs/results/trained/table.md FOLDER...
+
+``--speed`` writes the README's speed table, ``docs/results/speed/table.md``,
+from the rows the benchmark scripts wrote (kibitz.experiments.speed), then
+refreshes::
+
+    python -m kibitz.experiments.tables --speed
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from kibitz.experiments import speed
 
 #: the markdown files that may hold copies, relative to the root
 DOCS = ("README.md", "docs/**/*.md")
@@ -183,9 +191,13 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="only list the stale copies (exit 1 if any)")
     ap.add_argument("--pairs", nargs="+", metavar=("OUT", "FOLDER"),
                     help="write the table of the two-agent tournaments in FOLDER... to OUT (then refresh)")
+    ap.add_argument("--speed", action="store_true",
+                    help=f"write {speed.FOLDER}/table.md from the benchmarks' row files (then refresh)")
     args = ap.parse_args(argv)
     root = Path(args.root)
     try:
+        if args.speed:
+            print(f"wrote {speed.build(root)}")
         if args.pairs:
             out, *folders = args.pairs
             Path(out).write_text("\n".join(pair_table(folders)) + "\n", encoding="utf-8")

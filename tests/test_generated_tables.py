@@ -14,14 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kibitz.experiments import tables
+from kibitz.experiments import speed, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: (file, the table's header line) -> why no command writes it
 NOT_GENERATED = {
-    ("README.md", "| benchmark | script | kibitz vs OpenSpiel | target |"):
-        "ten benchmark scripts print these ratios (each row one run, dated); none writes a file yet",
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
         "runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, memory from /usr/bin/time",
     ("docs/solvers/cfr.md", "| configuration | compiled | with strings | direct walk |"):
@@ -90,7 +88,33 @@ def test_readme_holds_the_generated_tables():
     sources = {source for source, _, _ in tables.copies((ROOT / "README.md").read_text(encoding="utf-8"))}
     assert {"docs/results/games/table.md", "docs/results/strength/table.md",
             "docs/results/ismcts_strength/table.md", "docs/results/convergence/summary.md",
-            "docs/results/trained/table.md"} <= sources
+            "docs/results/trained/table.md", "docs/results/speed/table.md"} <= sources
+
+
+def test_the_speed_table_is_built_from_the_benchmarks_rows():
+    """A row file rewritten by a benchmark without ``--speed`` after it is found."""
+    built = (ROOT / speed.FOLDER / "table.md").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    assert built == speed.table(ROOT / speed.FOLDER), "run `python -m kibitz.experiments.tables --speed`"
+
+
+def test_a_benchmark_row_is_written_whole_with_its_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = speed.Run(["bench/x_speed.py", "--games", "a;b"])
+    (tmp_path / "out").mkdir()
+    out = run.write(tmp_path / "out" / "x_speed.json", "x, steps/s", "a 2.00x | b 3.00x", ">= 1x",
+                    data={"a": 2.0}, table=["| a | b |", "| --- | --- |", "| 2.00x | 3.00x |"])
+    row = json.loads(out.read_text())
+    assert row["command"] == "python bench/x_speed.py --games 'a;b'" and row["data"] == {"a": 2.0}
+    assert len(row["load_start"]) == 3 and row["started"] <= row["ended"]
+    assert (tmp_path / "out" / "x_speed.md").read_text() == "| a | b |\n| --- | --- |\n| 2.00x | 3.00x |\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["x_speed.json", "x_speed.md"]
+    row.update(load_start=[5.04, 1, 1], load_end=[5.76, 1, 1], started="2026-12-06T21:00:00+00:00")
+    out.write_text(json.dumps(row))
+    (tmp_path / "out" / "cfr_speed.json").write_text(json.dumps(dict(row, benchmark="CFR+")))
+    lines = speed.table(tmp_path / "out")
+    assert lines[:2] == speed.HEADER and lines[2].startswith("| CFR+ | ")
+    assert lines[3] == ("| x, steps/s | `bench/x_speed.py --games 'a;b'` | a 2.00x \\| b 3.00x | >= 1x "
+                        "| 2026-12-06, load 5.0-5.8 |")
 
 
 FIGURES = "| game | NashConv |\n| --- | ---: |\n| `kuhn_poker` | {} |\n"
