@@ -201,11 +201,12 @@ def test_experiment_matches_and_strength_on_ray(local, tmp_path):
         (tmp_path / "plain" / "table.md").read_text().splitlines()[2].split("|")[1:-2]
     spec = str(ROOT / "experiments" / "strength")
     sets = {"games": ["underdog(players=3,cards=5,bank=2)"], "agents": ["random", "heuristic"],
-            "games_per_match": 12, "progress": False}
+            "games_per_match": 12, "progress": False, "aivat": "rollout(1)"}  # AIVAT's terms on Ray too
     runner.run(spec, out=tmp_path / "splain", log=lambda *_: None, overrides=sets)
     local("experiment", spec=spec, out=str(tmp_path / "sray"), overrides=sets)
     tour = "tournament_underdog_players_3_cards_5_bank_2"
     same_files(tmp_path / "splain" / tour, tmp_path / "sray" / tour)
+    assert "aivat" in (tmp_path / "sray" / tour / "games.jsonl").read_text()
 
 
 MCCFR = dict(game="kuhn_poker", sampling="es", iterations=400, batch=100)
