@@ -22,8 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_GENERATED = {
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
         "runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, memory from /usr/bin/time",
-    ("docs/solvers/cfr.md", "| configuration | compiled | with strings | direct walk |"):
-        "benchmarks/compile_speed.py prints it",
     ("docs/solvers/cfr.md", "| configuration | nodes | compiled | with strings | direct | direct, 2 processes |"):
         "benchmarks/compile_speed.py prints it",
     ("docs/solvers/cfr.md", "| tree | nodes | runs | two threads vs one, best | median |"):
@@ -38,8 +36,6 @@ NOT_GENERATED = {
         "timed by hand from kibitz train's log",
     ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
         "the distillation runs' logs (agents/trained/GAME.log) and their matches",
-    ("docs/scaling.md", "| run | iterations in 20 s | iterations/s | NashConv at 5 s | 10 s | 15 s | 20 s |"):
-        "benchmarks/mccfr_ray.py prints it",
     ("docs/scaling.md", "| load before | 1 worker | Ray, 2 CPUs | ratio | with Ray's start | per-task overhead |"):
         "benchmarks/tournament_speed.py --ray prints it",
     ("docs/serving.md", "| agent | server | requests/s | p50 ms | p99 ms | failures (3 runs) |"):
