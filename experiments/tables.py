@@ -24,6 +24,14 @@ tournament --out FOLDER``, one game each), written from their
 
     python -m kibitz.experiments.tables --pairs docs/results/trained/table.md FOLDER...
 
+``--matches`` writes the table of IS-MCTS match CSVs (kind ``ismcts_match``,
+also of matches stopped early, as the pilots in
+docs/results/ismcts_strength/pilots) with
+:func:`kibitz.experiments.ismcts_strength.table_lines`::
+
+    python -m kibitz.experiments.tables --matches docs/results/ismcts_strength/pilots/table.md \
+        docs/results/ismcts_strength/pilots/*.csv
+
 ``--speed`` writes the README's speed table, ``docs/results/speed/table.md``,
 from the rows the benchmark scripts wrote (kibitz.experiments.speed), then
 refreshes::
@@ -191,11 +199,19 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="only list the stale copies (exit 1 if any)")
     ap.add_argument("--pairs", nargs="+", metavar=("OUT", "FOLDER"),
                     help="write the table of the two-agent tournaments in FOLDER... to OUT (then refresh)")
+    ap.add_argument("--matches", nargs="+", metavar=("OUT", "CSV"),
+                    help="write the table of the IS-MCTS match files CSV... to OUT (then refresh)")
     ap.add_argument("--speed", action="store_true",
                     help=f"write {speed.FOLDER}/table.md from the benchmarks' row files (then refresh)")
     args = ap.parse_args(argv)
     root = Path(args.root)
     try:
+        if args.matches:
+            from kibitz.experiments.ismcts_strength import table_lines
+
+            out, *paths = args.matches
+            speed.write_atomic(Path(out), "\n".join(table_lines(paths)) + "\n")
+            print(f"wrote {out}")
         if args.speed:
             print(f"wrote {speed.build(root)}")
         if args.pairs:

@@ -26,9 +26,6 @@ NOT_GENERATED = {
         "benchmarks/compile_speed.py prints it",
     ("docs/solvers/cfr.md", "| tree | nodes | runs | two threads vs one, best | median |"):
         "several runs of benchmarks/compile_speed.py --cfr-only, summarised by hand",
-    ("docs/solvers/ismcts.md", "| game | IS-MCTS | opponent | games (deals) | IS-MCTS mean | opponent seat mean "
-                               "| difference | s/game |"):
-        "the pilot matches (docs/results/ismcts_strength/pilots), stopped by hand; no run writes their table",
     ("docs/solvers/training.md", "| game | small configuration | seconds | steps | NashConv uniform "
                                  "| NashConv trained | ratio |"):
         "kibitz train runs by hand, two at a time",
