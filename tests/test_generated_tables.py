@@ -33,8 +33,6 @@ NOT_GENERATED = {
         "timed by hand from kibitz train's log",
     ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
         "the distillation runs' logs (agents/trained/GAME.log) and their matches",
-    ("docs/scaling.md", "| load before | 1 worker | Ray, 2 CPUs | ratio | with Ray's start | per-task overhead |"):
-        "benchmarks/tournament_speed.py --ray prints it",
     ("docs/serving.md", "| agent | server | requests/s | p50 ms | p99 ms | failures (3 runs) |"):
         "benchmarks/serve_speed.py prints it",
     ("docs/solvers/training.md", "| run | share of the network | lesson |"):
