@@ -33,8 +33,6 @@ NOT_GENERATED = {
         "timed by hand from kibitz train's log",
     ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
         "the distillation runs' logs (agents/trained/GAME.log) and their matches",
-    ("docs/serving.md", "| agent | server | requests/s | p50 ms | p99 ms | failures (3 runs) |"):
-        "benchmarks/serve_speed.py prints it",
     ("docs/solvers/training.md", "| run | share of the network | lesson |"):
         "the first Underdog network's training runs, by hand",
     ("docs/solvers/exploit.md", "| game (small) | SPEC | seat | exact gain | 15 s | 30 s | 45 s | 60 s | updates |"):
