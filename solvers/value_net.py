@@ -161,7 +161,9 @@ class ValueSpec:
 
 
 def init_params(spec: ValueSpec, rng: np.random.Generator, mean=None) -> dict[str, np.ndarray]:
-    """He-uniform weights, zero biases (``b_out``: ``mean``, the mean returns, if given), small embeddings."""
+    """He-uniform weights, zero biases, small embeddings, and ``W_out`` zero
+    with ``b_out`` = ``mean`` (the mean returns, if given): the first
+    network predicts the mean everywhere, so all its AIVAT terms are zero."""
     params = {}
     for name, shape in spec.shapes().items():
         if name.startswith("b"):
@@ -169,7 +171,7 @@ def init_params(spec: ValueSpec, rng: np.random.Generator, mean=None) -> dict[st
         elif name.startswith("E"):
             params[name] = rng.normal(0.0, 0.1, size=shape).astype(np.float32)
         else:
-            bound = np.sqrt(6.0 / shape[0]) * (0.1 if name == "W_out" else 1.0)
+            bound = 0.0 if name == "W_out" else np.sqrt(6.0 / shape[0])
             params[name] = rng.uniform(-bound, bound, size=shape).astype(np.float32)
     if spec.factored:
         params["E_action"][-1] = 0.0
@@ -316,22 +318,28 @@ def mse(net_or_params, spec: ValueSpec, ex: Examples, rows, index=None, batch: i
 
 
 def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = ENCODING, epochs: int = 30,
-                    batch: int = 512, lr: float = 1e-3, seed: int = 0, time_limit: float | None = None,
+                    batch: int = 512, lr: float = 1e-3, weight_decay: float = 0.0, checks: int = 4,
+                    seed: int = 0, time_limit: float | None = None,
                     on_epoch: Callable[[dict], None] | None = None, settings: dict | None = None) -> ValueNet:
-    """Fits ``Q(x, a, k)`` to the final returns of ``examples`` (MSE, Adam)
-    for at most ``epochs`` epochs or ``time_limit`` seconds (at least one
-    epoch); returns the :class:`ValueNet` of the epoch with the lowest
-    held-out MSE, float16-rounded, whose ``meta`` holds the settings
-    (``settings`` added), the data size and the fit: ``mse`` and
-    ``mse_mean`` (predicting the training mean) on the held-out games,
-    ``r2``, ``train_mse``, ``epochs``, ``seconds``. ``on_epoch(record)``
-    after each epoch."""
+    """Fits ``Q(x, a, k)`` to the final returns of ``examples`` (MSE, Adam;
+    AdamW with ``weight_decay`` above 0) for at most ``epochs`` epochs or
+    ``time_limit`` seconds (at least one check); measures the held-out MSE
+    ``checks`` times an epoch and returns the :class:`ValueNet` of the
+    check with the lowest (the nodes of a game share its returns, so a fit
+    can learn the training games by heart within an epoch; the mean
+    predictor it starts from counts as check 0), float16-rounded. Its
+    ``meta`` holds the settings (``settings`` added), the data size and the
+    fit: ``mse`` and ``mse_mean`` (predicting the training mean) on the
+    held-out games, ``r2``, ``train_mse``, ``epoch`` (of the kept check,
+    fractional), ``epochs``, ``seconds``. ``on_epoch(record)`` after each
+    check."""
     import jax
     import jax.numpy as jnp
     import optax
 
-    if epochs < 1 or batch < 1 or not 0 < lr <= 1:
-        raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
+    if epochs < 1 or batch < 1 or checks < 1 or not 0 < lr <= 1 or not 0 <= weight_decay < 1:
+        raise ValueError(f"epochs={epochs}, batch={batch}, checks={checks}, lr={lr}, weight_decay={weight_decay}: "
+                         "allowed epochs, batch and checks >= 1, lr in (0, 1], weight_decay in [0, 1)")
     spec = ValueSpec.for_game(game, encoding, hidden)
     if examples.x.shape[1:] != (spec.input_size,):
         raise ValueError(f"the examples have {examples.x.shape[1:]} features; {encoding} of {game} has "
@@ -347,7 +355,7 @@ def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = 
     index = games.action_factors(game)[0] if spec.factored else None
     jindex = None if index is None else jnp.asarray(index)
     params = {k: jnp.asarray(v) for k, v in init_params(spec, rng, mean).items()}
-    opt = optax.adam(lr)
+    opt = optax.adamw(lr, weight_decay=weight_decay) if weight_decay > 0 else optax.adam(lr)
     state = opt.init(params)
 
     def loss(p, x, a, k, g, w):
@@ -374,31 +382,42 @@ def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = 
 
     mse_mean = float(((examples.returns[test_rows] - mean) ** 2).mean())
     best, history = rounded(params), []
-    best_mse, best_epoch = mse(best, spec, examples, test_rows, index), 0
-    for epoch in range(1, epochs + 1):
+    best_mse, best_check = mse(best, spec, examples, test_rows, index), 0
+    steps = -(-len(train_rows) // batch)
+    ends = {int(round(steps * c / checks)): c for c in range(1, checks + 1)}  # the steps after which to check
+    stop = False
+    for epoch in range(epochs):
         order = rng.permutation(train_rows)
-        total = 0.0
-        for lo in range(0, len(order), batch):
+        total, rows = 0.0, 0
+        for i, lo in enumerate(range(0, len(order), batch)):
             params, state, value = step(params, state, *padded(order[lo:lo + batch]))
             total += float(value) * min(batch, len(order) - lo)
-        current = rounded(params)
-        held = mse(current, spec, examples, test_rows, index)
-        record = {"epoch": epoch, "train_mse": total / len(order), "mse": held, "mse_mean": mse_mean,
-                  "seconds": time.perf_counter() - t0}
-        history.append(record)
-        if held < best_mse:
-            best, best_mse, best_epoch = current, held, epoch
-        if on_epoch is not None:
-            on_epoch(record)
-        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            rows += min(batch, len(order) - lo)
+            if i + 1 not in ends:
+                continue
+            current = rounded(params)
+            held = mse(current, spec, examples, test_rows, index)
+            record = {"epoch": epoch + ends[i + 1] / checks, "train_mse": total / rows, "mse": held,
+                      "mse_mean": mse_mean, "seconds": time.perf_counter() - t0}
+            total, rows = 0.0, 0
+            history.append(record)
+            if held < best_mse:
+                best, best_mse, best_check = current, held, len(history)
+            if on_epoch is not None:
+                on_epoch(record)
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                stop = True
+                break
+        if stop:
             break
     meta = {"training": {"method": "adam on the mean squared error to the final returns", "epochs": epochs,
-                         "batch": batch, "lr": lr, "seed": seed, "time_limit": time_limit, **(settings or {})},
+                         "batch": batch, "lr": lr, "weight_decay": weight_decay, "checks": checks, "seed": seed,
+                         "time_limit": time_limit, **(settings or {})},
             "data": {"examples": len(examples), "games": int(len(np.unique(examples.game))),
                      "held_out_examples": int(len(test_rows)),
                      "chance_examples": int((examples.kind == CHANCE).sum())},
             "fit": {"mse": best_mse, "mse_mean": mse_mean, "r2": 1.0 - best_mse / mse_mean if mse_mean > 0 else None,
-                    "train_mse": history[best_epoch - 1]["train_mse"] if best_epoch else None,
-                    "epoch": best_epoch,
-                    "epochs": len(history), "seconds": time.perf_counter() - t0}}
+                    "train_mse": history[best_check - 1]["train_mse"] if best_check else None,
+                    "epoch": history[best_check - 1]["epoch"] if best_check else 0,
+                    "epochs": history[-1]["epoch"] if history else 0, "seconds": time.perf_counter() - t0}}
     return ValueNet(spec, best, game=game, meta=meta)
