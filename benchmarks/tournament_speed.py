@@ -103,7 +103,7 @@ def ray_match(args, run) -> None:
           f"({100 * busy / (2 * two):.0f}% busy; the rest: worker start-up and imports, the last games' tail)")
     print(f"load average {load:.1f} before the Ray run")
     overhead = lines[-1].split("per-task overhead ", 1)[-1]
-    run.write(args.out, f"tournament on Ray, 2 CPU slots vs 1 worker (`{args.agents}` {args.game}, {n} games)",
+    run.write(args.out, f"tournament on Ray, 2 CPU slots vs 1 worker (`{args.agents}` {args.game}, {n:,} games)",
               f"{one / two:.2f}x ({one / (two + start):.2f}x counting Ray's {start:.1f} s start); per-task overhead "
               f"{overhead}; loopback-only namespace; it needs two free cores", ">= 1.7x",
               data={"games": n, "one_worker_s": one, "ray_s": two, "ray_start_s": start, "busy_s": busy,
@@ -164,7 +164,7 @@ def main():
           f"({one / n / (bare / args.games):.2f}x the bare game time); "
           f"{1000 * (cpu1 / n - bare_cpu / args.games):.3f} ms CPU "
           f"({cpu1 / n / (bare_cpu / args.games):.2f}x the bare game's CPU)")
-    run.write(args.out, f"tournament, 2 workers vs 1 (`{args.agents}` {args.game}, {n} games)",
+    run.write(args.out, f"tournament, 2 workers vs 1 (`{args.agents}` {args.game}, {n:,} games)",
               f"{one / two:.2f}x (the 2 workers got {worker_cpu / two:.2f} cores); overhead per game "
               f"{one / n / (bare / args.games):.2f}x a bare OpenSpiel playout loop; it needs two free cores",
               ">= 1.7x", data={"games": n, "bare_s": bare, "one_worker_s": one, "two_workers_s": two,

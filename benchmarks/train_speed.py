@@ -56,7 +56,11 @@ def table(results: list[dict]) -> list[str]:
     for r in results:
         label = f"`{r['game']}`"
         if r["encoding"] != games.INFORMATION_STATE_TENSOR:
-            label += f", `--encoding {r['encoding']}` ({r['output']}, {r['factors']:,} factor logits)"
+            label += f", `--encoding {r['encoding']}` ({r['output']}" + (
+                f", {r['factors']:,} factor logits)" if "factors" in r else ")")
+        if "failed" in r:
+            lines.append(f"| {label} | | | | | failed: {r['failed']} |")
+            continue
         low, high = min(r["decisions"]), max(r["decisions"])
         spread = f"{low:,}" if low == high else f"{low:,}-{high:,}"
         lines.append(f"| {label} | {r['inputs']:,} | {r['actions']:,} | {spread} | {len(r['decisions'])} | "
@@ -78,12 +82,19 @@ def main(argv=None) -> None:
     for name, encoding, output in RUNS:
         if name not in wanted:
             continue
-        r = measure(name, encoding, output, args.seconds, args.min_steps)
+        try:
+            r = measure(name, encoding, output, args.seconds, args.min_steps)
+        except (MemoryError, RuntimeError) as e:  # one run that does not fit must not lose the others
+            print(f"{name} ({encoding}, {output}) failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            results.append({"game": name, "encoding": encoding, "output": output, "failed": type(e).__name__})
+            continue
         results.append(r)
         print(f"{name} ({encoding}, {output}): {r['inputs']:,} inputs, {r['actions']:,} actions, "
               f"decisions {r['decisions']}, {r['steps_per_s']:.3g} steps/s", flush=True)
+    if all("failed" in r for r in results):
+        raise SystemExit("no run ended: nothing written")
     run.write(Path(args.out).with_suffix(".json"), "training steps/s at the default sizes",
-              ", ".join(f"{r['game']} ({r['encoding']}) {r['steps_per_s']:.3g}" for r in results), "",
+              ", ".join(f"{r['game']} ({r['encoding']}) {r.get('steps_per_s', r.get('failed'))}" for r in results), "",
               data=results, table=table(results))
 
 
