@@ -40,11 +40,12 @@ Training (:func:`train_value_net`, JAX and optax, as ``solvers/train.py``
 and ``solvers/distill.py`` do; inference is numpy only, so that a
 tournament never imports JAX): Adam on the mean squared error between
 ``Q(x(h), a, k)`` and the game's final returns, over examples ``(x(h), a,
-k, returns)`` from played games (``agents/value_data.py``). Games whose
-index is 9 modulo 10 are held out; the fit reported is the held-out MSE
-against that of predicting the training examples' mean returns (and ``R^2 =
-1 - mse / mse_mean``). The parameters kept are those of the epoch with the
-lowest held-out MSE, rounded to float16, which is how the file stores them
+k, returns)`` from played games (``agents/value_data.py``), starting from
+the mean predictor. A tenth of the games is held out (:func:`held_out_games`);
+the fit reported is the held-out MSE against that of predicting the
+training examples' mean returns (and ``R^2 = 1 - mse / mse_mean``). The
+parameters kept are those of the check (four an epoch) with the lowest
+held-out MSE, rounded to float16, which is how the file stores them
 (so that the four shipped networks stay small); the reported fit is the
 rounded network's.
 
@@ -78,8 +79,11 @@ HIDDEN = (64,)
 CHANCE, DECISION = 0, 1
 #: a game with more distinct actions than this embeds them by its action factors, when it offers them
 FACTOR_ABOVE = 1024
-#: the held-out games: index % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1
-HOLD_OUT_EVERY = 10
+#: the held-out games: those whose index times the golden ratio has a fractional part >= 1 - HOLD_OUT
+#: (a tenth of the games, spread over every residue: ``index % 10 == 9`` would hold out only odd games,
+#: and with two agents rotated over the seats, only one of the two seatings)
+HOLD_OUT = 0.1
+_GOLDEN = (5 ** 0.5 - 1) / 2
 
 
 class Features:
@@ -284,13 +288,19 @@ def load(path, game=None) -> ValueNet:
 
 
 # ---------------------------------------------------------------- training
+def held_out_games(game) -> np.ndarray:
+    """Whether each game index of ``game`` is held out: ``frac(index * 0.618...) >= 0.9``, a tenth of the
+    games, the first of them 8, 21, 29, 42, ..."""
+    return np.modf(np.asarray(game, np.float64) * _GOLDEN)[0] >= 1.0 - HOLD_OUT
+
+
 @dataclasses.dataclass
 class Examples:
     """Training examples, one per node of played games: ``x`` the parent's
     features (float16: a sixth of a float64's memory; the encodings hold
     counts and one-hots), ``action`` and ``kind`` (:data:`CHANCE` or
     :data:`DECISION`), ``returns`` the game's final returns, ``game`` the
-    index of the game it comes from (the held-out split is by game)."""
+    index of the game it comes from (the held-out split is by game: :func:`held_out_games`)."""
 
     x: np.ndarray  # (N, input_size) float16
     action: np.ndarray  # (N,) int32
@@ -302,8 +312,8 @@ class Examples:
         return len(self.action)
 
     def held_out(self) -> np.ndarray:
-        """Which examples are held out: those of games ``9 mod 10``."""
-        return self.game % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1
+        """Which examples are held out: those of a tenth of the games (:data:`HOLD_OUT`)."""
+        return held_out_games(self.game)
 
 
 def mse(net_or_params, spec: ValueSpec, ex: Examples, rows, index=None, batch: int = 4096) -> float:
@@ -348,7 +358,7 @@ def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = 
     train_rows, test_rows = np.flatnonzero(~out), np.flatnonzero(out)
     if not len(train_rows) or not len(test_rows):
         raise ValueError(f"{len(train_rows)} training and {len(test_rows)} held-out examples: the data needs "
-                         f"games with index % {HOLD_OUT_EVERY} == {HOLD_OUT_EVERY - 1} and others (10 games or more)")
+                         "held-out games (the first is game 8) and others")
     t0 = time.perf_counter()
     rng = np.random.Generator(np.random.PCG64([seed, 43]))
     mean = examples.returns[train_rows].mean(axis=0)
