@@ -27,6 +27,7 @@ import numpy as np
 from kibitz.agents.registry import make_agent
 from kibitz.agents.tournament import run_tournament, variance_ratio
 from kibitz.experiments.exploit_small import cfr_policy
+from kibitz.experiments.records import write_markdown
 from kibitz.games import REGISTRY, load_game
 from kibitz.solvers.aivat import ExactValue
 
@@ -74,8 +75,6 @@ def main(argv=None) -> int:
                             f"{'yes' if inside else 'NO'} | {variance_ratio(agent):.3g} | {seconds:.0f} |")
                     print(line, flush=True)
                     lines.append(line)
-    out_path = Path(args.out)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     head = (f"# AIVAT is unbiased (small configurations)\n\n"
             f"Written by `python -m kibitz.experiments.aivat_unbiased --games {args.games} --seed {args.seed}`. "
             f"`random` against CFR+ after 10 iterations, {args.games} games a row (every seating of each deal), "
@@ -84,7 +83,7 @@ def main(argv=None) -> int:
             f"value function every game's estimate is its seating's exact value, so what remains of the "
             f"interval is the seatings' differences (variance ratio 'inf' where the agent's value is the same "
             f"in every seating). Seconds: the tournament's wall time on the shared 2-core machine.\n\n")
-    out_path.write_text(head + "\n".join(lines) + "\n")
+    write_markdown(args.out, head, lines)
     return 0
 
 

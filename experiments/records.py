@@ -1,6 +1,7 @@
 """Result files and statistics shared by the experiment kinds.
 
-``write_csv`` writes a finished experiment's records in one go.
+``write_csv`` writes a finished experiment's records in one go;
+``write_markdown`` a report: a heading paragraph and a table.
 ``AppendCSV`` is the file of a long match: one row per game, appended and
 flushed as each game ends, so that a run stopped at any point resumes by
 game index (``done`` holds the indices already in the file), and runs that
@@ -22,6 +23,15 @@ import math
 from pathlib import Path
 
 import numpy as np
+
+
+def write_markdown(path, head: str, lines: list[str]) -> Path:
+    """Writes ``head`` (markdown text ending in a blank line) and the table
+    ``lines`` to ``path``, making its folder; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(head + "\n".join(lines) + "\n")
+    return path
 
 
 def write_csv(path: Path, records: list[dict]) -> None:
