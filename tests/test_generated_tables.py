@@ -22,8 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_GENERATED = {
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
         "runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, memory from /usr/bin/time",
-    ("docs/solvers/cfr.md", "| tree | nodes | runs | two threads vs one, best | median |"):
-        "several runs of benchmarks/compile_speed.py --cfr-only, summarised by hand",
     ("docs/solvers/training.md", "| game | small configuration | seconds | steps | NashConv uniform "
                                  "| NashConv trained | ratio |"):
         "kibitz train runs by hand, two at a time",
