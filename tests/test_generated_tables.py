@@ -21,16 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (file, the table's header line) -> why no command writes it
 NOT_GENERATED = {
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
-        "runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, memory from /usr/bin/time",
+        "four runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, peak memory from /usr/bin/time; "
+        "no script makes the table, and a rerun needs a quiet machine with 9 GB free",
     ("docs/solvers/training.md", "| game | small configuration | seconds | steps | NashConv uniform "
                                  "| NashConv trained | ratio |"):
-        "kibitz train runs by hand, two at a time",
-    ("docs/solvers/training.md", "| game (default) | inputs | actions | decisions per step | steps/s |"):
-        "timed by hand from kibitz train's log",
+        "kibitz train --time 120s/150s runs by hand, two at a time (533-2,893 steps); experiments/training's "
+        "generated table below it measures the same configurations for 150 s (5,797-52,158 steps)",
     ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
-        "the distillation runs' logs (agents/trained/GAME.log) and their matches",
+        "a lab notebook: each row a distillation run by hand (teacher, data, temperature varied) from "
+        "agents/trained/GAME.log and the kibitz tournament matches after it, hours each; no command makes it",
     ("docs/solvers/training.md", "| run | share of the network | lesson |"):
-        "the first Underdog network's training runs, by hand",
+        "a lab notebook of the first Underdog network's MMD runs by hand (2026-12-01), each row another "
+        "setting and its lesson; no command makes it",
     ("docs/solvers/exploit.md", "| game (small) | SPEC | seat | exact gain | 15 s | 30 s | 45 s | 60 s | updates |"):
         "benchmarks/exploit_rl_check.py --seconds 60 writes it (docs/results/exploit_rl/check.md), but the text "
         "around it quotes the earlier run (20 of 24 seats at 0.9); the run of 2026-12-06 at load 6-7 gave 18 "
