@@ -145,7 +145,8 @@ def write_row(run, args, results: list[dict]) -> None:
         ratios = ", ".join(f"{speed.label(r['game'])} {r['threads_best']:.2f}x/{r['threads_median']:.2f}x"
                            for r in results)
         run.write(args.out, f"CFR+ on two threads vs one ({nodes})",
-                  f"best/median iteration time, one thread of the same compact layout: {ratios}",
+                  f"best/median iteration time, one thread of the same compact layout: {ratios}; "
+                  "it needs two free cores",
                   ">= 1.6x (issue 24)", data=results, table=threads_table(results, args.cfr_iterations))
     else:
         ratios = ", ".join(f"{speed.label(r['game'])} {_times(r['ratio'])}" for r in results)
