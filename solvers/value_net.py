@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import time
 import zipfile
 import zlib
@@ -234,10 +233,6 @@ class ValueNet:
         self._layers = [(self.params[w], self.params[b]) for w, b in _hidden_names(spec)]
         self._layers.append((self.params["W_out"], self.params["b_out"]))
 
-    def parent(self, x) -> np.ndarray:
-        """``x @ W_x + b_x``."""
-        return x @ self._w_x + self._b_x
-
     def child_values(self, state, actions: Sequence[int]) -> np.ndarray:
         h = (self._e_chance if state.is_chance_node() else self._e_action)[np.asarray(actions, np.intp)]
         h += self.features(state) @ self._w_x + self._b_x
@@ -261,8 +256,8 @@ def save(path, net: ValueNet) -> None:
     """Writes ``net`` to ``path`` (``.npz``, float16 arrays and the JSON meta), atomically."""
     from kibitz.solvers._io import atomic_write
 
-    meta = {"format": FORMAT, **dataclasses.asdict(net.spec), "hidden": list(net.spec.hidden), **net.meta}
-    meta["format"] = FORMAT
+    meta = {"format": FORMAT, **dataclasses.asdict(net.spec), "hidden": list(net.spec.hidden),
+            **{k: v for k, v in net.meta.items() if k != "format"}}
     arrays = {k: np.asarray(v, np.float16) for k, v in net.params.items()}
     blob = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     atomic_write(Path(path), lambda f: np.savez_compressed(f, meta=blob, **arrays))
