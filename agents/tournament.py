@@ -18,8 +18,10 @@ so the results of game ``g`` depend only on the tournament seed, the specs
 and ``g``: any number of worker processes gives the same records.
 
 Per agent the tournament reports the games it played, its mean payoff with a
-95% confidence interval (Student t over its games; an agent in several seats
-of one game counts the mean of those seats as one sample), its win rate
+95% confidence interval (an agent in several seats of one game counts the
+mean of those seats as one sample; the games of one deal share its cards,
+so the standard error takes each deal's games as one cluster, and the
+interval is Student t over the deals), its win rate
 (the winners of a game, the seats with the highest return, share one win),
 an OpenSkill Plackett-Luce rating updated game by game in game order, and a
 per-seat breakdown. Every game is recorded (deal seed, seats, agent seeds,
@@ -49,7 +51,7 @@ from kibitz import games
 from kibitz.agents.base import check_turn_based
 from kibitz.agents.registry import make_agent
 from kibitz.games.chance import draw
-from kibitz.solvers.stats import clustered_mean, mean_interval, t95
+from kibitz.solvers.stats import clustered_interval, clustered_mean, t95
 
 
 # ---------------------------------------------------------------- arrangements
@@ -410,6 +412,7 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
     model = PlackettLuce()
     ratings = [model.rating() for _ in specs]
     pay = [[] for _ in specs]
+    deals = [[] for _ in specs]  # the clusters: the games of one deal share its cards
     aivat_pay = [[] for _ in specs]
     win = [[] for _ in specs]
     seat_pay = [[[] for _ in range(num_seats)] for _ in specs]
@@ -426,6 +429,7 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
         for a in set(arr):
             seats = [s for s in range(num_seats) if arr[s] == a]
             pay[a].append(sum(ret[s] for s in seats) / len(seats))
+            deals[a].append(rec.get("deal", rec["index"]))
             if corrected is not None:
                 aivat_pay[a].append(float(sum(corrected[s] for s in seats) / len(seats)))
             win[a].append(sum(wins[s] for s in seats) / len(seats))
@@ -441,10 +445,10 @@ def compute_results(specs: list[str], num_seats: int, records: Iterable[dict]) -
                                           sigma=float(np.mean([r.sigma for r in mine])))
     agents = []
     for a, spec in enumerate(specs):
-        mean, lo, hi, se = mean_interval(pay[a])
+        mean, lo, hi, se = clustered_interval(pay[a], deals[a])
         aivat = {}
         if aivat_pay[a] and len(aivat_pay[a]) == len(pay[a]):  # every game corrected
-            a_mean, a_lo, a_hi, a_se = mean_interval(aivat_pay[a])
+            a_mean, a_lo, a_hi, a_se = clustered_interval(aivat_pay[a], deals[a])
             aivat = {"aivat_mean": a_mean, "aivat_ci95_low": a_lo, "aivat_ci95_high": a_hi, "aivat_se": a_se}
         agents.append({
             "name": spec if specs.count(spec) == 1 else f"{spec}#{a}",

@@ -50,3 +50,15 @@ def clustered_mean(values, clusters) -> tuple[float, float, int]:
     mean = float(values.mean())
     se = float(np.sqrt(((sums - mean * counts) ** 2).sum() * k / max(k - 1, 1)) / counts.sum())
     return mean, se, k
+
+
+def clustered_interval(values, clusters) -> tuple[float, float, float, float]:
+    """``(mean, lo, hi, se)`` as :func:`mean_interval`, with the items in
+    correlated clusters (:func:`clustered_mean`; Student t with one degree
+    of freedom fewer than the clusters). One item a cluster gives
+    :func:`mean_interval`'s figures."""
+    mean, se, k = clustered_mean(values, clusters)
+    if k < 2:
+        return mean, math.nan, math.nan, math.nan
+    half = t95(k) * se
+    return mean, mean - half, mean + half, se
