@@ -109,7 +109,7 @@ endif
 # its copy in the README
 trained-strength: $(STAMP)
 	@$(if $(strip $(RECIPE)),true,{ echo "make trained-strength GAME=G: G is one of underdog, pub, over_under, doubt_and_bet"; exit 2; })
-	$(BIN)/kibitz tournament $(GAME) --agents trained,heuristic --games 1000 --seed 0 --workers 2 --no-progress \
+	$(BIN)/kibitz tournament $(GAME) --agents trained,heuristic --games 1000 --seed 0 --workers 2 --aivat net --no-progress \
 	    --out docs/results/trained/$(GAME)_vs_heuristic \
 	    $(if $(wildcard docs/results/trained/$(GAME)_vs_heuristic/tournament.json),--resume)
 	$(BIN)/python -m kibitz.experiments.tables --pairs docs/results/trained/table.md \

@@ -175,22 +175,37 @@ def unmarked_tables(text: str, where: str = "") -> list[str]:
 def pair_table(folders) -> list[str]:
     """One row per tournament folder of two agents: the game, then each
     agent's mean payoff with its 95% CI, in bold when its interval lies
-    wholly above the other's."""
-    rows, names = [], None
+    wholly above the other's; where the tournaments have AIVAT estimates
+    (``--aivat``), each agent's AIVAT mean and interval too."""
+    found, names = [], None
     for folder in map(Path, folders):
         game = json.loads((folder / "tournament.json").read_text(encoding="utf-8"))["game"]
         agents = json.loads((folder / "results.json").read_text(encoding="utf-8"))["agents"]
         if len(agents) != 2 or (names is not None and [a["name"] for a in agents] != names):
             raise ValueError(f"{folder}: the tournaments of one table are of the same two agents")
         names = [a["name"] for a in agents]
-        cells = []
-        for me, other in (agents, agents[::-1]):
-            cell = f"{me['mean_payoff']:.3f} [{me['ci95_low']:.3f}, {me['ci95_high']:.3f}]"
-            cells.append(f"**{cell}**" if me["ci95_low"] > other["ci95_high"] else cell)
-        rows.append(f"| `{game}` | {cells[0]} | {cells[1]} |")
+        found.append((game, agents))
     if names is None:
         raise ValueError("no tournament folder given")
-    return [f"| game | {names[0]} | {names[1]} |", "| --- | --- | --- |", *rows]
+
+    def cells(agents, key, low, high):
+        out = []
+        for me, other in (agents, agents[::-1]):
+            cell = f"{me[key]:.3f} [{me[low]:.3f}, {me[high]:.3f}]"
+            out.append(f"**{cell}**" if me[low] > other[high] else cell)
+        return out
+
+    aivat = any("aivat_mean" in a for _, agents in found for a in agents)
+    head = [f"| game | {names[0]} | {names[1]} |" + (f" {names[0]}, AIVAT | {names[1]}, AIVAT |" if aivat else ""),
+            "| --- | --- | --- |" + (" --- | --- |" if aivat else "")]
+    rows = []
+    for game, agents in found:
+        row = cells(agents, "mean_payoff", "ci95_low", "ci95_high")
+        if aivat:
+            row += (cells(agents, "aivat_mean", "aivat_ci95_low", "aivat_ci95_high")
+                    if all("aivat_mean" in a for a in agents) else ["-", "-"])
+        rows.append(f"| `{game}` | " + " | ".join(row) + " |")
+    return head + rows
 
 
 def main(argv=None) -> int:

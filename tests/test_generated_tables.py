@@ -164,3 +164,16 @@ def test_pair_table_bolds_an_interval_wholly_above_the_other(tmp_path):
         "| game | trained | heuristic |", "| --- | --- | --- |",
         "| `underdog` | **0.300 [0.280, 0.320]** | 0.200 [0.180, 0.220] |",
         "| `pub` | 0.260 [0.240, 0.280] | 0.250 [0.230, 0.270] |"]
+
+
+def test_pair_table_adds_the_aivat_estimates_where_there_are_any(tmp_path):
+    _tournament(tmp_path / "u", "underdog", (0.3, 0.28, 0.32), (0.2, 0.18, 0.22))
+    _tournament(tmp_path / "p", "pub", (0.26, 0.24, 0.28), (0.25, 0.23, 0.27))
+    doc = json.loads((tmp_path / "p" / "results.json").read_text())
+    for agent, (m, lo, hi) in zip(doc["agents"], ((0.27, 0.26, 0.28), (0.24, 0.23, 0.25))):
+        agent.update({"aivat_mean": m, "aivat_ci95_low": lo, "aivat_ci95_high": hi})
+    (tmp_path / "p" / "results.json").write_text(json.dumps(doc))
+    assert tables.pair_table([tmp_path / "u", tmp_path / "p"]) == [
+        "| game | trained | heuristic | trained, AIVAT | heuristic, AIVAT |", "| --- | --- | --- | --- | --- |",
+        "| `underdog` | **0.300 [0.280, 0.320]** | 0.200 [0.180, 0.220] | - | - |",
+        "| `pub` | 0.260 [0.240, 0.280] | 0.250 [0.230, 0.270] | **0.270 [0.260, 0.280]** | 0.240 [0.230, 0.250] |"]
