@@ -33,13 +33,6 @@ NOT_GENERATED = {
     ("docs/solvers/training.md", "| run | share of the network | lesson |"):
         "a lab notebook of the first Underdog network's MMD runs by hand (2026-12-01), each row another "
         "setting and its lesson; no command makes it",
-    ("docs/solvers/exploit.md", "| game (small) | SPEC | seat | exact gain | 15 s | 30 s | 45 s | 60 s | updates |"):
-        "benchmarks/exploit_rl_check.py --seconds 60 writes it (docs/results/exploit_rl/check.md), but the text "
-        "around it quotes the earlier run (20 of 24 seats at 0.9); the run of 2026-12-06 at load 6-7 gave 18 "
-        "(Kuhn seat 0 against cfr+10 fell to -0.09 after 1.00 at 30 s), so text and copy change together",
-    ("docs/solvers/exploit.md", "| game (small) | SPEC | exact mean gain | learned mean gain at 60 s | share |"):
-        "benchmarks/exploit_rl_check.py writes it (docs/results/exploit_rl/check_means.md); the text quotes "
-        "8 of 10 means at 0.9, the run of 2026-12-06 gave 7: as the table above",
 }
 
 #: tables with decimals that state facts (formats, rules, defaults), not measurements
