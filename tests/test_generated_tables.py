@@ -23,10 +23,6 @@ NOT_GENERATED = {
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
         "four runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, peak memory from /usr/bin/time; "
         "no script makes the table, and a rerun needs a quiet machine with 9 GB free",
-    ("docs/solvers/training.md", "| game | small configuration | seconds | steps | NashConv uniform "
-                                 "| NashConv trained | ratio |"):
-        "kibitz train --time 120s/150s runs by hand, two at a time (533-2,893 steps); experiments/training's "
-        "generated table below it measures the same configurations for 150 s (5,797-52,158 steps)",
     ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
         "a lab notebook: each row a distillation run by hand (teacher, data, temperature varied) from "
         "agents/trained/GAME.log and the kibitz tournament matches after it, hours each; no command makes it",
