@@ -105,7 +105,6 @@ NOT_RUN = {
     "kibitz distill GAME --teacher SPEC --out FILE.npz": "a synopsis; docs/cli.md's distill runs",
     "kibitz improve AGENT_FILE --out FILE.npz": "a synopsis; docs/cli.md's improve runs",
     "kibitz compare DIR_A DIR_B": "a synopsis; docs/tournaments.md's compare runs",
-    "kibitz train GAME --time 150s": "a synopsis of the measured runs (minutes each)",
     "kibitz solve --resume": "an option named in prose; docs/cli.md's solves run it",
 }
 

@@ -23,12 +23,6 @@ NOT_GENERATED = {
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
         "four runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, peak memory from /usr/bin/time; "
         "no script makes the table, and a rerun needs a quiet machine with 9 GB free",
-    ("docs/solvers/training.md", "| game | teacher, data | fit | agreement | network, heuristic |"):
-        "a lab notebook: each row a distillation run by hand (teacher, data, temperature varied) from "
-        "agents/trained/GAME.log and the kibitz tournament matches after it, hours each; no command makes it",
-    ("docs/solvers/training.md", "| run | share of the network | lesson |"):
-        "a lab notebook of the first Underdog network's MMD runs by hand (2026-12-01), each row another "
-        "setting and its lesson; no command makes it",
 }
 
 #: tables with decimals that state facts (formats, rules, defaults), not measurements
