@@ -16,6 +16,10 @@ kind and the game's final returns. With ``keep`` below 1 each node is kept
 with that probability (drawn from ``(seed, 44, i)``): the nodes of one game
 share its returns, so a few of them carry most of what it teaches, for a
 fraction of the memory.
+
+For the variance objective (:func:`collect_nodes`), a game gives the nodes
+a tournament corrects, as :class:`NodeRecorder` sees them in
+:func:`play_recorded`, with deals from ``(SEED_OFFSET + seed, 43, i)``.
 """
 
 from __future__ import annotations
@@ -87,12 +91,89 @@ def collect(game, specs: Sequence[str], games: int, seed: int = 0, encoding: str
     if not 0 < keep <= 1:
         raise ValueError(f"keep={keep!r}: allowed a share in (0, 1]")
     features = value_net.Features(game, encoding)
+    parts, seconds = _play_games(lambda i: play_examples(game, specs, i, features, seed=seed, keep=keep), start,
+                                 games, on_game, should_stop, len)
+    return concat(parts, features.size, game.num_players()), seconds
+
+
+def _play_games(play, start: int, games: int, on_game, should_stop, count) -> tuple[list, float]:
+    """``play(i)`` for the games ``start .. start + games - 1`` (``should_stop()``
+    asked before each), ``on_game(i, count(part))`` after each; the parts and the seconds."""
     parts = []
     t0 = time.perf_counter()
     for i in range(start, start + games):
         if should_stop is not None and should_stop():
             break
-        parts.append(play_examples(game, specs, i, features, seed=seed, keep=keep))
+        parts.append(play(i))
         if on_game is not None:
-            on_game(i, len(parts[-1]))
-    return concat(parts, features.size, game.num_players()), time.perf_counter() - t0
+            on_game(i, count(parts[-1]))
+    return parts, time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------- the variance objective's data
+#: the variance objective's games draw their deals from ``(SEED_OFFSET + seed, 43, i)``: never a
+#: tournament's deals (``(seed, deal)``, agents/tournament.py) nor the MSE objective's data
+SEED_OFFSET = 10 ** 6
+
+
+class NodeRecorder:
+    """Stands in for :class:`kibitz.solvers.aivat.Corrections` in
+    :func:`play_recorded`: it sees the nodes a tournament corrects, skips
+    the same ones (fewer than two actions of positive probability) and
+    records each one's features and candidates instead of its term."""
+
+    def __init__(self, features: value_net.Features):
+        self.features = features
+        self.x, self.action, self.kind, self.weight, self.node = [], [], [], [], []
+
+    def at_node(self, state, probabilities, taken: int, chance: bool) -> None:
+        items = list(probabilities.items()) if isinstance(probabilities, dict) else list(probabilities)
+        items = [(int(a), float(p)) for a, p in items if p > 0.0]
+        if len(items) < 2:
+            return
+        p = np.array([q for _, q in items])
+        p /= p.sum()
+        n = len(self.x)
+        self.x.append(self.features(state).astype(np.float16))
+        for (a, _), q in zip(items, p):
+            self.action.append(a)
+            self.weight.append(q - (1.0 if a == int(taken) else 0.0))
+        self.kind.extend([value_net.CHANCE if chance else value_net.DECISION] * len(items))
+        self.node.extend([n] * len(items))
+
+    def games(self, returns, game_index: int) -> value_net.NodeGames:
+        width = self.features.size
+        return value_net.NodeGames(
+            x=np.array(self.x, np.float16).reshape(len(self.x), width),
+            node_game=np.zeros(len(self.x), np.int32), cand_node=np.array(self.node, np.int32),
+            cand_action=np.array(self.action, np.int32), cand_kind=np.array(self.kind, np.int8),
+            cand_weight=np.array(self.weight, np.float32),
+            returns=np.asarray(returns, np.float32)[None, :], game=np.array([game_index], np.int32))
+
+
+def play_nodes(game, specs: Sequence[str], game_index: int, features: value_net.Features,
+               seed: int = 0) -> value_net.NodeGames:
+    """Game ``game_index`` (deal ``(SEED_OFFSET + seed, 43, game_index)``, the
+    seats as :func:`play_examples` fills them) and the nodes AIVAT corrects in it."""
+    from kibitz.agents.tournament import DealChance, play_recorded
+
+    words = SEED_OFFSET + seed
+    agents = [make_agent(spec, game, s, seed=agent_seed(words, game_index, s))
+              for s, spec in enumerate(seat_specs(specs, game_index, game.num_players()))]
+    recorder = NodeRecorder(features)
+    _, returns = play_recorded(game, agents, DealChance((words, 43, game_index)), recorder)
+    return recorder.games(returns, game_index)
+
+
+def collect_nodes(game, specs: Sequence[str], games: int, seed: int = 0, encoding: str = value_net.ENCODING,
+                  start: int = 0, on_game: Callable[[int, int], None] | None = None,
+                  should_stop: Callable[[], bool] | None = None) -> tuple[value_net.NodeGames, float]:
+    """:func:`collect` for the variance objective: the corrected nodes of
+    games ``start .. start + games - 1`` (:func:`play_nodes`) and the seconds
+    they took; ``on_game(index, nodes)`` after each game."""
+    if not specs:
+        raise ValueError("no agent specs; give one or more, e.g. trained,heuristic")
+    features = value_net.Features(game, encoding)
+    parts, seconds = _play_games(lambda i: play_nodes(game, specs, i, features, seed=seed), start, games, on_game,
+                                 should_stop, lambda part: len(part.node_game))
+    return value_net.concat_node_games(parts, features.size, game.num_players()), seconds

@@ -49,6 +49,14 @@ held-out MSE, rounded to float16, which is how the file stores them
 (so that the four shipped networks stay small); the reported fit is the
 rounded network's.
 
+Training for the variance (:func:`train_for_variance`, ``kibitz value-net``'s
+default): what a control variate needs is the least variance of the
+estimate, not the least error in the values. From the nodes a tournament
+corrects in played games (:class:`NodeGames`), :func:`variance_loss` is the
+AIVAT estimate's variance over a batch of games, and :func:`node_variance_loss`
+the same in expectation with a gradient that leaves out the other nodes'
+terms; the check with the lowest held-out variance is kept.
+
 Files: :func:`save` writes one ``.npz`` with the arrays and a ``meta`` entry
 (JSON: ``format`` "kibitz-value-net", the game string, the feature
 encoding, the layer sizes, the action table, the training settings, the
@@ -200,6 +208,12 @@ def forward(params, spec: ValueSpec, x, actions, kinds, xp=np, index=None):
     ``(N,)``; ``index`` the game's action factors for a factored spec. The
     training's function (``xp=jax.numpy``) and the reference for
     :meth:`ValueNet.child_values`."""
+    return _head(params, spec, x @ params["W_x"] + params["b_x"] + _embedding(params, spec, actions, kinds, xp, index),
+                 xp)
+
+
+def _embedding(params, spec: ValueSpec, actions, kinds, xp=np, index=None):
+    """``E_kind[a]`` for each of ``actions`` and ``kinds``."""
     e_chance = xp.take(params["E_chance"], xp.minimum(actions, spec.chance_outcomes - 1), axis=0)
     act = xp.minimum(actions, spec.num_actions - 1)
     if spec.factored:
@@ -207,8 +221,7 @@ def forward(params, spec: ValueSpec, x, actions, kinds, xp=np, index=None):
                        for r in range(index.shape[1]))
     else:
         e_action = xp.take(params["E_action"], act, axis=0)
-    emb = xp.where((kinds == CHANCE)[:, None], e_chance, e_action)
-    return _head(params, spec, x @ params["W_x"] + params["b_x"] + emb, xp)
+    return xp.where((kinds == CHANCE)[:, None], e_chance, e_action)
 
 
 class ValueNet:
@@ -423,6 +436,301 @@ def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = 
                      "chance_examples": int((examples.kind == CHANCE).sum())},
             "fit": {"mse": best_mse, "mse_mean": mse_mean, "r2": 1.0 - best_mse / mse_mean if mse_mean > 0 else None,
                     "train_mse": history[best_check - 1]["train_mse"] if best_check else None,
+                    "epoch": history[best_check - 1]["epoch"] if best_check else 0,
+                    "epochs": history[-1]["epoch"] if history else 0, "seconds": time.perf_counter() - t0}}
+    return ValueNet(spec, best, game=game, meta=meta)
+
+
+# ---------------------------------------------------------------- the variance objective
+#: the objectives of :func:`train_value_net` and :func:`train_for_variance`
+OBJECTIVES = ("variance", "mse")
+
+
+@dataclasses.dataclass
+class NodeGames:
+    """The nodes AIVAT corrects in played games, for :func:`train_for_variance`.
+
+    Node ``n`` (the parent ``h``: features ``x[n]``, float16) belongs to game
+    ``node_game[n]`` (a row of ``returns``); its candidates (the outcomes of
+    a chance node, the actions a reporting agent's policy gives a positive
+    probability) are rows ``c`` of the candidate arrays with
+    ``cand_node[c] == n``: ``cand_action``, ``cand_kind`` and ``cand_weight``
+    ``= p(a|h) - [a taken]``. A game's AIVAT term is then
+    ``sum_c cand_weight[c] * Q(x[cand_node[c]], cand_action[c], cand_kind[c])``.
+    Nodes and candidates are stored game after game (``node_game`` and
+    ``cand_node`` ascending); ``game`` holds each game's index (the
+    held-out split: :func:`held_out_games`)."""
+
+    x: np.ndarray  # (N, input_size) float16
+    node_game: np.ndarray  # (N,) int32, row of returns
+    cand_node: np.ndarray  # (C,) int32
+    cand_action: np.ndarray  # (C,) int32
+    cand_kind: np.ndarray  # (C,) int8
+    cand_weight: np.ndarray  # (C,) float32
+    returns: np.ndarray  # (G, num_players) float32
+    game: np.ndarray  # (G,) int32
+
+    def __len__(self) -> int:
+        return len(self.game)
+
+    def held_out(self) -> np.ndarray:
+        return held_out_games(self.game)
+
+    def subset(self, rows) -> "NodeGames":
+        """Games ``rows`` (in that order), node and candidate indices renumbered."""
+        rows = np.asarray(rows, np.intp)
+        node_lo = np.searchsorted(self.node_game, rows, "left")
+        node_hi = np.searchsorted(self.node_game, rows, "right")
+        cand_lo = np.searchsorted(self.cand_node, node_lo, "left")
+        cand_hi = np.searchsorted(self.cand_node, node_hi, "left")
+        node_rows = np.concatenate([np.arange(a, b) for a, b in zip(node_lo, node_hi)] or [np.zeros(0, np.intp)])
+        cand_rows = np.concatenate([np.arange(a, b) for a, b in zip(cand_lo, cand_hi)] or [np.zeros(0, np.intp)])
+        counts = node_hi - node_lo
+        new_node = np.zeros(len(self.node_game) + 1, np.int64)
+        new_node[node_rows] = np.arange(len(node_rows))
+        return NodeGames(x=self.x[node_rows], node_game=np.repeat(np.arange(len(rows)), counts).astype(np.int32),
+                         cand_node=new_node[self.cand_node[cand_rows]].astype(np.int32),
+                         cand_action=self.cand_action[cand_rows], cand_kind=self.cand_kind[cand_rows],
+                         cand_weight=self.cand_weight[cand_rows], returns=self.returns[rows], game=self.game[rows])
+
+
+def concat_node_games(parts: Sequence[NodeGames], input_size: int, num_players: int) -> NodeGames:
+    """The games of ``parts`` in order (indices renumbered; none: an empty set of the given sizes)."""
+    if not parts:
+        return NodeGames(x=np.zeros((0, input_size), np.float16), node_game=np.zeros(0, np.int32),
+                         cand_node=np.zeros(0, np.int32), cand_action=np.zeros(0, np.int32),
+                         cand_kind=np.zeros(0, np.int8), cand_weight=np.zeros(0, np.float32),
+                         returns=np.zeros((0, num_players), np.float32), game=np.zeros(0, np.int32))
+    nodes = np.cumsum([0] + [len(p.node_game) for p in parts])
+    games_ = np.cumsum([0] + [len(p.game) for p in parts])
+    return NodeGames(x=np.concatenate([p.x for p in parts]),
+                     node_game=np.concatenate([p.node_game + g for p, g in zip(parts, games_)]).astype(np.int32),
+                     cand_node=np.concatenate([p.cand_node + n for p, n in zip(parts, nodes)]).astype(np.int32),
+                     cand_action=np.concatenate([p.cand_action for p in parts]),
+                     cand_kind=np.concatenate([p.cand_kind for p in parts]),
+                     cand_weight=np.concatenate([p.cand_weight for p in parts]),
+                     returns=np.concatenate([p.returns for p in parts]),
+                     game=np.concatenate([p.game for p in parts]))
+
+
+def _candidate_values(params, spec: ValueSpec, x, cand_node, cand_action, cand_kind, xp=np, index=None):
+    """``Q`` of every candidate: the first layer's product once per node, then gathered."""
+    pre = x @ params["W_x"] + params["b_x"]
+    emb = _embedding(params, spec, cand_action, cand_kind, xp, index)
+    return _head(params, spec, xp.take(pre, cand_node, axis=0) + emb, xp)
+
+
+def aivat_terms(params, spec: ValueSpec, data: NodeGames, index=None, chunk: int = 256) -> np.ndarray:
+    """``(G, num_players)``: each game's sum of AIVAT terms under ``params`` (numpy)."""
+    out = np.zeros(data.returns.shape, np.float64)
+    for lo in range(0, len(data), chunk):
+        part = data.subset(np.arange(lo, min(lo + chunk, len(data))))
+        if not len(part.cand_node):
+            continue
+        q = _candidate_values(params, spec, part.x.astype(np.float32), part.cand_node, part.cand_action,
+                              part.cand_kind, index=index)
+        terms = np.zeros(part.returns.shape, np.float64)
+        np.add.at(terms, part.node_game[part.cand_node], part.cand_weight[:, None] * q)
+        out[lo:lo + len(part)] = terms
+    return out
+
+
+def variance_ratio(returns, terms) -> np.ndarray:
+    """Per player: ``var(returns) / var(returns + terms)`` over games (above 1: AIVAT helps)."""
+    returns = np.asarray(returns, np.float64)
+    corrected = returns + np.asarray(terms, np.float64)
+    return returns.var(axis=0) / np.maximum(corrected.var(axis=0), 1e-300)
+
+
+def variance_loss(params, spec: ValueSpec, batch: dict, mean, xp=np, index=None):
+    """The AIVAT estimate's mean squared deviation from ``mean``, summed
+    over the players: ``mean_g || R_g - mean + sum_c w_c Q(c) ||^2`` over
+    the batch's real games (``batch["game_mask"]``). With ``mean`` the
+    expected returns, this is the estimate's variance, as the terms have
+    mean zero whatever ``Q`` is."""
+    q = _candidate_values(params, spec, batch["x"], batch["cand_node"], batch["cand_action"], batch["cand_kind"],
+                          xp, index)
+    terms = _segment_sum(batch["cand_weight"][:, None] * q, batch["cand_game"], batch["returns"].shape[0], xp)
+    dev = batch["returns"] - mean + terms
+    mask = batch["game_mask"]
+    return xp.sum(mask[:, None] * dev ** 2) / xp.maximum(xp.sum(mask), 1.0)
+
+
+def node_variance_loss(params, spec: ValueSpec, batch: dict, mean, xp=np, index=None):
+    """:func:`variance_loss` less ``var(R)``, in expectation, node by node:
+    the terms ``t_n`` of a game are martingale differences (``E[t_n | h_n] =
+    0``), so ``E[t_n t_m] = 0`` for ``n != m`` and ``E[t_n b(h_n)] = 0`` for
+    any ``b``, and ``E||R - mean + sum_n t_n||^2 - E||R - mean||^2 =
+    E sum_n (||t_n||^2 + 2 t_n . (R - b_n))``. With the baseline ``b_n =
+    sum_b p(b|h_n) Q(h_n.b)`` (held constant) the gradient is ``2 (R -
+    Q(h_n.a)) . grad t_n``: the other nodes' terms, pure noise in the
+    gradient of the game-level form, drop out. Per game of the batch, as
+    :func:`variance_loss`."""
+    q = _candidate_values(params, spec, batch["x"], batch["cand_node"], batch["cand_action"], batch["cand_kind"],
+                          xp, index)
+    nodes = batch["x"].shape[0]
+    weight = batch["cand_weight"][:, None]
+    t = _segment_sum(weight * q, batch["cand_node"], nodes, xp)
+    prob = xp.where(weight > 0, weight, weight + 1.0) * (weight != 0)  # p(c) (the taken one: w + 1)
+    base = _segment_sum(prob * q, batch["cand_node"], nodes, xp)
+    if xp is not np:
+        import jax
+
+        base = jax.lax.stop_gradient(base)
+    returns = xp.take(batch["returns"], batch["node_game"], axis=0)
+    per_node = xp.sum(batch["node_mask"][:, None] * (t ** 2 + 2.0 * t * (returns - base)))
+    return per_node / xp.maximum(xp.sum(batch["game_mask"]), 1.0)
+
+
+def _segment_sum(values, segments, count: int, xp):
+    if xp is np:
+        out = np.zeros((count,) + values.shape[1:], values.dtype)
+        np.add.at(out, segments, values)
+        return out
+    import jax
+
+    return jax.ops.segment_sum(values, segments, num_segments=count)
+
+
+def _bucket(n: int, step: int) -> int:
+    """``n`` rounded up to a power of two times ``step`` (few shapes, few compilations)."""
+    size = step
+    while size < n:
+        size *= 2
+    return size
+
+
+def variance_batch(data: NodeGames, rows, num_games: int) -> dict:
+    """Games ``rows`` of ``data`` as padded arrays: ``num_games`` game slots,
+    nodes and candidates padded to buckets (padding: weight 0, mask 0)."""
+    part = data.subset(rows)
+    nodes, cands = _bucket(len(part.node_game), 256), _bucket(len(part.cand_node), 1024)
+    x = np.zeros((nodes, part.x.shape[1]), np.float32)
+    x[:len(part.node_game)] = part.x
+    pad = cands - len(part.cand_node)
+    returns = np.zeros((num_games, part.returns.shape[1]), np.float32)
+    returns[:len(part)] = part.returns
+    mask = np.zeros(num_games, np.float32)
+    mask[:len(part)] = 1.0
+    return {"x": x,
+            "cand_node": np.concatenate([part.cand_node, np.zeros(pad, np.int32)]),
+            "cand_action": np.concatenate([part.cand_action, np.zeros(pad, np.int32)]),
+            "cand_kind": np.concatenate([part.cand_kind.astype(np.int32), np.zeros(pad, np.int32)]),
+            "cand_weight": np.concatenate([part.cand_weight, np.zeros(pad, np.float32)]),
+            "cand_game": np.concatenate([part.node_game[part.cand_node], np.zeros(pad, np.int32)]),
+            "node_game": np.concatenate([part.node_game, np.zeros(nodes - len(part.node_game), np.int32)]),
+            "node_mask": (np.arange(nodes) < len(part.node_game)).astype(np.float32),
+            "returns": returns, "game_mask": mask}
+
+
+def train_for_variance(game, data: NodeGames, *, hidden=HIDDEN, encoding: str = ENCODING, epochs: int = 30,
+                       batch: int = 32, lr: float = 1e-3, weight_decay: float = 0.0, checks: int = 4,
+                       seed: int = 0, time_limit: float | None = None, init: ValueNet | None = None,
+                       per_node: bool = True,
+                       on_epoch: Callable[[dict], None] | None = None, settings: dict | None = None) -> ValueNet:
+    """Fits ``Q`` so that the AIVAT estimate ``R_g + sum_c w_c Q(c)`` has the
+    least variance over the training games of ``data`` (:func:`variance_loss`
+    with the training games' mean returns; Adam, AdamW with ``weight_decay``;
+    ``batch`` games a step), from ``init``'s parameters or from zero output
+    weights (every term zero: the plain estimate). The held-out games'
+    variance of the estimate is measured ``checks`` times an epoch; the
+    check with the lowest is kept (check 0: the start), float16-rounded.
+    ``per_node``: the gradient of :func:`node_variance_loss` (the same
+    objective in expectation, less noise) rather than :func:`variance_loss`'s.
+    ``meta["fit"]``: ``variance`` and ``variance_plain`` (summed over the
+    players) of the held-out games, ``ratio`` per player (plain over
+    corrected), ``train_loss`` (the training loss of the kept check), ``epoch``, ``epochs``, ``seconds``."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    if epochs < 1 or batch < 1 or checks < 1 or not 0 < lr <= 1 or not 0 <= weight_decay < 1:
+        raise ValueError(f"epochs={epochs}, batch={batch}, checks={checks}, lr={lr}, weight_decay={weight_decay}: "
+                         "allowed epochs, batch and checks >= 1, lr in (0, 1], weight_decay in [0, 1)")
+    spec = init.spec if init is not None else ValueSpec.for_game(game, encoding, hidden)
+    if data.x.shape[1:] != (spec.input_size,):
+        raise ValueError(f"the data have {data.x.shape[1:]} features; {spec.encoding} of {game} has "
+                         f"{spec.input_size}")
+    out = data.held_out()
+    train_games, test_games = np.flatnonzero(~out), np.flatnonzero(out)
+    if len(train_games) < 2 or len(test_games) < 2:
+        raise ValueError(f"{len(train_games)} training and {len(test_games)} held-out games: the data needs two "
+                         "or more of each (the held-out games are 8, 21, 29, 42, ...)")
+    t0 = time.perf_counter()
+    rng = np.random.Generator(np.random.PCG64([seed, 45]))
+    mean = data.returns[train_games].mean(axis=0)
+    index = games.action_factors(game)[0] if spec.factored else None
+    jindex = None if index is None else jnp.asarray(index)
+    start = init.params if init is not None else init_params(spec, rng, mean)
+    params = {k: jnp.asarray(v) for k, v in start.items()}
+    opt = optax.adamw(lr, weight_decay=weight_decay) if weight_decay > 0 else optax.adam(lr)
+    state = opt.init(params)
+    jmean = jnp.asarray(mean)
+    loss = node_variance_loss if per_node else variance_loss
+
+    @jax.jit
+    def step(p, s, b):
+        value, grad = jax.value_and_grad(loss)(p, spec, b, jmean, jnp, jindex)
+        if spec.factored:
+            grad = {**grad, "E_action": grad["E_action"].at[-1].set(0.0)}
+        updates, s = opt.update(grad, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    def rounded(p):
+        return {k: np.asarray(v, np.float16).astype(np.float32) for k, v in p.items()}
+
+    test = data.subset(test_games)
+    test_returns = test.returns.astype(np.float64)
+    plain = float(((test_returns - mean) ** 2).sum(axis=1).mean())
+
+    def held_out(p):
+        terms = aivat_terms(p, spec, test, index)
+        return float(((test_returns - mean + terms) ** 2).sum(axis=1).mean()), variance_ratio(test_returns, terms)
+
+    best = rounded(params)
+    best_var, best_ratio = held_out(best)
+    best_check, history = 0, []
+    steps = -(-len(train_games) // batch)
+    ends = {int(round(steps * c / checks)): c for c in range(1, checks + 1)}
+    stop = False
+    for epoch in range(epochs):
+        order = rng.permutation(train_games)
+        total, count = 0.0, 0
+        for i, lo in enumerate(range(0, len(order), batch)):
+            rows = np.sort(order[lo:lo + batch])
+            b = {k: jnp.asarray(v) for k, v in variance_batch(data, rows, batch).items()}
+            params, state, value = step(params, state, b)
+            total += float(value) * len(rows)
+            count += len(rows)
+            if i + 1 not in ends:
+                continue
+            current = rounded(params)
+            held, ratio = held_out(current)
+            record = {"epoch": epoch + ends[i + 1] / checks, "train_loss": total / count, "variance": held,
+                      "variance_plain": plain, "ratio": [float(r) for r in ratio],
+                      "seconds": time.perf_counter() - t0}
+            total, count = 0.0, 0
+            history.append(record)
+            if held < best_var:
+                best, best_var, best_ratio, best_check = current, held, ratio, len(history)
+            if on_epoch is not None:
+                on_epoch(record)
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                stop = True
+                break
+        if stop:
+            break
+    meta = {"training": {"objective": "variance",
+                         "method": "adam on the variance of the AIVAT estimate over games (solvers/value_net.py)",
+                         "loss": "node_variance_loss" if per_node else "variance_loss",
+                         "epochs": epochs, "batch_games": batch, "lr": lr, "weight_decay": weight_decay,
+                         "checks": checks, "seed": seed, "time_limit": time_limit,
+                         "init": init.name if init is not None else "zero output weights", **(settings or {})},
+            "data": {"games": len(data), "held_out_games": int(len(test_games)), "nodes": int(len(data.node_game)),
+                     "candidates": int(len(data.cand_node)),
+                     "chance_nodes": int(len(np.unique(data.cand_node[data.cand_kind == CHANCE])))},
+            "fit": {"variance": best_var, "variance_plain": plain, "ratio": [float(r) for r in best_ratio],
+                    "train_loss": history[best_check - 1]["train_loss"] if best_check else None,
                     "epoch": history[best_check - 1]["epoch"] if best_check else 0,
                     "epochs": history[-1]["epoch"] if history else 0, "seconds": time.perf_counter() - t0}}
     return ValueNet(spec, best, game=game, meta=meta)

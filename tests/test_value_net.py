@@ -168,7 +168,7 @@ def run(args):
     (["--agents", "human"], "--agents", "human"),
     (["--encoding", "pixels"], "--encoding", "allowed: information_state_tensor"),
     (["--games", "5"], "--games", "5"),
-    (["--keep", "0"], "--keep", "0"),
+    (["--keep", "0", "--objective", "mse"], "--keep", "0"),
     (["--time", "soon"], "--time", "soon"),
     (["--hidden", "0"], "--hidden", "allowed"),
 ])
@@ -183,7 +183,8 @@ def test_cli_bad_input(tmp_path, args, option, words):
 
 def test_cli_writes_and_refuses_to_overwrite(tmp_path):
     out = tmp_path / "v.npz"
-    args = [REGISTRY["pub"].small, "--agents", "random", "--games", "20", "--epochs", "1", "--out", str(out)]
+    args = [REGISTRY["pub"].small, "--objective", "mse", "--agents", "random", "--games", "20", "--epochs", "1",
+            "--out", str(out)]
     result = run(args)
     assert result.exit_code == 0, result.output
     assert "held-out MSE" in result.output and value_net.load(out).meta["data"]["games"] == 20
@@ -195,3 +196,93 @@ def test_cli_writes_and_refuses_to_overwrite(tmp_path):
     refused = run([*args[:-1], str(other), "--overwrite"])
     assert refused.exit_code == 2 and "never replaced" in refused.output
     assert run([*args[:-1], str(tmp_path / "v.txt")]).exit_code == 2
+
+
+# ---------------------------------------------------------------- the variance objective
+def test_node_data_terms_are_the_tournaments_and_the_loss_is_the_variance():
+    """The recorded nodes give each game exactly the terms Corrections adds
+    in play_recorded, and the loss is the empirical mean squared deviation
+    of returns + terms, summed over the players, for any mean."""
+    from kibitz.agents.registry import make_agent
+    from kibitz.agents.tournament import DealChance, play_recorded
+    from kibitz.solvers.aivat import Corrections
+
+    game = small("underdog")
+    specs = ["random", "heuristic"]
+    data, _ = value_data.collect_nodes(game, specs, 6, seed=2)
+    assert len(data) == 6 and (data.cand_kind == value_net.CHANCE).any() and (data.cand_kind == 1).any()
+    net = random_net(game)
+    terms = value_net.aivat_terms(net.params, net.spec, data, chunk=4)
+    words = value_data.SEED_OFFSET + 2
+    for i in range(6):
+        agents = [make_agent(s, game, k, seed=value_data.agent_seed(words, i, k))
+                  for k, s in enumerate(value_data.seat_specs(specs, i, game.num_players()))]
+        corrections = Corrections(net, game.num_players())
+        _, returns = play_recorded(game, agents, DealChance((words, 43, i)), corrections)
+        np.testing.assert_allclose(terms[i], corrections.chance + corrections.action, rtol=1e-4, atol=1e-4)
+        np.testing.assert_array_equal(data.returns[i], returns)
+    mean = np.array([0.1, 0.3, 0.2])
+    batch = value_net.variance_batch(data, np.arange(6), 8)  # two empty game slots: masked
+    loss = value_net.variance_loss(net.params, net.spec, batch, mean)
+    want = ((data.returns - mean + terms) ** 2).sum(axis=1).mean()
+    assert loss == pytest.approx(want, rel=1e-4)
+    sub = data.subset([4, 1])
+    np.testing.assert_allclose(value_net.aivat_terms(net.params, net.spec, sub), terms[[4, 1]], rtol=1e-5)
+
+
+def test_variance_training_lowers_the_held_out_variance():
+    game = small("underdog")
+    data, _ = value_data.collect_nodes(game, ["random", "heuristic"], 300, seed=0)
+    net = value_net.train_for_variance(game, data, epochs=6, batch=16, lr=3e-3, seed=0)
+    fit = net.meta["fit"]
+    assert fit["variance"] < 0.9 * fit["variance_plain"] and min(fit["ratio"]) > 1.05
+    assert net.meta["training"]["objective"] == "variance" and net.meta["data"]["games"] == 300
+    held = data.subset(np.flatnonzero(data.held_out()))
+    ratio = value_net.variance_ratio(held.returns, value_net.aivat_terms(net.params, net.spec, held))
+    np.testing.assert_allclose(ratio, fit["ratio"], rtol=1e-6)
+
+
+def test_cli_variance_objective(tmp_path):
+    out = tmp_path / "v.npz"
+    result = run([REGISTRY["underdog"].small, "--agents", "random,heuristic", "--games", "40", "--epochs", "1",
+                  "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "held-out variance of the estimate" in result.output
+    meta = value_net.load(out).meta
+    assert meta["training"]["objective"] == "variance" and meta["training"]["deal_seed_words"] == [10 ** 6, 43]
+
+
+@pytest.mark.parametrize("args, option, words", [
+    (["--objective", "bias"], "--objective", "bias"),
+    (["--keep", "0.5"], "--keep", "--objective mse"),
+])
+def test_cli_objective_bad_input(tmp_path, args, option, words):
+    result = run([REGISTRY["underdog"].small, *args, "--out", str(tmp_path / "v.npz")])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("Error")]
+    assert len(lines) == 1 and option in lines[0] and words in lines[0], result.output
+    assert not (tmp_path / "v.npz").exists()
+
+
+def test_node_loss_is_the_variance_less_its_cross_terms():
+    """node_variance_loss = variance_loss - mean ||R - mean||^2 less the
+    terms of zero expectation: sum_{n != m} t_n . t_m and 2 sum_n t_n . (b_n - mean)."""
+    game = small("underdog")
+    data, _ = value_data.collect_nodes(game, ["random", "heuristic"], 5, seed=1)
+    net = random_net(game)
+    nodes = dict(vars(data), node_game=np.arange(len(data.node_game), dtype=np.int32),
+                 returns=np.zeros((len(data.node_game), game.num_players()), np.float32),
+                 game=np.arange(len(data.node_game), dtype=np.int32))
+    t = value_net.aivat_terms(net.params, net.spec, value_net.NodeGames(**nodes))  # one "game" a node
+    prob = np.where(data.cand_weight > 0, data.cand_weight, data.cand_weight + 1).astype(np.float32)
+    b = value_net.aivat_terms(net.params, net.spec, value_net.NodeGames(**{**nodes, "cand_weight": prob}))
+    mean = data.returns.mean(axis=0)
+    batch = value_net.variance_batch(data, np.arange(5), 5)
+    full = value_net.variance_loss(net.params, net.spec, batch, mean)
+    node = value_net.node_variance_loss(net.params, net.spec, batch, mean)
+    per_game = np.zeros_like(data.returns, dtype=np.float64)
+    np.add.at(per_game, data.node_game, t)
+    cross = sum((per_game[g] @ per_game[g] - (t[data.node_game == g] ** 2).sum()) for g in range(5)) \
+        + 2 * (t * (b - mean)).sum()
+    plain = ((data.returns - mean) ** 2).sum(axis=1).mean()
+    assert node == pytest.approx(full - plain - cross / 5, rel=1e-3, abs=1e-4)

@@ -1,14 +1,17 @@
 """``kibitz value-net``: the value network AIVAT corrects payoffs with.
 
-    kibitz value-net GAME --out FILE.npz [--agents trained,heuristic] [--games N] [--keep X]
-                     [--seed S] [--time LIMIT] [--epochs E] [--hidden 64] [--encoding NAME] [--overwrite]
+    kibitz value-net GAME --out FILE.npz [--objective variance|mse] [--agents trained,heuristic] [--games N]
+                     [--keep X] [--seed S] [--time LIMIT] [--epochs E] [--hidden 64] [--encoding NAME]
+                     [--overwrite]
 
-Plays N games with the agent specs rotated over the seats
-(:func:`kibitz.agents.value_data.collect`), takes every node of each game
-as an example (or a share ``--keep`` of them) and fits the afterstate value
-network of :mod:`kibitz.solvers.value_net` to the games' final returns;
-writes it to FILE and prints the data, the seconds and the fit on the
-held-out games (docs/solvers/value_net.md).
+Plays N games with the agent specs rotated over the seats and fits the
+afterstate value network of :mod:`kibitz.solvers.value_net`. With
+``--objective variance`` (the default) it records the nodes AIVAT corrects
+(:func:`kibitz.agents.value_data.collect_nodes`, deals from seed words
+``10**6 + S``) and minimises the variance of the AIVAT estimate over the
+games; with ``mse`` it takes every node (or a share ``--keep``) as an
+example and fits the games' final returns. Writes FILE and prints the data,
+the seconds and the fit on the held-out games (docs/solvers/value_net.md).
 """
 
 from __future__ import annotations
@@ -53,13 +56,17 @@ def _specs(text: str, game) -> list[str]:
 @click.argument("game_string", metavar="GAME")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
               help="Value network file to write (.npz, solvers/value_net.py's format).")
+@click.option("--objective", type=click.Choice(["variance", "mse"]), default="variance", show_default=True,
+              help="What the network is fitted for: the variance of AIVAT's estimate over games, or the mean "
+                   "squared error to the final returns.")
 @click.option("--agents", "agents_text", default="trained,heuristic", show_default=True, metavar="SPEC,SPEC",
               help="The agents whose games are the data, rotated over the seats (those whose matches AIVAT "
                    "evaluates).")
 @click.option("--games", type=click.IntRange(min=10), default=2000, show_default=True,
               help="Games to play (every tenth is held out to measure the fit).")
 @click.option("--keep", type=NumberRange(0, 1, min_open=True), default=1.0, show_default=True,
-              help="Share of each game's nodes kept as examples (fewer examples a game, less memory).")
+              help="Share of each game's nodes kept as examples (fewer examples a game, less memory; "
+                   "--objective mse only).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
 @click.option("--time", "time_limit", metavar="LIMIT", default=None,
               help="Stop fitting after this long (90, 90s, 10m): the best epoch so far is kept.")
@@ -73,13 +80,14 @@ def _specs(text: str, game) -> list[str]:
 @click.option("--overwrite", is_flag=True, help="Replace the value network file of an earlier run at --out.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the progress bars (only on a terminal).")
-def value_net(game_string, out, agents_text, games, keep, seed, time_limit, epochs, hidden, encoding, overwrite,
-              progress):
+def value_net(game_string, out, objective, agents_text, games, keep, seed, time_limit, epochs, hidden, encoding,
+              overwrite, progress):
     """Train the value network that AIVAT's corrections read for GAME.
 
     \b
     Examples:
-      kibitz value-net underdog --games 12000 --keep 0.25 --out underdog.value.npz
+      kibitz value-net underdog --games 4000 --out underdog.value.npz
+      kibitz value-net underdog --objective mse --games 12000 --keep 0.25 --out underdog.value.npz
       kibitz value-net 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --agents random --games 500 --out v.npz
     """
     from kibitz.agents import value_data
@@ -95,13 +103,20 @@ def value_net(game_string, out, agents_text, games, keep, seed, time_limit, epoc
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--encoding") from None
     limit = parse_duration(time_limit)
+    if objective == "variance" and keep != 1.0:
+        raise click.BadParameter(f"{keep:g}: the variance objective needs every corrected node of a game; "
+                                 "--keep is for --objective mse", param_hint="--keep")
     refuse_to_replace({out: VALUE_NETWORK_KINDS}, overwrite=overwrite)
     specs = _specs(agents_text, game)
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=games, unit="game", desc="play", dynamic_ncols=True, disable=None)
-    examples, play_seconds = value_data.collect(game, specs, games, seed=seed, encoding=encoding, keep=keep,
+    if objective == "variance":
+        data, play_seconds = value_data.collect_nodes(game, specs, games, seed=seed, encoding=encoding,
+                                                      on_game=(lambda i, k: bar.update()) if bar else None)
+    else:
+        data, play_seconds = value_data.collect(game, specs, games, seed=seed, encoding=encoding, keep=keep,
                                                 on_game=(lambda i, k: bar.update()) if bar else None)
     if bar:
         bar.close()
@@ -110,13 +125,22 @@ def value_net(game_string, out, agents_text, games, keep, seed, time_limit, epoc
 
     def on_epoch(record):
         if bar:
-            bar.set_postfix(mse=f"{record['mse']:.4g}", mean=f"{record['mse_mean']:.4g}")
-            bar.update()
+            if objective == "variance":
+                bar.set_postfix(variance=f"{record['variance']:.4g}", plain=f"{record['variance_plain']:.4g}")
+            else:
+                bar.set_postfix(mse=f"{record['mse']:.4g}", mean=f"{record['mse_mean']:.4g}")
+            bar.update(0.25)
 
-    settings = {"agents": specs, "games": games, "keep": keep, "data_seconds": round(play_seconds, 1)}
+    settings = {"agents": specs, "games": games, "data_seconds": round(play_seconds, 1)}
     t0 = time.perf_counter()
-    net = vn.train_value_net(game, examples, hidden=hidden, encoding=encoding, epochs=epochs, seed=seed,
-                             time_limit=limit, on_epoch=on_epoch, settings=settings)
+    if objective == "variance":
+        settings["deal_seed_words"] = [value_data.SEED_OFFSET + seed, 43]
+        net = vn.train_for_variance(game, data, hidden=hidden, encoding=encoding, epochs=epochs, seed=seed,
+                                    time_limit=limit, on_epoch=on_epoch, settings=settings)
+    else:
+        settings["keep"] = keep
+        net = vn.train_value_net(game, data, hidden=hidden, encoding=encoding, epochs=epochs, seed=seed,
+                                 time_limit=limit, on_epoch=on_epoch, settings=settings)
     fit_seconds = time.perf_counter() - t0
     if bar:
         bar.close()
@@ -128,8 +152,16 @@ def value_net(game_string, out, agents_text, games, keep, seed, time_limit, epoc
     click.echo(f"network:   hidden {','.join(map(str, net.spec.hidden))}, actions "
                + (f"factored ({net.spec.action_rows - 1} factors)" if net.spec.factored
                   else f"{net.spec.num_actions:,}") + f", chance outcomes {net.spec.chance_outcomes}")
-    click.echo(f"data:      {games:,} games, {data['examples']:,} examples ({data['chance_examples']:,} at chance "
-               f"nodes; keep {keep:g}), {play_seconds:.1f} s")
-    click.echo(f"fit:       held-out MSE {fit['mse']:.5f} against {fit['mse_mean']:.5f} for the mean returns "
-               f"(R^2 {fit['r2']:.4f}), epoch {fit['epoch']} of {fit['epochs']}, {fit_seconds:.1f} s")
+    if objective == "variance":
+        click.echo(f"data:      {games:,} games, {data['nodes']:,} corrected nodes ({data['chance_nodes']:,} chance "
+                   f"nodes), {data['candidates']:,} children, {play_seconds:.1f} s")
+        click.echo(f"fit:       held-out variance of the estimate {fit['variance']:.5f} against "
+                   f"{fit['variance_plain']:.5f} plain (ratio per player "
+                   f"{', '.join(f'{r:.3f}' for r in fit['ratio'])}), {data['held_out_games']:,} held-out games, "
+                   f"epoch {fit['epoch']} of {fit['epochs']}, {fit_seconds:.1f} s")
+    else:
+        click.echo(f"data:      {games:,} games, {data['examples']:,} examples ({data['chance_examples']:,} at "
+                   f"chance nodes; keep {keep:g}), {play_seconds:.1f} s")
+        click.echo(f"fit:       held-out MSE {fit['mse']:.5f} against {fit['mse_mean']:.5f} for the mean returns "
+                   f"(R^2 {fit['r2']:.4f}), epoch {fit['epoch']} of {fit['epochs']}, {fit_seconds:.1f} s")
     click.echo(f"written:   {out}")
