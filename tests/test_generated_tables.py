@@ -20,10 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (file, the table's header line) -> why no command writes it
 NOT_GENERATED = {
-    ("docs/solvers/value_net.md", "| game | corrected nodes a game (children) | µs a node | of it, features "
-                                  "| µs a child beyond | `child_values` / game time | with `Corrections.at_node` |"):
-        "timed by hand (2026-12-06, load 6-8) with a script that is not in the repository; "
-        "experiments/aivat_default measures the corrections' whole cost per game (docs/results/aivat/default.md)",
     ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
         "four runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, peak memory from /usr/bin/time; "
         "no script makes the table, and a rerun needs a quiet machine with 9 GB free",
