@@ -20,9 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (file, the table's header line) -> why no command writes it
 NOT_GENERATED = {
-    ("docs/solvers/cfr.md", "| game | configuration | nodes | compile | iterations | NashConv | memory (peak) |"):
-        "four runs of kibitz solve by hand, up to 30 minutes and 8.5 GB each, peak memory from /usr/bin/time; "
-        "no script makes the table, and a rerun needs a quiet machine with 9 GB free",
 }
 
 #: tables with decimals that state facts (formats, rules, defaults), not measurements
