@@ -136,8 +136,8 @@ def _mccfr_document(meta: dict, arrays: dict) -> dict:
 
     game = load_game(meta["game"])
     settings = meta["settings"]
-    solver = mccfr.MCCFR(game, np.random.default_rng(settings["seed"]), mccfr.ALGORITHMS[meta["algorithm"]],
-                         epsilon=settings["epsilon"], fallback=settings["fallback"])
+    solver, _ = mccfr.make_solver(game, settings["seed"], meta["algorithm"], epsilon=settings["epsilon"],
+                                  fallback=settings["fallback"], backend=settings.get("backend", "python"))
     solver.load_state_dict(arrays)
     try:
         tree = tree_mod.compile_tree(game, max_nodes=mccfr.EVAL_MAX_NODES)

@@ -201,7 +201,7 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
     def out_of_time(now):
         if time_limit is None:
             return False
-        if finish is not None and now - reserve["at"] >= 1.0:
+        if finish is not None and now - reserve["at"] >= getattr(solver, "finish_poll_seconds", 1.0):
             reserve["seconds"], reserve["at"] = finish(solver), now
         return now - t0 + reserve["seconds"] >= time_limit
 
@@ -221,6 +221,8 @@ def run_solver(solver, *, iterations, time_limit=None, target_nashconv=None, eva
         return None
 
     abandons = getattr(solver, "abandons_iterations", False)
+    if hasattr(solver, "iteration_limit"):  # a solver that runs iterations in batches stops at the target
+        solver.iteration_limit = iterations
     bar = tqdm(total=iterations, initial=solver.iteration, unit=unit, dynamic_ncols=True,
                disable=None if progress else True, desc=desc, mininterval=0.2)
     bar.refresh()  # shown from the start, before the first iteration ends

@@ -221,6 +221,8 @@ class MCCFR:
         self._legal_first = False
         #: iterations done
         self.iteration = 0
+        #: outcome-sampling trajectories whose sampling probability underflowed to 0 (not used)
+        self.underflows = 0
         # decisions of the last iteration (None: none yet in this process);
         # the journal of the iteration in progress ({key: (regrets, avg)
         # before it, or None for an entry it made}) and its stop test
@@ -470,6 +472,9 @@ class MCCFR:
                 sample_reach *= sigma[choice]
             tails.append(sigma[choice])
             state.apply_action(legal[choice])
+        if not sample_reach > 0.0:  # underflowed (hundreds of decisions among hundreds of moves): no update
+            self.underflows += 1
+            return
         u = state.returns()[traverser] / sample_reach
         # suffix products of the strategy probabilities along the trajectory
         suffix = [1.0] * (len(tails) + 1)
@@ -626,6 +631,31 @@ ALGORITHMS = {"mccfr-es": "es", "mccfr-os": "os"}
 EVAL_MAX_NODES = 20_000
 
 
+#: the MCCFR implementations: ``auto`` picks ``compiled`` (solvers/mccfr_compiled.py)
+#: for outcome sampling on a game with compiled rules, else ``python`` (this module)
+BACKENDS = ("auto", "compiled", "python")
+
+
+def make_solver(game, seed: int, algorithm: str, *, epsilon: float = 0.6, fallback: str = "uniform",
+                backend: str = "auto", max_bytes: float | None = None):
+    """``(solver, backend)``: the MCCFR solver of ``kibitz solve -a
+    ALGORITHM`` (``mccfr-es`` or ``mccfr-os``) for ``game``, seeded with
+    ``seed``, and the backend it is (``compiled`` or ``python``; see
+    :data:`BACKENDS`). ``max_bytes`` bounds the compiled solver's tables."""
+    from kibitz.solvers import mccfr_compiled
+
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    sampling = ALGORITHMS[algorithm]
+    if backend == "auto":
+        backend = "compiled" if sampling == "os" and mccfr_compiled.compiled(game) else "python"
+    rng = np.random.default_rng(seed)
+    if backend == "compiled":
+        return mccfr_compiled.CompiledMCCFR(game, rng, sampling, epsilon=epsilon, fallback=fallback,
+                                            max_bytes=max_bytes), backend
+    return MCCFR(game, rng, sampling, epsilon=epsilon, fallback=fallback), backend
+
+
 def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dict:
     """The policy-file document (docs/formats/policy-file.md) of ``solver``'s average policy.
 
@@ -645,7 +675,11 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
     from kibitz.solvers import evaluate as ev
     from kibitz.solvers import policy_file
 
-    entries = {key: _file_entry(entry) for key, entry in solver.table.items()}
+    if hasattr(solver, "file_entries"):  # the compiled solver makes them from its arrays
+        entries = solver.file_entries()
+    else:
+        entries = {key: _file_entry(entry) for key, entry in solver.table.items()}
+    visited = len(entries)
     filled = 0
     nash_conv = returns = None
     # With an agent as fallback the policy played on unseen information
@@ -680,8 +714,8 @@ def policy_document(solver, *, algorithm: str, seconds: float, tree=None) -> dic
         "expected_returns": None if returns is None else [float(v) for v in returns],
         "tree": None if tree is None else {"nodes": int(tree.num_nodes), "infostates": int(tree.num_infosets)},
         "fallback": solver.fallback,
-        "coverage": {"visited": len(solver.table), "filled_with_fallback": filled,
-                     "complete": tree is not None and filled + len(solver.table) == tree.num_infosets},
+        "coverage": {"visited": visited, "filled_with_fallback": filled,
+                     "complete": tree is not None and filled + visited == tree.num_infosets},
         "policy": entries,
     }
 

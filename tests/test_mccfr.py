@@ -424,8 +424,8 @@ def test_max_memory_stops_the_run_with_its_policy_and_checkpoint(tmp_path):
     from kibitz.cli import main
     from kibitz.solvers import driver, read_policy_file
 
-    out = tmp_path / "pub.json"
-    r = CliRunner().invoke(main, ["solve", games.REGISTRY["pub"].small, "-a", "mccfr-os", "-n", "100000",
+    out = tmp_path / "kuhn.json"  # the Python solver (kuhn_poker has no compiled rules)
+    r = CliRunner().invoke(main, ["solve", "kuhn_poker", "-a", "mccfr-os", "-n", "100000",
                                   "--max-memory", "1M", "--out", str(out), "--no-progress"])
     assert r.exit_code == 0, r.output
     assert "stopped at the memory limit" in r.output and "--max-memory 0.000977 GiB" in r.output

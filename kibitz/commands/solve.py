@@ -349,7 +349,7 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
     budget costs a walk of that many nodes even when it fails); MCCFR
     itself walks game states.
     """
-    from kibitz.solvers import driver, mccfr, policy_file
+    from kibitz.solvers import driver, mccfr, mccfr_compiled, policy_file
     from kibitz.solvers import tree as tree_mod
 
     if algorithm == "mccfr-es" and epsilon != 0.6:
@@ -367,8 +367,10 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
     if ray is None:
         max_memory = default_max_memory() if max_memory is None else max_memory
         try:
-            solver = mccfr.MCCFR(game, np.random.default_rng(seed), mccfr.ALGORITHMS[algorithm],
-                                 epsilon=epsilon, fallback=fallback)
+            solver, backend = mccfr.make_solver(game, seed, algorithm, epsilon=epsilon, fallback=fallback,
+                                                max_bytes=mccfr_compiled.TABLE_SHARE * max_memory)
+            if backend == "compiled":  # its checkpoints are its own (the Python solver's resume elsewhere)
+                settings["backend"] = backend
         except ValueError as e:
             raise click.BadParameter(f"{e}. {SOLVABLE}", param_hint="GAME") from None
         reason, seconds = _drive_mccfr(solver, game, algorithm, settings, out, resume, iterations,
@@ -377,7 +379,13 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
             click.echo(f"no external-sampling iteration finished: the one in progress had walked "
                        f"{solver.abandoned_decisions:,} decision nodes when it was stopped, and was undone; "
                        "-a mccfr-os samples one path per player", err=True)
-        if reason == "memory":
+        if reason == "memory" and settings.get("backend") == "compiled":
+            click.echo(f"stopped at the memory limit: the tables ({_gib(solver.table_bytes())}) and the "
+                       f"writing of their policy file (about {_gib(solver.finish_bytes())}) reached "
+                       f"{mccfr_compiled.TABLE_SHARE:g} of --max-memory {_gib(max_memory)} with "
+                       f"{solver.num_infostates:,} information states; the policy so far is written "
+                       f"(--resume with a larger --max-memory continues)", err=True)
+        elif reason == "memory":
             click.echo(f"stopped at the memory limit: the process reached --max-memory {_gib(max_memory)} with "
                        f"{len(solver.table):,} information states in the tables; the policy so far is written "
                        f"(--resume with a larger --max-memory continues)", err=True)
