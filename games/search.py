@@ -147,6 +147,7 @@ RULE_SIGNATURES = {
     "apply": _nt.none(_POS, _POS, _nt.int64),
     "returns": _nt.none(_POS, _POS, _nt.float64[::1]),
     "token": _nt.int64(_POS, _POS, _nt.int64, _nt.int64),
+    "observation": _nt.none(_POS, _POS, _nt.int64, _nt.float32[::1]),
 }
 
 
@@ -185,6 +186,12 @@ class CompiledRules(NamedTuple):
     token: Callable
     num_tokens: int
     max_branch: int  #: at least the most legal actions or chance outcomes of a node
+    #: ``observation(s, prm, player, out)`` (optional): writes every value of
+    #: ``out`` (float32, ``game.observation_tensor_size()`` long) with
+    #: ``state.observation_tensor(player)`` of the state at position ``s``,
+    #: bit for bit, at every position of the game, terminal ones included
+    #: (the batched environment's observations: solvers/batched.py)
+    observation: Callable | None = None
 
 
 def capabilities(game) -> frozenset[str]:
