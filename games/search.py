@@ -190,7 +190,7 @@ class CompiledRules(NamedTuple):
     #: ``out`` (float32, ``game.observation_tensor_size()`` long) with
     #: ``state.observation_tensor(player)`` of the state at position ``s``,
     #: bit for bit, at every position of the game, terminal ones included
-    #: (the batched environment's observations: solvers/batched.py)
+    #: (the batched environment's observations: games/batched.py)
     observation: Callable | None = None
 
 
