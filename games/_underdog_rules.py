@@ -4,9 +4,9 @@ The same rules as :class:`kibitz.games.underdog.UnderdogState`, on a
 position held as one int64 array, so that a compiled walk
 (``kibitz.solvers.tree``) expands a node without a Python call per rule.
 What the rules need of a position, and nothing else, is kept: the log is
-not (what a player has seen is the walk's business: ``token``), nor the
-cards laid face up (no rule reads them), nor each fighter's stake (only
-their sum, the pot, is paid out).
+not (what a player has seen is the walk's business: ``token``), nor each
+fighter's stake (only their sum, the pot, is paid out). The cards laid face
+up are kept for the observation tensor alone (no rule reads them).
 
 Position (``int64``), with ``n`` seats:
 
@@ -33,6 +33,8 @@ index           meaning
 13 + 2n + s     chips of seat ``s``
 13 + 3n + s     the card seat ``s`` holds, or 0
 13 + 4n + s     1 if seat ``s`` fights this round
+13 + 5n + s     the card seat ``s`` laid face up this round (after a
+                swap), or 0 (read only by ``observation``)
 ==============  =========================================================
 
 Parameters (``int64``): players, cards, last_round_stake, max_rounds, 1
@@ -71,6 +73,12 @@ lines add (a showdown's token, the last decision with the cards shown: the
 number of fighters, so of digits, follows from the earlier tokens and the
 decision). So two histories give one player the same string exactly when
 they give the same tokens.
+
+``observation`` writes ``UnderdogObserver``'s default observation tensor
+(the current round's view, not perfect recall) from the position: the
+showdown's cards are the fighters' held cards when the game is over after a
+round of two or more fighters (a showdown followed by a new round is not
+seen in the new round's view).
 """
 
 from __future__ import annotations
@@ -89,6 +97,9 @@ KEEP_BASE = 4
 # the position's fixed places (module docstring); the seats' arrays follow from _ORDER
 PHASE, ROUND, START, LAST, BANK, POS, USED, PILE, DRAWN_CARD, UNDERDOG, SEATS, POT, FIGHTERS = range(13)
 _ORDER = 13
+# the seats' arrays, in multiples of n after _ORDER: turn order, deal order,
+# chips, held card, fights, laid card
+TURN, DEALT, CHIPS, HAND, FIGHTS, LAID = range(6)
 # token ranges (module docstring): cards take 16, decisions (actions) 32
 DEALT_T, UNDERDOG_T, DRAWN_T, FLIP_T, DECISION_T, LAID_T, SHOWDOWN_T = 0, 16, 32, 48, 64, 96, 112
 MAX_CARDS = 15
@@ -99,6 +110,7 @@ def _new_round(s, prm):
     """``UnderdogState._new_round`` (without its log event)."""
     n = prm[0]
     chips, hand, fights = _ORDER + 2 * n, _ORDER + 3 * n, _ORDER + 4 * n
+    laid = _ORDER + LAID * n
     s[ROUND] += 1
     s[LAST] = 1 if s[BANK] <= prm[2] else 0
     k = 0
@@ -115,6 +127,7 @@ def _new_round(s, prm):
             k += 1
         s[hand + seat] = 0
         s[fights + seat] = 0
+        s[laid + seat] = 0
     s[PHASE] = DEAL
     s[POS] = 0
     s[USED] = 0
@@ -261,7 +274,10 @@ def apply(s, prm, a):
         s[DRAWN_CARD] = -1 if a == SWAP else -2
         s[PHASE] = DRAWN
     elif ph == KEEP:
-        s[hand + seat] = a - KEEP_BASE + 1
+        kept = a - KEEP_BASE + 1
+        held = s[hand + seat]
+        s[_ORDER + LAID * n + seat] = s[DRAWN_CARD] if kept == held else held
+        s[hand + seat] = kept
         s[DRAWN_CARD] = 0
         _next_drawer(s, prm)
     else:
@@ -318,6 +334,64 @@ def token(s, prm, a, player):
     return DECISION_T + a
 
 
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def observation(s, prm, player, out):
+    """``UnderdogObserver``'s observation tensor (not perfect recall) of
+    ``player`` at ``s``, into ``out``; its pieces, in order: observer n,
+    to_move n+1, own_card C, drawn C, underdog C, laid n*C, chips n, bank 1,
+    fight n, pass n, shown n*C, last 1, pile 1, phase 6."""
+    n, C = prm[0], prm[1]
+    out[:] = 0.0
+    ph = s[PHASE]
+    o_move = n
+    o_own = o_move + n + 1
+    o_drawn = o_own + C
+    o_under = o_drawn + C
+    o_laid = o_under + C
+    o_chips = o_laid + n * C
+    o_bank = o_chips + n
+    o_fight = o_bank + 1
+    o_pass = o_fight + n
+    o_shown = o_pass + n
+    o_last = o_shown + n * C
+    o_pile = o_last + 1
+    o_phase = o_pile + 1
+    out[player] = 1.0
+    if ph == DRAW or ph == KEEP or ph == FIGHTING:
+        out[o_move + s[_ORDER + s[POS]]] = 1.0
+    else:  # chance or over
+        out[o_move + n] = 1.0
+    held = s[_ORDER + HAND * n + player]
+    if held:
+        out[o_own + held - 1] = 1.0
+    if ph == KEEP and s[_ORDER + s[POS]] == player:
+        out[o_drawn + s[DRAWN_CARD] - 1] = 1.0
+    if s[UNDERDOG]:
+        out[o_under + s[UNDERDOG] - 1] = 1.0
+    for seat in range(n):
+        v = s[_ORDER + LAID * n + seat]
+        if v:
+            out[o_laid + seat * C + v - 1] = 1.0
+        out[o_chips + seat] = s[_ORDER + CHIPS * n + seat]
+        if s[_ORDER + FIGHTS * n + seat]:
+            out[o_fight + seat] = 1.0
+    out[o_bank] = s[BANK]
+    if ph == FIGHTING or ph == OVER:
+        decided = s[SEATS] if ph == OVER else s[POS]
+        for i in range(decided):
+            seat = s[_ORDER + i]
+            if not s[_ORDER + FIGHTS * n + seat]:
+                out[o_pass + seat] = 1.0
+    if ph == OVER and s[FIGHTERS] >= 2:  # the showdown that ended the game
+        for i in range(s[SEATS]):
+            seat = s[_ORDER + i]
+            if s[_ORDER + FIGHTS * n + seat]:
+                out[o_shown + seat * C + s[_ORDER + HAND * n + seat] - 1] = 1.0
+    out[o_last] = 1.0 if s[LAST] else 0.0
+    out[o_pile] = s[PILE]
+    out[o_phase + ph] = 1.0
+
+
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of an ``underdog`` game."""
     n, cards = game.num_seats, game.num_cards
@@ -325,11 +399,11 @@ def compiled_rules(game) -> search.CompiledRules:
         raise ValueError(f"underdog: compiled rules take at most {MAX_CARDS} cards, not {cards}")
     params = np.array([n, cards, game.last_round_stake, game.max_rounds,
                        1 if game.payoff == "win" else 0], dtype=np.int64)
-    initial = np.zeros(_ORDER + 5 * n, dtype=np.int64)
+    initial = np.zeros(_ORDER + 6 * n, dtype=np.int64)
     initial[_ORDER + 2 * n:_ORDER + 3 * n] = game.start_chips
     initial[BANK] = game.start_bank
     _new_round(initial, params)
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=SHOWDOWN_T + 2 * cards ** n,
-        max_branch=max(2, cards))
+        max_branch=max(2, cards), observation=observation)
