@@ -4,9 +4,12 @@ The same rules as :class:`kibitz.games.over_under.OverUnderState`, on a
 position held as one int64 array, so that a compiled walk
 (``kibitz.solvers.tree``) expands a node without a Python call per rule.
 What a walk needs of a position, and nothing else, is kept: the event log
-is the walk's business (``token``), the dealer only shows in the log, and
-the legal predictions are the stacks not claimed (every stack is dealt
-before the first prediction of a round).
+is the walk's business (``token``), the dealer follows from the round
+(seat ``(round - 2) mod n``), and the legal predictions are the stacks not
+claimed (every stack is dealt before the first prediction of a round).
+The observation tensor (``observation``: ``OverUnderObserver``'s current
+view) needs nothing more than the fields below, so the position has no
+field for it alone.
 
 Position (``int64``), with ``n`` seats, ``KC`` card kinds and ``S`` stacks:
 
@@ -228,6 +231,49 @@ def returns(s, prm, out):
         _compiled.from_mean(s, _FIRST_TALLY, n, False, out)
 
 
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def observation(s, prm, player, out):
+    """``OverUnderState.observation_tensor(player)`` of position ``s``, into
+    ``out`` (every value): ``OverUnderObserver``'s pieces in order, the
+    dealer from the round."""
+    n, stacks, values, kinds = prm[N], prm[S], prm[K], prm[KC]
+    ph, rnd = s[PHASE], s[ROUND]
+    out[:] = 0.0
+    out[player] = 1.0  # observer n
+    at = n
+    out[at + (s[TURN] if ph == PREDICT or ph == GIVE else n)] = 1.0  # to_move n + 1
+    at += n + 1
+    out[at + rnd - 1] = 1.0  # round R
+    at += prm[ROUNDS]
+    out[at + (rnd - 2 + n) % n] = 1.0  # dealer n
+    at += n
+    for p in range(n):  # tally n
+        out[at + p] = s[_FIRST_TALLY + p]
+    top_at = at + n  # top S*(K+1)
+    table_at = top_at + stacks * (values + 1)  # on_table S
+    claimed_at = table_at + stacks  # claimed_by S*n
+    money_at = claimed_at + stacks * n  # money S
+    deck_at = money_at + stacks  # deck KC
+    pending_at = deck_at + kinds  # pending S, direction 2, phase 5
+    for st in range(stacks):
+        k = s[prm[TOP_AT] + st]
+        if k < 0:
+            continue
+        owner = s[prm[OWNER_AT] + st]
+        if owner >= 0:
+            out[claimed_at + st * n + owner] = 1.0
+        else:
+            out[table_at + st] = 1.0
+            out[top_at + st * (values + 1) + min(k, values)] = 1.0
+        out[money_at + st] = s[prm[MONEY_AT] + st]
+    for k in range(kinds):
+        out[deck_at + k] = s[prm[COUNTS_AT] + k]
+    if ph == FLIP or ph == GIVE:
+        out[pending_at + s[PSTACK]] = 1.0
+        out[pending_at + stacks + (0 if s[POVER] else 1)] = 1.0
+    out[pending_at + stacks + 2 + ph] = 1.0
+
+
 @numba.njit(search.RULE_SIGNATURES["token"], **_JIT)
 def token(s, prm, a, player):
     ph = s[PHASE]
@@ -255,4 +301,4 @@ def compiled_rules(game) -> search.CompiledRules:
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=2 * kinds + 2 * stacks + n,
-        max_branch=max(kinds, 2 * stacks, n))
+        max_branch=max(kinds, 2 * stacks, n), observation=observation)
