@@ -5,9 +5,10 @@ The same rules as :class:`kibitz.games.doubt_and_bet.DoubtAndBetState`
 showdowns, the end at ``max_rounds`` or after a single bet), on a
 position held as one int64 array, so that a compiled walk
 (``kibitz.solvers.tree``) expands a node without a Python call per rule.
-What a walk needs of a position, and nothing else, is kept: no event log
-(what a player has seen is the walk's business: ``token``), and the deal
-order only as the seat being dealt to and its cards still to come.
+What a walk needs of a position, and nothing else, is kept (and one flag
+for the observation tensor, ``observation``): no event log (what a player
+has seen is the walk's business: ``token``), and the deal order only as
+the seat being dealt to and its cards still to come.
 
 Position (``int64``), with ``n`` seats and ``K1`` colours (rainbow last):
 
@@ -42,7 +43,16 @@ index              meaning
 27 + 4n + i        the ``i``-th player of the turn order
 27 + 5n + k        cards of colour ``k`` in the deck
 27 + 5n + K1 + s*K1 + k   cards of colour ``k`` in seat ``s``'s hand
+27 + 5n + K1(n+1)  1 when this round's hands were revealed (a call or an
+                   all in), else 0: set at the reveal, cleared when a
+                   round begins, so only a final position (the game ended
+                   at that bet) shows it (the observation's ``revealed``)
 =================  ======================================================
+
+The observation tensor (``observation``, the observer's non-perfect-recall
+tensor) needs nothing else: the seats out before this round's deal have
+empty hands (every deal starts from empty hands), so a reveal's hands are
+the hands of every seat.
 
 Parameters (``int64``): 0 players, 1 K1, 2 slots, 3 copies, 4
 upkeep_start, 5 upkeep_every, 6 shuffle_every, 7 max_rounds, 8 1 for
@@ -138,6 +148,12 @@ def _deck(prm):
 @numba.njit(**_JIT)
 def _hand(prm, seat):
     return _FIRST_SEAT + 5 * prm[P_N] + prm[P_K1] * (1 + seat)
+
+
+@numba.njit(**_JIT)
+def _revealed(prm):
+    """Where the flag "this round's hands were revealed" is (after the hands)."""
+    return _FIRST_SEAT + 5 * prm[P_N] + prm[P_K1] * (1 + prm[P_N])
 
 
 # ------------------------------------------------------------ the rules
@@ -254,6 +270,7 @@ def _begin_exchange(s, prm):
 @numba.njit(**_JIT)
 def _start_round(s, prm):
     s[ROUND] += 1
+    s[_revealed(prm)] = 0
     r = s[ROUND]
     start = prm[P_UPKEEP_START]
     if start and r >= start and (r - start) % prm[P_UPKEEP_EVERY] == 0:
@@ -342,6 +359,7 @@ def _settle(s, prm, winner, loser, ch, sl):
 def _reveal(s, prm):
     """Counts the claimed colour (and rainbows) in every hand and settles."""
     k1, out = prm[P_K1], _out(prm)
+    s[_revealed(prm)] = 1
     k, rainbow = s[COLOUR], k1 - 1
     count = 0
     for seat in range(prm[P_N]):
@@ -616,6 +634,66 @@ def token(s, prm, a, player):
     return prm[P_DECISION_TOKEN] + a
 
 
+# ----------------------------------------------------------- observation
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def observation(s, prm, player, out):
+    """``state.observation_tensor(player)`` (``DoubtAndBetObserver``, not
+    perfect recall, the viewer's own cards private) into ``out``: observer
+    n | to_move n+1 | phase 6 | round 1 | chips n | slots n | out n | first
+    n | own_hand K1 | dealt 1 | claimant n | quantity 1 | colour K1 |
+    claim_stake 2 | doubter n | bettor_stake 2 | doubter_stake 2 |
+    doubter_staked 1 | revealed n*K1."""
+    n, k1 = prm[P_N], prm[P_K1]
+    chips, slots, outs = _chips(prm), _slots(prm), _out(prm)
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    out[player] = 1.0
+    cur = kind(s, prm)
+    out[n + (cur if cur >= 0 else n)] = 1.0  # chance and the end: the last
+    ph = s[PHASE]
+    at = 2 * n + 1
+    out[at + ph] = 1.0
+    out[at + 6] = s[ROUND]
+    at += 7
+    for seat in range(n):
+        out[at + seat] = s[chips + seat]
+        out[at + n + seat] = s[slots + seat]
+        if s[outs + seat] >= 0:
+            out[at + 2 * n + seat] = 1.0
+    at += 3 * n
+    out[at + s[FIRST]] = 1.0
+    at += n
+    if ph == DEAL or ph == CLAIM or ph == SHOWDOWN:
+        h = _hand(prm, player)
+        for k in range(k1):
+            out[at + k] = s[h + k]
+    at += k1
+    if ph == CLAIM or ph == SHOWDOWN:
+        out[at] = s[NDEAL]
+    at += 1
+    if s[CLAIMANT] >= 0:
+        out[at + s[CLAIMANT]] = 1.0
+        out[at + n] = s[QUANTITY]
+        out[at + n + 1 + s[COLOUR]] = 1.0
+        out[at + n + 1 + k1] = s[CLAIM_CHIPS]
+        out[at + n + 2 + k1] = s[CLAIM_SLOTS]
+    at += n + 3 + k1
+    if ph == SHOWDOWN:
+        out[at + s[DOUBTER]] = 1.0
+        out[at + n] = s[B_CHIPS]
+        out[at + n + 1] = s[B_SLOTS]
+        if s[D_CHIPS] >= 0:
+            out[at + n + 2] = s[D_CHIPS]
+            out[at + n + 3] = s[D_SLOTS]
+            out[at + n + 4] = 1.0
+    at += n + 5
+    if s[_revealed(prm)]:
+        # the hands of the players in at the reveal; the others' are empty
+        hands = _hand(prm, 0)
+        for i in range(n * k1):
+            out[at + i] = s[hands + i]
+
+
 # ---------------------------------------------------------------- sizes
 def _most_pairs(game) -> int:
     """The most affordable stakes (pairs c+s of value >= 1) a player can
@@ -653,7 +731,8 @@ def compiled_rules(game) -> search.CompiledRules:
     at_table = at_factorials + len(factorials)
     params = np.array(head + [at_factorials, at_table] + factorials +
                       [x for row in table for x in row], dtype=np.int64)
-    initial = np.zeros(_FIRST_SEAT + 5 * n + k1 * (n + 1), dtype=np.int64)
+    # the last field: this round's hands revealed (0 at the start)
+    initial = np.zeros(_FIRST_SEAT + 5 * n + k1 * (n + 1) + 1, dtype=np.int64)
     initial[CLAIMANT] = initial[BETTOR] = initial[DOUBTER] = initial[BET_WINNER] = -1
     initial[D_CHIPS] = -1
     initial[NSEAT] = n
@@ -666,5 +745,5 @@ def compiled_rules(game) -> search.CompiledRules:
     shuffles = factorials[n] if game.shuffle_every else 0
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
-        returns=returns, token=token, num_tokens=num_tokens,
+        returns=returns, token=token, num_tokens=num_tokens, observation=observation,
         max_branch=max(3, k1, shuffles, pairs * game.qmax * k1 + 1))
