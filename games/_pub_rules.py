@@ -7,22 +7,32 @@ rule. What a walk needs of a position, and nothing else, is kept: the
 order of the cards in a hand or a collection does not change a score, so
 each seat holds counts and rank sums per suit (hand and collection
 together); what a player has seen is the walk's business (``token``).
+The observation tensor (``observation``) needs the cards themselves: each
+seat's hand and collection are also kept as bit masks, after the counts.
 
 Position (``int64``), with ``n`` seats and ``S`` suits:
 
-=========  ======================================================
-index      meaning
-=========  ======================================================
-0          phase (``pub.SETUP`` .. ``pub.OVER``)
-1          set-up chance moves done
-2          the deck, a bit mask of card ids (bit ``c``: card ``c``)
-3          cards in the deck
-4          the face-up card, or -1
-5          the drawn card waiting for the choice, or -1
-6          the seat to move
+===================  ==============================================
+index                meaning
+===================  ==============================================
+0                    phase (``pub.SETUP`` .. ``pub.OVER``)
+1                    set-up chance moves done
+2                    the deck, a bit mask of card ids (bit ``c``: card ``c``)
+3                    cards in the deck
+4                    the face-up card, or -1
+5                    the drawn card waiting for the choice, or -1
+6                    the seat to move
 7 + s*S + u          cards of suit ``u`` seat ``s`` holds
 7 + (n + s)*S + u    their ranks' sum
-=========  ======================================================
+7 + 2*n*S + s        seat ``s``'s hand (the cards dealt to it), a bit
+                     mask of card ids
+7 + 2*n*S + n + s    seat ``s``'s collection, a bit mask of card ids
+===================  ==============================================
+
+The position is ``7 + 2*n*S + 2*n`` long. ``observation`` writes
+``PubObserver``'s observation tensor (``state.observation_tensor``) from
+it: the face-up and drawn cards, the deck's count (0 at the end), the
+masks, the phase and the seat to move.
 
 Parameters (``int64``): players, suits, ranks, removed, hand, set-up
 length, 1 for payoff ``win`` (0: ``score``).
@@ -46,6 +56,8 @@ _JIT = dict(cache=True, nogil=True, boundscheck=False)
 SETUP, REVEAL, TURN, DRAWN, CHOOSE, OVER = range(6)
 TAKE, DRAW, KEEP_DRAWN, TAKE_BOTH = range(4)
 _FIRST_SEAT = 7
+# the masks' fields (after the counts and sums): hands, then collections
+_HAND, _COLL = 0, 1
 NUM_TOKENS = 320
 
 
@@ -84,11 +96,14 @@ def outcomes(s, prm, actions, probs):
 
 
 @numba.njit(**_JIT)
-def _add(s, prm, seat, card):
-    suits, ranks = prm[1], prm[2]
+def _add(s, prm, seat, card, field):
+    """Gives ``card`` to ``seat``: its counts and sums, and the bit mask of
+    its hand (``field`` _HAND) or of its collection (_COLL)."""
+    n, suits, ranks = prm[0], prm[1], prm[2]
     u = card // ranks
     s[_FIRST_SEAT + seat * suits + u] += 1
-    s[_FIRST_SEAT + (prm[0] + seat) * suits + u] += card % ranks + 1
+    s[_FIRST_SEAT + (n + seat) * suits + u] += card % ranks + 1
+    s[_FIRST_SEAT + 2 * n * suits + field * n + seat] |= np.int64(1) << card
 
 
 @numba.njit(**_JIT)
@@ -103,8 +118,8 @@ def _next_turn(s, prm):
 
 @numba.njit(**_JIT)
 def _take_both(s, prm):
-    _add(s, prm, s[6], s[4])
-    _add(s, prm, s[6], s[5])
+    _add(s, prm, s[6], s[4], _COLL)
+    _add(s, prm, s[6], s[5], _COLL)
     s[4] = -1
     s[5] = -1
     _next_turn(s, prm)
@@ -120,7 +135,7 @@ def apply(s, prm, a):
         if ph == SETUP:
             pos = s[1]
             if pos >= prm[3]:
-                _add(s, prm, (pos - prm[3]) // prm[4], a)
+                _add(s, prm, (pos - prm[3]) // prm[4], a, _HAND)
             s[1] = pos + 1
             if pos + 1 == prm[5]:
                 s[0] = REVEAL
@@ -136,14 +151,14 @@ def apply(s, prm, a):
                 _take_both(s, prm)
     elif ph == TURN:
         if a == TAKE:
-            _add(s, prm, s[6], s[4])
+            _add(s, prm, s[6], s[4], _COLL)
             s[4] = -1
             _next_turn(s, prm)
         else:
             s[0] = DRAWN
     else:  # CHOOSE
         if a == KEEP_DRAWN:
-            _add(s, prm, s[6], s[5])
+            _add(s, prm, s[6], s[5], _COLL)
             s[5] = -1
             _next_turn(s, prm)
         else:
@@ -197,10 +212,52 @@ def token(s, prm, a, player):
     return 256 + a
 
 
+@numba.njit(**_JIT)
+def _cards(mask, num_cards, out, at):
+    """Writes 1 at ``out[at + c]`` for each card ``c`` of ``mask``."""
+    for c in range(num_cards):
+        if (mask >> c) & 1:
+            out[at + c] = 1.0
+
+
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def observation(s, prm, player, out):
+    """``PubObserver``'s observation tensor (not perfect recall) of
+    ``player``, into ``out``: observer n | to_move n+1 | own_hand N |
+    face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6."""
+    n, N = prm[0], prm[1] * prm[2]
+    masks = _FIRST_SEAT + 2 * n * prm[1]
+    out[:] = 0.0
+    out[player] = 1.0
+    cur = kind(s, prm)
+    out[n + (cur if cur >= 0 else n)] = 1.0
+    at = 2 * n + 1
+    _cards(s[masks + _HAND * n + player], N, out, at)
+    at += N
+    if s[4] >= 0:
+        out[at + s[4]] = 1.0
+    at += N
+    if s[5] >= 0:
+        out[at + s[5]] = 1.0
+    at += N
+    for seat in range(n):
+        _cards(s[masks + _COLL * n + seat], N, out, at + seat * N)
+    at += n * N
+    over = s[0] == OVER
+    out[at] = 0.0 if over else np.float32(s[3])
+    at += 1
+    if over:
+        for seat in range(n):
+            _cards(s[masks + _HAND * n + seat], N, out, at + seat * N)
+    at += n * N
+    out[at + s[0]] = 1.0
+
+
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of a ``pub`` game."""
     n, suits = game.num_seats, game.num_suits
-    initial = np.zeros(_FIRST_SEAT + 2 * n * suits, dtype=np.int64)
+    # counts and sums, then the masks (hands, collections: all empty)
+    initial = np.zeros(_FIRST_SEAT + 2 * n * suits + 2 * n, dtype=np.int64)
     initial[0] = SETUP
     initial[2] = (1 << game.num_cards) - 1
     initial[3] = game.num_cards
@@ -210,4 +267,4 @@ def compiled_rules(game) -> search.CompiledRules:
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=NUM_TOKENS,
-        max_branch=max(4, game.num_cards))
+        max_branch=max(4, game.num_cards), observation=observation)
