@@ -28,8 +28,10 @@ from kibitz.experiments import speed
 BASELINE = "python_kuhn_poker"
 
 
-def playout_steps(game, seconds: float, rng: np.random.Generator) -> float:
-    """Random playouts for ``seconds``; returns steps per second."""
+def playout_steps(game, seconds: float, rng: np.random.Generator, observe: bool = False) -> float:
+    """Random playouts for ``seconds``; returns steps per second. With
+    ``observe`` each decision also reads the mover's observation tensor
+    (benchmarks/batched_speed.py)."""
     steps = 0
     t0 = time.perf_counter()
     deadline = t0 + seconds
@@ -40,6 +42,8 @@ def playout_steps(game, seconds: float, rng: np.random.Generator) -> float:
                 outcomes = state.chance_outcomes()
                 action = outcomes[int(rng.integers(len(outcomes)))][0]
             else:
+                if observe:
+                    state.observation_tensor(state.current_player())
                 legal = state.legal_actions()
                 action = legal[int(rng.integers(len(legal)))]
             state.apply_action(action)
