@@ -126,7 +126,12 @@ def _stepper(rules):
     key = (module, observation.py_func.__module__, observation.py_func.__name__)
     if key not in _STEPPERS:
         source = _LOOP.format(module=key[0], observation_module=key[1], observation=key[2])
-        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+        # numba's cache checks only the loop's own file: the sources it
+        # inlines go into its name, so that an edited rule compiles afresh
+        digest = hashlib.sha256(source.encode())
+        for name in sorted({key[0], key[1], "kibitz.games._compiled"}):
+            digest.update(Path(sys.modules[name].__file__).read_bytes())
+        digest = digest.hexdigest()[:16]
         folder = _cache_folder()
         path = folder / f"loop_{module.rsplit('.', 1)[-1].strip('_')}_{digest}.py"
         if not path.is_file():
