@@ -192,6 +192,13 @@ class CompiledRules(NamedTuple):
     #: bit for bit, at every position of the game, terminal ones included
     #: (the batched environment's observations: games/batched.py)
     observation: Callable | None = None
+    #: ``position_of(state)`` (optional, plain Python): the position of a
+    #: Python state of the game (an int64 array like ``initial``), read from
+    #: the state's rules core, not its history, so that a search's own
+    #: worlds (``resample_from_infostate(..., internal=True)``) convert too;
+    #: playing on from it in compiled code plays on that state (IS-MCTS's
+    #: compiled rollouts, solvers/ismcts.py)
+    position_of: Callable | None = None
 
 
 def capabilities(game) -> frozenset[str]:
