@@ -284,6 +284,30 @@ def token(s, prm, a, player):
     return 2 * prm[KC] + a
 
 
+def position_of(state) -> np.ndarray:
+    """The compiled position of the Python state ``state``
+    (``OverUnderState``), read from its rules core ``state._c`` and the
+    game's constants, not from its history (``CompiledRules.position_of``:
+    a search's own worlds have none). Every field is the core's: the dealer
+    follows from the round, and the legal predictions (``c.legal``) from the
+    claimers."""
+    c, r = state._c, state._r
+    n, kinds, stacks = r.n, r.KC, r.S
+    counts_at = _FIRST_TALLY + n
+    top_at = counts_at + kinds
+    money_at = top_at + stacks
+    owner_at = money_at + stacks
+    s = np.empty(owner_at + stacks, dtype=np.int64)
+    s[:_FIRST_TALLY] = (c.phase, c.rnd, c.turn, c.rem, c.ndealt, c.open, c.pstack,
+                        int(c.pover), c.donated)
+    s[_FIRST_TALLY:counts_at] = c.tally
+    s[counts_at:top_at] = c.counts
+    s[top_at:money_at] = c.top
+    s[money_at:owner_at] = c.money
+    s[owner_at:] = c.owner
+    return s
+
+
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of an ``over_under`` game."""
     r = game.rules
@@ -301,4 +325,5 @@ def compiled_rules(game) -> search.CompiledRules:
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=2 * kinds + 2 * stacks + n,
-        max_branch=max(kinds, 2 * stacks, n), observation=observation)
+        max_branch=max(kinds, 2 * stacks, n), observation=observation,
+        position_of=position_of)
