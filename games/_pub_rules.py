@@ -253,6 +253,38 @@ def observation(s, prm, player, out):
     out[at + s[0]] = 1.0
 
 
+def position_of(state) -> np.ndarray:
+    """The compiled position of the Python ``PubState`` ``state``, read from
+    its rules core ``state._c`` (not its history: a search's own worlds,
+    replayed without pyspiel's history, convert too).
+
+    The core's ``deck`` holds the cards not yet dealt, revealed or drawn (a
+    last card discarded unseen at the end stays in it, as in the deck mask
+    and count here); a seat's counts, rank sums and masks come from its hand
+    and collection."""
+    g = state.get_game()
+    c = state._c
+    n, suits, ranks = g.num_seats, g.num_suits, g.num_ranks
+    s = np.zeros(_FIRST_SEAT + 2 * n * suits + 2 * n, dtype=np.int64)
+    s[0] = c.phase
+    s[1] = c.pos
+    s[2] = sum(1 << card for card in c.deck)
+    s[3] = len(c.deck)
+    s[4] = c.face
+    s[5] = c.drawn
+    s[6] = c.player
+    masks = _FIRST_SEAT + 2 * n * suits
+    for seat in range(n):
+        # counts and rank sums per suit: hand and collection together
+        for card in c.hands[seat] + c.coll[seat]:
+            u = card // ranks
+            s[_FIRST_SEAT + seat * suits + u] += 1
+            s[_FIRST_SEAT + (n + seat) * suits + u] += card % ranks + 1
+        s[masks + _HAND * n + seat] = sum(1 << card for card in c.hands[seat])
+        s[masks + _COLL * n + seat] = sum(1 << card for card in c.coll[seat])
+    return s
+
+
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of a ``pub`` game."""
     n, suits = game.num_seats, game.num_suits
@@ -267,4 +299,5 @@ def compiled_rules(game) -> search.CompiledRules:
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=NUM_TOKENS,
-        max_branch=max(4, game.num_cards), observation=observation)
+        max_branch=max(4, game.num_cards), observation=observation,
+        position_of=position_of)
