@@ -392,6 +392,54 @@ def observation(s, prm, player, out):
     out[o_phase + ph] = 1.0
 
 
+def position_of(state) -> np.ndarray:
+    """The compiled position of the Python ``UnderdogState`` ``state``, read
+    from its rules core ``state._c`` (not its history: a search's own worlds,
+    replayed without pyspiel's history, convert too).
+
+    ``_new_round`` writes only the first ``len(order)`` places of the turn
+    and deal orders and leaves the later ones as an earlier round left them
+    (no rule reads them); they are rebuilt from the "round" events of the
+    core's log, which record each round's start player and chips."""
+    g = state.get_game()
+    c = state._c
+    n = g.num_seats
+    s = np.zeros(_ORDER + 6 * n, dtype=np.int64)
+    s[PHASE] = c.phase
+    s[ROUND] = c.rnd
+    s[START] = c.start
+    s[LAST] = c.last
+    s[BANK] = c.bank
+    s[POS] = c.pos
+    s[USED] = c.used
+    s[PILE] = c.npile
+    s[DRAWN_CARD] = c.drawn
+    s[UNDERDOG] = c.underdog
+    s[SEATS] = len(c.order)
+    s[POT] = sum(c.stakes)
+    s[FIGHTERS] = len(c.fighters)
+    turn, dealt = _ORDER + TURN * n, _ORDER + DEALT * n
+    filled = len(c.order)
+    s[turn:turn + filled] = c.order
+    s[dealt:dealt + filled] = c.deal_order
+    # place i >= len(order): the latest earlier round that had more seats
+    for e in reversed(c.log):
+        if filled == n:
+            break
+        if e.kind == "round":
+            order = [(e.start + i) % n for i in range(n) if e.chips[(e.start + i) % n] > 0]
+            if len(order) > filled:
+                s[turn + filled:turn + len(order)] = order[filled:]
+                s[dealt + filled:dealt + len(order)] = sorted(order)[filled:]
+                filled = len(order)
+    s[_ORDER + CHIPS * n:_ORDER + (CHIPS + 1) * n] = c.chips
+    s[_ORDER + HAND * n:_ORDER + (HAND + 1) * n] = c.hand
+    for seat in c.fighters:
+        s[_ORDER + FIGHTS * n + seat] = 1
+    s[_ORDER + LAID * n:_ORDER + (LAID + 1) * n] = c.laid
+    return s
+
+
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of an ``underdog`` game."""
     n, cards = game.num_seats, game.num_cards
@@ -406,4 +454,5 @@ def compiled_rules(game) -> search.CompiledRules:
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=SHOWDOWN_T + 2 * cards ** n,
-        max_branch=max(2, cards), observation=observation)
+        max_branch=max(2, cards), observation=observation,
+        position_of=position_of)
