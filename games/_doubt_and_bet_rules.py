@@ -89,6 +89,7 @@ slots, 5 colours) there are about 2.5e13 tokens.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numba
@@ -102,6 +103,7 @@ _JIT = dict(cache=True, nogil=True, boundscheck=False)
 SHUFFLE, EXCHANGE, DEAL, CLAIM, SHOWDOWN, OVER = range(6)
 KEEP, BUY, SELL, DOUBT, ALL_IN, FOLD = range(6)
 CALL_BASE = 6
+UP_OUT, UP_SLOT_OUT = 3, 4  # upkeep effects (in its log event) that put a player out
 
 # position
 (PHASE, ROUND, FIRST, POS, NSEAT, NORDER, TURN, CLAIMANT, QUANTITY, COLOUR, CLAIM_CHIPS,
@@ -713,6 +715,110 @@ def _most_pairs(game) -> int:
     return best
 
 
+def _log_registers(log, n, start):
+    """What the compiled position keeps and the Python core does not, replayed
+    from the core's event log ``log[start:]`` as the compiled rules write it:
+    the last claim's quantity, colour, chips and slot chips (``claim`` is None
+    after a bet), the last stakes (bettor's chips and slot chips, doubter's
+    slot chips: None after a bet, or before the doubter's first stake), and,
+    replayed from ``start = 0``, the seating and turn order arrays past the
+    players still in (entries left there as players went out)."""
+    claim, stakes = [0, 0, 0, 0], [0, 0, 0]
+    claimant = bettor = -1
+    seating, k, order, out = list(range(n)), n, [0] * n, set()
+    for e in itertools.islice(log, start, None):
+        kind = e[0]
+        if kind == "claim":
+            claimant, claim = e.player, [e.quantity, e.colour, e.chips, e.slot_chips]
+        elif kind == "doubt":
+            bettor, stakes[:2] = claimant, claim[2:]
+        elif kind == "call" or kind == "raise":
+            if e.player == bettor:
+                stakes[:2] = e.chips, e.slot_chips
+            else:
+                stakes[2] = e.slot_chips
+        elif kind == "allin":
+            mine, theirs = (e.chips, e.slot_chips), (e.opponent_chips, e.opponent_slot_chips)
+            stakes = [*mine, theirs[1]] if e.player == bettor else [*theirs, mine[1]]
+        elif kind == "seating":
+            seating[:k] = e.seating
+        elif kind == "start":
+            order[:len(e.order)] = e.order
+        elif kind == "out" or kind == "upkeep":
+            gone = [e.player] if kind == "out" else [s for s, x in e.effects if x in (UP_OUT, UP_SLOT_OUT)]
+            if gone:  # the seating loses them in place, its tail left as it was
+                out.update(gone)
+                alive = [s for s in seating[:k] if s not in out]
+                k = len(alive)
+                seating[:k] = alive
+    return claim, stakes, seating, order
+
+
+def position_of(state) -> np.ndarray:
+    """The compiled position of the Python state ``state``
+    (``DoubtAndBetState``), read from its rules core ``state._c`` and the
+    game's parameters, not from its pyspiel history
+    (``CompiledRules.position_of``: a search's own worlds have none).
+
+    The core holds every live field. The compiled position also keeps what
+    the core drops (``_log_registers``, from the core's log): the last
+    claim and stakes after a bet, and the seating and turn order arrays past
+    the players in; the core's starting values of ``turn``/``sd_turn`` (-1)
+    and of the deck (full) before the first deal are the position's zeros.
+    """
+    c = state._c
+    n, k1 = state._n, state._k1
+    log = c.log
+    start = doubts = 0
+    if not c.nout:  # no array tails to replay: from the claim doubted two bets back
+        for i in range(len(log) - 1, 0, -1):
+            if log[i][0] == "doubt":
+                doubts += 1
+                if doubts == 2:
+                    start = i - 1
+                    break
+    claim, stakes, seating, order = _log_registers(log, n, start)
+    s = np.zeros(_FIRST_SEAT + 5 * n + k1 * (n + 1) + 1, dtype=np.int64)
+    s[PHASE], s[ROUND], s[FIRST], s[POS] = c.phase, c.rnd, c.first, c.pos
+    s[NSEAT], s[NOUT] = len(c.seating), c.nout
+    s[TURN], s[SD_TURN] = max(c.turn, 0), max(c.sd_turn, 0)
+    if c.claim is not None:
+        s[CLAIMANT:CLAIM_SLOTS + 1] = c.claim
+    else:
+        s[CLAIMANT], s[QUANTITY:CLAIM_SLOTS + 1] = -1, claim
+    s[BETTOR], s[DOUBTER] = c.bettor, c.doubter
+    s[B_CHIPS:B_SLOTS + 1] = c.bstake if c.bstake is not None else stakes[:2]
+    s[D_CHIPS:D_SLOTS + 1] = c.dstake if c.dstake is not None else (-1, stakes[2])
+    seats = c.deal_seats  # empty before the first deal
+    s[NDEAL] = len(seats)
+    if c.phase == DEAL:
+        seat = seats[c.pos]
+        s[DEAL_SEAT], s[DEAL_LEFT] = seat, seats.count(seat) - (c.pos - seats.index(seat))
+    elif seats:
+        s[DEAL_SEAT] = seats[-1]
+    s[BET_WINNER:BET_VALUE + 1] = c.bet if c.bet is not None else (-1, 0, 0)
+    at = _FIRST_SEAT
+    s[at:at + n], s[at + n:at + 2 * n], s[at + 2 * n:at + 3 * n] = c.chips, c.slots, c.out
+    at += 3 * n
+    k, m = len(c.seating), len(c.order)
+    s[at:at + n] = list(c.seating) + seating[k:]
+    s[at + n:at + 2 * n] = list(c.order) + order[m:]
+    s[NORDER] = m
+    if c.rnd == 1 and c.phase == OVER and not any(e[0] == "start" for e in log):
+        # over at round 1's upkeep: the compiled order was never written
+        s[NORDER], s[at + n:at + 2 * n] = 0, 0
+    at += 2 * n
+    if seats:
+        s[NDECK], s[at:at + k1] = c.ndeck, c.deck
+    s[at + k1:at + k1 * (n + 1)] = c.hand
+    if c.phase == OVER:  # the hands were revealed at the last bet (cleared at a round's start)
+        for e in reversed(log):
+            if e[0] in ("reveal", "round"):
+                s[-1] = e[0] == "reveal"
+                break
+    return s
+
+
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of a ``doubt_and_bet`` game."""
     n, k1, S = game.num_seats, game.k1, game.max_slots
@@ -746,4 +852,5 @@ def compiled_rules(game) -> search.CompiledRules:
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=num_tokens, observation=observation,
-        max_branch=max(3, k1, shuffles, pairs * game.qmax * k1 + 1))
+        max_branch=max(3, k1, shuffles, pairs * game.qmax * k1 + 1),
+        position_of=position_of)
