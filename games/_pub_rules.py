@@ -253,6 +253,20 @@ def observation(s, prm, player, out):
     out[at + s[0]] = 1.0
 
 
+def _card_tables(game):
+    """Per card: its bit, and per seat where its suit's count and rank sum
+    are in the position, and its rank plus one (made once per game)."""
+    tables = game.__dict__.get("_position_tables")
+    if tables is None:
+        n, suits, ranks, cards = game.num_seats, game.num_suits, game.num_ranks, game.num_cards
+        tables = ([1 << card for card in range(cards)],
+                  [[_FIRST_SEAT + seat * suits + card // ranks for card in range(cards)] for seat in range(n)],
+                  [[_FIRST_SEAT + (n + seat) * suits + card // ranks for card in range(cards)] for seat in range(n)],
+                  [card % ranks + 1 for card in range(cards)])
+        game.__dict__["_position_tables"] = tables
+    return tables
+
+
 def position_of(state) -> np.ndarray:
     """The compiled position of the Python ``PubState`` ``state``, read from
     its rules core ``state._c`` (not its history: a search's own worlds,
@@ -264,25 +278,23 @@ def position_of(state) -> np.ndarray:
     and collection."""
     g = state.get_game()
     c = state._c
-    n, suits, ranks = g.num_seats, g.num_suits, g.num_ranks
-    s = np.zeros(_FIRST_SEAT + 2 * n * suits + 2 * n, dtype=np.int64)
-    s[0] = c.phase
-    s[1] = c.pos
-    s[2] = sum(1 << card for card in c.deck)
-    s[3] = len(c.deck)
-    s[4] = c.face
-    s[5] = c.drawn
-    s[6] = c.player
+    n, suits = g.num_seats, g.num_suits
+    bit, count_at, sum_at, rank = _card_tables(g)
+    # a Python list first (one array at the end: IS-MCTS converts a world per rollout)
+    s = [0] * (_FIRST_SEAT + 2 * n * suits + 2 * n)
+    s[:_FIRST_SEAT] = [c.phase, c.pos, sum(map(bit.__getitem__, c.deck)), len(c.deck), c.face, c.drawn,
+                       c.player]
     masks = _FIRST_SEAT + 2 * n * suits
     for seat in range(n):
+        hand, coll = c.hands[seat], c.coll[seat]
         # counts and rank sums per suit: hand and collection together
-        for card in c.hands[seat] + c.coll[seat]:
-            u = card // ranks
-            s[_FIRST_SEAT + seat * suits + u] += 1
-            s[_FIRST_SEAT + (n + seat) * suits + u] += card % ranks + 1
-        s[masks + _HAND * n + seat] = sum(1 << card for card in c.hands[seat])
-        s[masks + _COLL * n + seat] = sum(1 << card for card in c.coll[seat])
-    return s
+        counts, sums = count_at[seat], sum_at[seat]
+        for card in hand + coll:
+            s[counts[card]] += 1
+            s[sums[card]] += rank[card]
+        s[masks + _HAND * n + seat] = sum(map(bit.__getitem__, hand))
+        s[masks + _COLL * n + seat] = sum(map(bit.__getitem__, coll))
+    return np.array(s, dtype=np.int64)
 
 
 def compiled_rules(game) -> search.CompiledRules:

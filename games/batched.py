@@ -48,7 +48,7 @@ def _no_observation(s, prm, player, out):
 
 
 _I64 = nt.int64[::1]
-#: the step loop of each game's rule functions (:func:`_stepper`)
+#: the compiled loops of each game's rule functions (:func:`_loops`)
 _STEPPERS: dict = {}
 
 # The step loop, compiled once per game into a module of its own whose
@@ -114,13 +114,39 @@ def advance(initial, prm, max_branch, pos, rng, actions, play, player, mask, leg
             mask[b, row[j]] = True
         if obs.shape[1] > 0:
             observation(s, prm, who, obs[b])
+
+
+@numba.njit(**_JIT)
+def playout(s, prm, max_branch, rng, out):
+    # Plays position s to its end (chance by its probabilities, every move
+    # uniformly among the legal ones); its returns into out.
+    acts = np.empty(max_branch, dtype=np.int64)
+    probs = np.empty(max_branch, dtype=np.float64)
+    while True:
+        who = kind(s, prm)
+        if who == -4:
+            returns(s, prm, out)
+            return
+        if who == -1:
+            k = outcomes(s, prm, acts, probs)
+            a = acts[pick(probs, k, uniform(rng))]
+        else:
+            k = legal(s, prm, acts)
+            a = acts[int(uniform(rng) * k)]
+        apply(s, prm, a)
 """
 
 
 def _stepper(rules):
-    """The step loop of ``rules`` (see ``_LOOP``), written on first use as a
-    module under the cache folder (``$KIBITZ_CACHE/batched`` or
-    ``~/.cache/kibitz/batched``) and imported from there."""
+    """The step loop of ``rules`` (:func:`_loops`)."""
+    return _loops(rules).advance
+
+
+def _loops(rules):
+    """The module of ``rules``' compiled loops (see ``_LOOP``: ``advance``
+    and ``playout``), written on first use under the cache folder
+    (``$KIBITZ_CACHE/batched`` or ``~/.cache/kibitz/batched``) and imported
+    from there."""
     module = rules.kind.py_func.__module__
     observation = rules.observation or _no_observation
     key = (module, observation.py_func.__module__, observation.py_func.__name__)
@@ -143,7 +169,7 @@ def _stepper(rules):
         loaded = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = loaded  # numba's disk cache finds the module by its name
         spec.loader.exec_module(loaded)
-        _STEPPERS[key] = loaded.advance
+        _STEPPERS[key] = loaded
     return _STEPPERS[key]
 
 
@@ -247,3 +273,37 @@ class BatchedEnv:
         for _ in range(moves):
             _random_actions(self.legal_actions, self.num_legal, self.rng, self._actions)
             self._advance(self._actions, True)
+
+
+class CompiledPlayouts:
+    """Random playouts of a game's states on its compiled rules: IS-MCTS's
+    rollouts (solvers/ismcts.py). ``playouts(state)`` plays ``state`` (any
+    state of the game, a search's own worlds included: the rules'
+    ``position_of`` reads its core) to the end, chance by its probabilities
+    and every move uniformly among the legal ones, drawing from the
+    object's generator (seeded with ``seed``), and returns the returns.
+    ``state`` is not changed."""
+
+    def __init__(self, game, seed: int = 0):
+        if search.COMPILED not in search.capabilities(game):
+            raise ValueError(f"game {game.get_type().short_name!r} has no compiled rules")
+        self.rules = rules = game.compiled_rules()
+        if rules.position_of is None:
+            raise ValueError(f"game {game.get_type().short_name!r}: its compiled rules read no Python state "
+                             "(CompiledRules.position_of)")
+        self._play = _loops(rules).playout
+        self._out = np.empty(game.num_players(), dtype=np.float64)
+        self.rng = seeded_rng(seed)
+
+    def __call__(self, state) -> list[float]:
+        r = self.rules
+        self._play(r.position_of(state), r.params, r.max_branch, self.rng, self._out)
+        return self._out.tolist()
+
+
+def compiled_playouts(game, seed: int = 0) -> CompiledPlayouts | None:
+    """:class:`CompiledPlayouts` of ``game`` seeded with ``seed``, or None
+    when its rules do not compile or cannot read a Python state."""
+    if search.COMPILED not in search.capabilities(game) or game.compiled_rules().position_of is None:
+        return None
+    return CompiledPlayouts(game, seed)

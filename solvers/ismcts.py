@@ -67,6 +67,8 @@ from kibitz.games import search as game_search
 from kibitz.solvers._direct import direct_rules
 from kibitz.games.chance import draw, sample_chance as _sample_chance
 
+#: where random rollouts run (``playouts``)
+PLAYOUTS = ("compiled", "python")
 #: rollout policies
 ROLLOUTS = ("random", "heuristic", "model")
 #: final move selection
@@ -170,6 +172,10 @@ class ISMCTSConfig:
                                        "heuristic (the game's heuristic's move, or a random one with probability "
                                        "belief_eps; only the searcher's moves are searched) | model (a move drawn "
                                        "from the opponent model's probabilities)", choices=OPPONENTS)
+    playouts: str = _option("compiled", "where random rollouts to the end of the game run: compiled (on the "
+                                        "game's compiled rules, where it has them and they read a Python state: "
+                                        "the kibitz games) | python (its Python rules); the same distribution, "
+                                        "other draws", choices=PLAYOUTS)
     moves: str = _option("all", "the searcher's moves searched: all | shortlist (the game heuristic's shortlist, "
                                 "which depends only on the searcher's information: doubt_and_bet)", choices=MOVES)
 
@@ -411,6 +417,15 @@ class ISMCTS:
                 self._shortlist = policies.shortlist
                 if self._shortlist is None:
                     raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist")
+        # random rollouts to the end on the compiled rules (kibitz.games.batched)
+        self._compiled_playouts = None
+        if (config.playouts == "compiled" and config.rollout == "random" and not config.rollout_rounds
+                and config.rollout_moves < 0):
+            from kibitz.games.batched import compiled_playouts
+            # its generator is seeded from the search's, once (only where there
+            # are compiled playouts: other games draw as before); playouts draw from it in turn
+            if compiled_playouts(game) is not None:
+                self._compiled_playouts = compiled_playouts(game, int(rng.integers(2**63)))
         #: simulations run by the last search
         self.last_simulations = 0
         #: the root of the last search's tree
@@ -862,6 +877,10 @@ class ISMCTS:
         bookkeeping is not needed. Profiling Underdog showed these trampolines
         at about half of the rollout time.
         """
+        if choose is None and self._compiled_playouts is not None:
+            if state.current_player() == _TERMINAL:  # nothing to play: no conversion
+                return state.returns()
+            return self._compiled_playouts(state)
         apply, legal_of = state._apply_action, state._legal_actions
         # a game may pick the uniformly random move without listing them all
         # (Doubt and Bet's claims): the same move for the same number
