@@ -1402,6 +1402,13 @@ class DoubtAndBetObserver(_common.Observer):
         claimant n | quantity 1 | colour K1 | claim_stake 2 | doubter n |
         bettor_stake 2 | doubter_stake 2 | doubter_staked 1 |
         revealed n*K1 (the last reveal of this round)
+
+    The observation string (docs/rules/doubt_and_bet.md) says what this
+    tensor shows: ``chips`` and ``slots`` are every seat's, out players'
+    too (``-`` for an out player's 1 slot, and for its chips unless it kept
+    one at an upkeep); ``first`` is the ``order``'s first player, except
+    during a seating shuffle and at the end, where the string adds it
+    (``first p1``).
     """
 
     def __init__(self, iig_obs_type, game, params):
@@ -1545,9 +1552,16 @@ class DoubtAndBetObserver(_common.Observer):
             return text
         n = self.n
         bits = [f"p{player}", f"round {c.rnd}", PHASE_NAMES[c.phase],
-                "chips " + " ".join(str(c.chips[s]) if c.out[s] < 0 else "-" for s in range(n)),
+                # an out player's chips are "-" unless it kept some (knocked out
+                # by an upkeep holding a chip); its slots (always 1) are "-"
+                "chips " + " ".join(str(c.chips[s]) if c.out[s] < 0 or c.chips[s] else "-"
+                                    for s in range(n)),
                 "slots " + " ".join(str(c.slots[s]) if c.out[s] < 0 else "-" for s in range(n)),
                 "order " + " ".join(map(str, c.order))]
+        if c.phase in (SHUFFLE, OVER):
+            # the order above is the last round's; who starts the next round
+            # (in the others it is the order's first player)
+            bits.append(f"first p{c.first}")
         if self.private and c.phase in (DEAL, CLAIM, SHOWDOWN):
             bits.append("hand " + (_hand_text(c.hand[player * k1:(player + 1) * k1], k1) or "-"))
         if c.phase in (CLAIM, SHOWDOWN):

@@ -29,7 +29,14 @@ CONFIGS = {
                    ("over_under(players=1,copies=1,stacks=3)", 40), ("over_under(players=3,stacks=3)", 20)],
     "doubt_and_bet": [("doubt_and_bet(players=2,chips=3,slots=1,colours=2,copies=2,single_bet=true)", 40),
                       ("doubt_and_bet(players=3,chips=2,slots=2,colours=2,copies=2)", 10),
-                      ("doubt_and_bet(players=2,chips=2,slots=2,colours=2,copies=3)", 30)],
+                      ("doubt_and_bet(players=2,chips=2,slots=2,colours=2,copies=3)", 30),
+                      # an upkeep in round 2 and a seating shuffle every round: players
+                      # knocked out holding a chip, the shuffle's new first player; and
+                      # the end at the round cap (the next first player is not the order's)
+                      ("doubt_and_bet(players=3,chips=1,slots=2,colours=2,upkeep_start=2,"
+                       "shuffle_every=1,max_rounds=3)", 150),
+                      ("doubt_and_bet(players=3,chips=1,slots=2,colours=2,upkeep_start=2,"
+                       "shuffle_every=1,max_rounds=2)", 150)],
 }
 
 def test_every_kibitz_game_is_checked():
