@@ -37,7 +37,7 @@ import numpy as np
 from numba import types as nt
 
 from kibitz.games import search
-from kibitz.games._compiled import pick, seeded_rng, uniform
+from kibitz.games.compiled_random import pick, seeded_rng, uniform
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
@@ -60,7 +60,7 @@ _LOOP = """\
 import numba
 import numpy as np
 
-from kibitz.games._compiled import pick, uniform
+from kibitz.games.compiled_random import pick, uniform
 from kibitz.games.batched import _JIT
 from {module} import kind, legal, outcomes, apply, returns
 from {observation_module} import {observation} as observation
@@ -155,7 +155,7 @@ def _loops(rules):
         # numba's cache checks only the loop's own file: the sources it
         # inlines go into its name, so that an edited rule compiles afresh
         digest = hashlib.sha256(source.encode())
-        for name in sorted({key[0], key[1], "kibitz.games._compiled"}):
+        for name in sorted({key[0], key[1], "kibitz.games.compiled_random"}):
             digest.update(Path(sys.modules[name].__file__).read_bytes())
         digest = digest.hexdigest()[:16]
         folder = _cache_folder()

@@ -35,8 +35,8 @@ import numba
 import numpy as np
 from numba import types as nt
 
-from kibitz.games._compiled import pick as _pick
-from kibitz.games._compiled import seeded_rng, uniform  # noqa: F401  (seeded_rng: the callers' seeding)
+from kibitz.games.compiled_random import pick as _pick
+from kibitz.games.compiled_random import seeded_rng, uniform  # noqa: F401  (seeded_rng: the callers' seeding)
 from kibitz.games.search import RULE_SIGNATURES
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
