@@ -1,14 +1,18 @@
-"""Outcome-sampling MCCFR iterations per second at the default sizes: the
-compiled solver beside kibitz's Python solver and OpenSpiel's C++ solver.
+"""MCCFR iterations per second at the default sizes: the compiled solver
+beside kibitz's Python solver and OpenSpiel's C++ solver, outcome sampling
+(or external sampling with ``--sampling es``, in the games where an
+iteration is affordable: Pub).
 
 For each game (default size) the three solvers run from scratch for the same
 wall time, in alternating rounds within one run (so machine noise hits them
 alike); an iteration is one sampled trajectory per player in all three
 (OpenSpiel's ``OutcomeSamplingMCCFRSolver.run_iteration`` walks one per
-player). Every round starts a fresh solver, so the rates include the tables'
+player; with ``--sampling es`` one traversal per player, as its
+``ExternalSamplingMCCFRSolver``'s). Every round starts a fresh solver, so the rates include the tables'
 growth from empty. The ratios are what to quote.
 
-    python benchmarks/mccfr_compiled_speed.py [--games pub,underdog] [--seconds S] [--rounds R] [--out FILE]
+    python benchmarks/mccfr_compiled_speed.py [--games pub,underdog] [--sampling os|es] [--seconds S]
+                                              [--rounds R] [--out FILE]
 
 The ratios are the README's speed row, written to ``--out`` (kibitz.experiments.speed).
 """
@@ -52,18 +56,19 @@ def rate(step, seconds: float, count, what=None) -> float:
     return count() / (time.perf_counter() - t0)
 
 
-def compiled_rate(game, seed: int, seconds: float) -> float:
-    solver = CompiledMCCFR(game, np.random.default_rng(seed), max_bytes=MAX_BYTES)
+def compiled_rate(game, seed: int, seconds: float, sampling: str = "os") -> float:
+    solver = CompiledMCCFR(game, np.random.default_rng(seed), sampling, max_bytes=MAX_BYTES)
     return rate(solver.iterate, seconds, lambda: solver.iteration)
 
 
-def python_rate(game, seed: int, seconds: float) -> float:
-    solver = MCCFR(game, np.random.default_rng(seed), "os")
+def python_rate(game, seed: int, seconds: float, sampling: str = "os") -> float:
+    solver = MCCFR(game, np.random.default_rng(seed), sampling)
     return rate(solver.iterate, seconds, lambda: solver.iteration, (str(game), "python"))
 
 
-def openspiel_rate(game, seed: int, seconds: float) -> float:
-    solver = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=seed)
+def openspiel_rate(game, seed: int, seconds: float, sampling: str = "os") -> float:
+    solver = (pyspiel.OutcomeSamplingMCCFRSolver(game, seed=seed) if sampling == "os"
+              else pyspiel.ExternalSamplingMCCFRSolver(game, seed=seed))
     done = [0]
 
     def step():
@@ -76,23 +81,29 @@ def openspiel_rate(game, seed: int, seconds: float) -> float:
 def main(argv=None):
     run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", default=",".join(sorted(games.REGISTRY)), help="comma-separated game strings")
+    ap.add_argument("--games", default=None,
+                    help="comma-separated game strings (default: the four games; pub with --sampling es)")
+    ap.add_argument("--sampling", default="os", choices=["os", "es"])
     ap.add_argument("--seconds", type=float, default=3.0, help="seconds per solver per round")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=speed.default_out("mccfr_compiled_speed"),
-                    help="the README's speed row (JSON; default: %(default)s)")
+    ap.add_argument("--out", default=None,
+                    help="the README's speed row (JSON; default: docs/results/speed/mccfr_compiled_speed.json, "
+                         "mccfr_compiled_es_speed.json with --sampling es)")
     args = ap.parse_args(argv)
+    es = args.sampling == "es"
+    names = args.games or ("pub" if es else ",".join(sorted(games.REGISTRY)))
+    out = args.out or speed.default_out("mccfr_compiled_es_speed" if es else "mccfr_compiled_speed")
     rates = {}
     print(f"{'game':<14} {'compiled it/s':>13} {'python it/s':>12} {'openspiel C++ it/s':>19} "
           f"{'vs python':>9} {'vs C++':>7}")
-    for name in args.games.split(","):
+    for name in names.split(","):
         game = pyspiel.load_game(name)
         ours, py, cpp = [], [], []
         for r in range(args.rounds):
-            ours.append(compiled_rate(game, args.seed + r, args.seconds))
-            py.append(python_rate(game, args.seed + r, args.seconds))
-            cpp.append(openspiel_rate(game, args.seed + r, args.seconds))
+            ours.append(compiled_rate(game, args.seed + r, args.seconds, args.sampling))
+            py.append(python_rate(game, args.seed + r, args.seconds, args.sampling))
+            cpp.append(openspiel_rate(game, args.seed + r, args.seconds, args.sampling))
         a, b, c = (float(np.mean(x)) for x in (ours, py, cpp))
         print(f"{name:<14} {a:>13.1f} {b:>12.1f} {c:>19.1f} {a / b:>8.1f}x {a / c:>6.1f}x", flush=True)
         for (g, which), why in FAILURES.items():
@@ -104,8 +115,10 @@ def main(argv=None):
     figures = "; ".join(f"{speed.label(name)} {r['vs_python']:.1f}x Python, {r['vs_openspiel_cpp']:.1f}x C++"
                         + (f" (until {' and '.join(r['failures'])} failed)" if r["failures"] else "")
                         for name, r in rates.items())
-    run.write(args.out, "outcome-sampling MCCFR iterations/s at default size (compiled rules)",
-              f"vs kibitz's Python MCCFR and OpenSpiel's C++ `OutcomeSamplingMCCFRSolver`: {figures}",
+    kind = "external" if es else "outcome"
+    cpp_name = "ExternalSamplingMCCFRSolver" if es else "OutcomeSamplingMCCFRSolver"
+    run.write(out, f"{kind}-sampling MCCFR iterations/s at default size (compiled rules)",
+              f"vs kibitz's Python MCCFR and OpenSpiel's C++ `{cpp_name}`: {figures}",
               ">= 20x Python, >= 3x C++", data=rates)
 
 

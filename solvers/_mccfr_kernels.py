@@ -147,6 +147,25 @@ def _lookup(key, who, k, acts, path, plen, stored, ctr, t_key, t_entry, e_key, e
 
 
 @numba.njit(**_JIT)
+def _journal(e, e_start, e_n, regret, avg, ctr, j_entry, j_old):
+    """Keeps entry ``e``'s values before an update; False when the journal is full."""
+    start, k = e_start[e], e_n[e]
+    if ctr[NJE] >= len(j_entry):
+        ctr[NEED] = NEED_JOURNAL_ENTRIES
+        return False
+    if ctr[NJ] + 2 * k > len(j_old):
+        ctr[NEED] = NEED_JOURNAL
+        return False
+    j_entry[ctr[NJE]] = e
+    ctr[NJE] += 1
+    jn = ctr[NJ]
+    j_old[jn:jn + k] = regret[start:start + k]
+    j_old[jn + k:jn + 2 * k] = avg[start:start + k]
+    ctr[NJ] = jn + 2 * k
+    return True
+
+
+@numba.njit(**_JIT)
 def _os_update(pos, prm, returns, ret, traverser, q, nv, nt_, v_entry, v_choice, v_reach, v_tail, tails,
                e_start, e_n, regret, avg, sig, ctr, j_entry, j_old):
     """The updates of one trajectory, their old values journaled; False when the journal is full."""
@@ -161,20 +180,8 @@ def _os_update(pos, prm, returns, ret, traverser, q, nv, nt_, v_entry, v_choice,
         acc *= tails[k]
         tails[k] = acc
     for i in range(nv):
-        e = v_entry[i]
-        start, k = e_start[e], e_n[e]
-        if ctr[NJE] >= len(j_entry):
-            ctr[NEED] = NEED_JOURNAL_ENTRIES
+        if not _journal(v_entry[i], e_start, e_n, regret, avg, ctr, j_entry, j_old):
             return False
-        if ctr[NJ] + 2 * k > len(j_old):
-            ctr[NEED] = NEED_JOURNAL
-            return False
-        j_entry[ctr[NJE]] = e
-        ctr[NJE] += 1
-        jn = ctr[NJ]
-        j_old[jn:jn + k] = regret[start:start + k]
-        j_old[jn + k:jn + 2 * k] = avg[start:start + k]
-        ctr[NJ] = jn + 2 * k
     for i in range(nv):
         e = v_entry[i]
         start, k = e_start[e], e_n[e]
@@ -305,6 +312,130 @@ def os_batch(kind, legal, outcomes, apply, returns, token, initial, prm, n, max_
                 full = not _os_update(pos, prm, returns, ret, traverser, q, nv, nt_, v_entry, v_choice,
                                       v_reach, v_tail, tails, e_start, e_n, regret, avg, sig, ctr,
                                       j_entry, j_old)
+            if full:
+                _undo(before, saved_rng, rng, ctr, t_key, e_tpos, e_start, e_n, regret, avg, j_entry, j_old)
+                return FULL
+        ctr[ITERATION] += 1
+    return DONE
+
+
+@numba.njit(_SIGNATURE, **_JIT)
+def es_batch(kind, legal, outcomes, apply, returns, token, initial, prm, n, max_branch, max_len,
+             limit, batch, epsilon, rng, ctr, t_key, t_entry, e_key, e_tpos, e_player, e_start, e_n,
+             e_hist, e_hlen, s_action, regret, avg, hist, j_entry, j_old):
+    """External-sampling iterations (one traversal per player each, every move
+    of the traverser walked: a depth-first walk with a stack of its
+    decisions); DONE or FULL. ``epsilon`` is not used. Every update is
+    journaled (an entry may be updated several times: the undo, in reverse,
+    puts back the oldest values)."""
+    width = len(initial)
+    pos = np.empty(width, dtype=np.int64)
+    h = np.empty(n, dtype=np.uint64)
+    acts = np.empty(max_branch, dtype=np.int64)
+    probs = np.empty(max_branch, dtype=np.float64)
+    sig = np.empty(max_branch, dtype=np.float64)
+    ret = np.empty(n, dtype=np.float64)
+    path = np.empty(max_len + 1, dtype=np.int32)
+    f_pos = np.empty((max_len + 1, width), dtype=np.int64)  # the traverser's decisions on the walk's path
+    f_h = np.empty((max_len + 1, n), dtype=np.uint64)
+    f_plen = np.empty(max_len + 1, dtype=np.int64)
+    f_entry = np.empty(max_len + 1, dtype=np.int64)
+    f_next = np.empty(max_len + 1, dtype=np.int64)  # the next move to walk there
+    f_vals = np.empty((max_len + 1, max_branch), dtype=np.float64)
+    saved_rng = np.empty(4, dtype=np.uint64)
+    stored = np.empty(2, dtype=np.int64)
+    for _ in range(batch):
+        if ctr[ITERATION] >= limit:
+            break
+        saved_rng[:] = rng
+        before = ctr.copy()
+        ctr[NJ] = ctr[NJE] = 0
+        full = False
+        for traverser in range(n):
+            averaging = (traverser + 1) % n
+            pos[:] = initial
+            for p in range(n):
+                h[p] = mix64(np.uint64(p + 1) * _GOLDEN)
+            plen = 0
+            top = -1
+            while True:  # walk down from pos to the traverser's next decision or the end
+                who = kind(pos, prm)
+                if who == -4:
+                    returns(pos, prm, ret)
+                    v = ret[traverser]
+                    # back up: each finished decision's value goes to the one above
+                    while top >= 0:
+                        f_vals[top, f_next[top]] = v
+                        f_next[top] += 1
+                        e = f_entry[top]
+                        k = e_n[e]
+                        if f_next[top] < k:
+                            break
+                        start = e_start[e]
+                        _sigma(regret, start, k, sig)
+                        v = 0.0
+                        for j in range(k):
+                            v += sig[j] * f_vals[top, j]
+                        if not _journal(e, e_start, e_n, regret, avg, ctr, j_entry, j_old):
+                            full = True
+                            break
+                        for j in range(k):
+                            regret[start + j] += f_vals[top, j] - v
+                        top -= 1
+                    if full or top < 0:
+                        break
+                    # the next move of the decision on top
+                    pos[:] = f_pos[top]
+                    h[:] = f_h[top]
+                    plen = f_plen[top]
+                    e = f_entry[top]
+                    a = s_action[e_start[e] + f_next[top]]
+                    who = traverser
+                elif who == -1:
+                    k = outcomes(pos, prm, acts, probs)
+                    a = acts[_pick(probs, k, uniform(rng))]
+                else:
+                    k = legal(pos, prm, acts)
+                    if k == 1:
+                        ctr[FORCED] += 1
+                        a = acts[0]
+                    else:
+                        ctr[DECISIONS] += 1
+                        key = h[who] if h[who] != 0 else np.uint64(1)
+                        stored[0], stored[1] = -1, 0  # each new entry keeps its whole path
+                        e = _lookup(key, who, k, acts, path, plen, stored, ctr, t_key, t_entry, e_key, e_tpos,
+                                    e_player, e_start, e_n, e_hist, e_hlen, s_action, hist)
+                        if e == -1:
+                            full = True
+                            break
+                        if e >= 0 and who == traverser:
+                            top += 1
+                            f_pos[top] = pos
+                            f_h[top] = h
+                            f_plen[top] = plen
+                            f_entry[top] = e
+                            f_next[top] = 0
+                            a = acts[0]
+                        else:
+                            if e == -2:  # a hash collision: uniform, no update
+                                for j in range(k):
+                                    sig[j] = 1.0 / k
+                            else:
+                                _sigma(regret, e_start[e], k, sig)
+                                if who == averaging:
+                                    if not _journal(e, e_start, e_n, regret, avg, ctr, j_entry, j_old):
+                                        full = True
+                                        break
+                                    for j in range(k):
+                                        avg[e_start[e] + j] += sig[j]
+                            a = acts[_pick(sig, k, uniform(rng))]
+                for p in range(n):
+                    t = token(pos, prm, a, p)
+                    if t >= 0:
+                        h[p] = mix64(h[p] + np.uint64(t + 1) * _GOLDEN)
+                path[plen] = a
+                plen += 1
+                apply(pos, prm, a)
             if full:
                 _undo(before, saved_rng, rng, ctr, t_key, e_tpos, e_start, e_n, regret, avg, j_entry, j_old)
                 return FULL

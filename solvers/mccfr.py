@@ -94,6 +94,10 @@ FINISH_FACTOR = 1.5
 #: :func:`estimate_es_states` for ``kibitz solve`` to run it (seconds an
 #: iteration at this machine's rates of tens of thousands of nodes a second)
 ES_MAX_STATES = 200_000
+#: the most decision nodes an external-sampling iteration may walk (by the
+#: estimate) for ``kibitz solve`` to run it compiled: a compiled iteration is
+#: not stopped part-way, and walks millions of nodes a second
+ES_COMPILED_MAX_STATES = 20_000
 
 
 class IterationAbandoned(Exception):
@@ -632,23 +636,29 @@ EVAL_MAX_NODES = 20_000
 
 
 #: the MCCFR implementations: ``auto`` picks ``compiled`` (solvers/mccfr_compiled.py)
-#: for outcome sampling on a game with compiled rules, else ``python`` (this module)
+#: on a game with compiled rules, else ``python`` (this module)
 BACKENDS = ("auto", "compiled", "python")
 
 
 def make_solver(game, seed: int, algorithm: str, *, epsilon: float = 0.6, fallback: str = "uniform",
-                backend: str = "auto", max_bytes: float | None = None):
+                backend: str = "auto", max_bytes: float | None = None, es_states: float | None = None):
     """``(solver, backend)``: the MCCFR solver of ``kibitz solve -a
     ALGORITHM`` (``mccfr-es`` or ``mccfr-os``) for ``game``, seeded with
     ``seed``, and the backend it is (``compiled`` or ``python``; see
-    :data:`BACKENDS`). ``max_bytes`` bounds the compiled solver's tables."""
+    :data:`BACKENDS`). ``max_bytes`` bounds the compiled solver's tables.
+
+    ``auto`` runs external sampling compiled only when ``es_states`` (the
+    decision nodes an iteration walks, :func:`estimate_es_states`) is at
+    most :data:`ES_COMPILED_MAX_STATES`: a compiled iteration runs to its
+    end, where the Python one stops within 64 nodes on ``--time`` or Ctrl-C."""
     from kibitz.solvers import mccfr_compiled
 
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
     sampling = ALGORITHMS[algorithm]
     if backend == "auto":
-        backend = "compiled" if sampling == "os" and mccfr_compiled.compiled(game) else "python"
+        short = sampling == "os" or (es_states is not None and es_states <= ES_COMPILED_MAX_STATES)
+        backend = "compiled" if short and mccfr_compiled.compiled(game) else "python"
     rng = np.random.default_rng(seed)
     if backend == "compiled":
         return mccfr_compiled.CompiledMCCFR(game, rng, sampling, epsilon=epsilon, fallback=fallback,

@@ -1,7 +1,7 @@
-"""Outcome-sampling MCCFR on a game's compiled rules.
+"""Outcome- and external-sampling MCCFR on a game's compiled rules.
 
-The same algorithm as :class:`kibitz.solvers.mccfr.MCCFR` with
-``sampling="os"`` (its module documents the updates), for a game that
+The same algorithms as :class:`kibitz.solvers.mccfr.MCCFR` (its module
+documents the updates), for a game that
 declares ``COMPILED`` (``kibitz.games.search``): every trajectory is
 sampled, stepped and updated in numba (``solvers/_mccfr_kernels.py``), with
 information states known by a 64-bit hash of the tokens their player has
@@ -65,10 +65,10 @@ def compiled(game) -> bool:
 
 
 class CompiledMCCFR:
-    """Outcome-sampling MCCFR on compiled rules (see the module's doc).
+    """Outcome- or external-sampling MCCFR on compiled rules (see the module's doc).
 
-    Args: as :class:`kibitz.solvers.mccfr.MCCFR` (``sampling`` must be
-    ``"os"``), and ``max_bytes``, the most the tables may take.
+    Args: as :class:`kibitz.solvers.mccfr.MCCFR`, and ``max_bytes``, the
+    most the tables (and the writing of their policy file) may take.
     """
 
     #: :meth:`iterate` may answer a stop reason (the driver's ``should_stop`` protocol)
@@ -76,8 +76,8 @@ class CompiledMCCFR:
 
     def __init__(self, game, rng: np.random.Generator, sampling: str = "os", epsilon: float = 0.6,
                  fallback: str = "uniform", max_bytes: float | None = None):
-        if sampling != "os":
-            raise ValueError(f"the compiled MCCFR samples outcomes only (sampling 'os'), not {sampling!r}")
+        if sampling not in ("os", "es"):
+            raise ValueError(f"sampling must be 'os' or 'es', not {sampling!r}")
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"epsilon must be in (0, 1]; got {epsilon}")
         if not compiled(game):
@@ -196,7 +196,8 @@ class CompiledMCCFR:
         while True:
             t0 = time.perf_counter()
             before = self.iteration
-            status = K.os_batch(r.kind, r.legal, r.outcomes, r.apply, r.returns, r.token, r.initial, r.params,
+            kernel = K.os_batch if self.sampling == "os" else K.es_batch
+            status = kernel(r.kind, r.legal, r.outcomes, r.apply, r.returns, r.token, r.initial, r.params,
                                 self.num_players, r.max_branch, self.max_len, limit,
                                 self._batch, self.epsilon, self.rng, self.ctr, self.t_key, self.t_entry,
                                 self.e_key, self.e_tpos, self.e_player, self.e_start, self.e_n, self.e_hist,

@@ -32,14 +32,16 @@ def _same(a, b):
     np.testing.assert_array_equal(a.rng, b.rng)
 
 
+@pytest.mark.parametrize("sampling", ["os", "es"])
 @pytest.mark.parametrize("name", GAMES)
-def test_its_information_states_are_the_trees_and_it_converges(name):
+def test_its_information_states_are_the_trees_and_it_converges(name, sampling):
     """Every information state the hashed tokens tell apart is one of the
     compiled tree's, with its player and legal actions; most of the tree's
     real decisions (more than one action) are met; and the average policy's
-    NashConv falls to a third of the uniform policy's in 20,000 iterations."""
-    s = _solver(name)
-    s.run(20000)
+    NashConv falls to a third of the uniform policy's in 20,000 iterations
+    (outcome sampling) or 2,000 (external sampling)."""
+    s = _solver(name, sampling=sampling)
+    s.run(20000 if sampling == "os" else 2000)
     tree = tree_mod.compile_tree(s.game)
     index = {key: k for k, key in enumerate(tree.infoset_strings)}
     for key, (legal, regrets, avg, player) in s.table.items():
@@ -52,37 +54,39 @@ def test_its_information_states_are_the_trees_and_it_converges(name):
     assert ev.nash_conv(tree, ev.policy_to_slots(tree, s.average_policy(), default="uniform")) < uniform / 3
 
 
-def test_a_run_is_the_same_whatever_its_batches_and_resumes():
-    whole = _solver("underdog")
+@pytest.mark.parametrize("sampling", ["os", "es"])
+def test_a_run_is_the_same_whatever_its_batches_and_resumes(sampling):
+    whole = _solver("underdog", sampling=sampling)
     whole.run(2000)
-    part = _solver("underdog")
+    part = _solver("underdog", sampling=sampling)
     part._batch = 3
     part.run(700)
     state = part.state_dict()
-    resumed = _solver("underdog", seed=99)  # the seed is the checkpoint's
+    resumed = _solver("underdog", seed=99, sampling=sampling)  # the seed is the checkpoint's
     resumed.load_state_dict(state)
     resumed._batch = 1
     resumed.run(1300)
     _same(whole, resumed)
-    other = _solver("underdog", seed=1)
+    other = _solver("underdog", seed=1, sampling=sampling)
     other.run(2000)
     assert not np.array_equal(other.regret[:100], whole.regret[:100])
 
 
-def test_the_memory_limit_undoes_the_iteration_in_progress():
+@pytest.mark.parametrize("sampling", ["os", "es"])
+def test_the_memory_limit_undoes_the_iteration_in_progress(sampling):
     """Tables that cannot grow stop the run with "memory" where an
     iteration began; resumed without the limit it ends where an
     uninterrupted run does."""
-    whole = _solver("over_under")
+    whole = _solver("over_under", sampling=sampling)
     whole.run(3000)
-    small = _solver("over_under", max_bytes=60_000)
+    small = _solver("over_under", max_bytes=60_000, sampling=sampling)
     small.iteration_limit = 3000
     reason = None
     while small.iteration < 3000 and reason is None:
         reason = small.iterate()
     assert reason == "memory" and 0 < small.iteration < 3000
     assert small.table_bytes() <= 60_000
-    resumed = _solver("over_under")
+    resumed = _solver("over_under", sampling=sampling)
     resumed.load_state_dict(small.state_dict())
     resumed.run(3000 - resumed.iteration)
     _same(whole, resumed)
@@ -120,7 +124,11 @@ def test_make_solver_picks_the_backend():
     kuhn = pyspiel.load_game("kuhn_poker")
     pub = pyspiel.load_game(REGISTRY["pub"].small)
     assert mccfr.make_solver(pub, 0, "mccfr-os")[1] == "compiled"
+    assert mccfr.make_solver(pub, 0, "mccfr-es", es_states=2000)[1] == "compiled"
+    # an iteration too long to run without stopping part-way, or of unknown length: the Python solver
+    assert mccfr.make_solver(pub, 0, "mccfr-es", es_states=10**6)[1] == "python"
     assert mccfr.make_solver(pub, 0, "mccfr-es")[1] == "python"
+    assert mccfr.make_solver(kuhn, 0, "mccfr-es", es_states=10)[1] == "python"
     assert mccfr.make_solver(kuhn, 0, "mccfr-os")[1] == "python"
     assert mccfr.make_solver(pub, 0, "mccfr-os", backend="python")[1] == "python"
     with pytest.raises(ValueError, match="no compiled rules"):

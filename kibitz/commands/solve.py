@@ -362,13 +362,13 @@ def _solve_mccfr(game, algorithm: str, *, iterations: int, time_limit, out, resu
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--fallback") from None
     settings = {"seed": seed, "epsilon": epsilon, "fallback": fallback}
-    if algorithm == "mccfr-es":
-        _refuse_unaffordable_es(game, seed)
+    es_states = _refuse_unaffordable_es(game, seed) if algorithm == "mccfr-es" else None
     if ray is None:
         max_memory = default_max_memory() if max_memory is None else max_memory
         try:
             solver, backend = mccfr.make_solver(game, seed, algorithm, epsilon=epsilon, fallback=fallback,
-                                                max_bytes=mccfr_compiled.TABLE_SHARE * max_memory)
+                                                max_bytes=mccfr_compiled.TABLE_SHARE * max_memory,
+                                                es_states=es_states)
             if backend == "compiled":  # its checkpoints are its own (the Python solver's resume elsewhere)
                 settings["backend"] = backend
         except ValueError as e:
@@ -442,6 +442,7 @@ def _refuse_unaffordable_es(game, seed: int) -> None:
             f"decision nodes (estimated on sampled paths; the limit is {mccfr.ES_MAX_STATES:,}); use "
             "-a mccfr-os (one sampled path per player), or a smaller configuration (`kibitz games`)")
     click.echo(f"mccfr-es: about {states:,.0f} decision nodes an iteration (estimated on sampled paths)", err=True)
+    return states
 
 
 def _drive_mccfr(solver, game, algorithm, settings, out, resume, iterations, time_limit, checkpoint_every,
