@@ -192,6 +192,12 @@ class CompiledRules(NamedTuple):
     #: bit for bit, at every position of the game, terminal ones included
     #: (the batched environment's observations: games/batched.py)
     observation: Callable | None = None
+    #: ``compact(s, prm, player, out)`` (optional, the signature of
+    #: ``observation``): ``state.compact_tensor(player)`` (the game's
+    #: ``compact`` encoding, ``kibitz.games.encoding``), bit for bit, at every
+    #: position; what the shipped networks of Pub, Over/Under and Doubt and
+    #: Bet read (the batched environment's ``encoding="compact"``)
+    compact: Callable | None = None
     #: ``position_of(state)`` (optional, plain Python): the position of a
     #: Python state of the game (an int64 array like ``initial``), read from
     #: the state's rules core, not its history, so that a search's own
