@@ -8,8 +8,9 @@ is the walk's business (``token``), the dealer follows from the round
 (seat ``(round - 2) mod n``), and the legal predictions are the stacks not
 claimed (every stack is dealt before the first prediction of a round).
 The observation tensor (``observation``: ``OverUnderObserver``'s current
-view) needs nothing more than the fields below, so the position has no
-field for it alone.
+view) and the ``compact`` encoding (``compact``: ``CompactEncoder``'s
+current table, its odds computed from the deck counts) need nothing more
+than the fields below, so the position has no field for either alone.
 
 Position (``int64``), with ``n`` seats, ``KC`` card kinds and ``S`` stacks:
 
@@ -274,6 +275,109 @@ def observation(s, prm, player, out):
     out[pending_at + stacks + 2 + ph] = 1.0
 
 
+@numba.njit(**_JIT)
+def _odds(s, prm, st):
+    """``OverUnderState.prediction_odds(st)``: (safe over, cost over, safe
+    under, cost under), summed in the same order (bit for bit)."""
+    values, kinds, counts, left = prm[K], prm[KC], prm[COUNTS_AT], s[REM]
+    money = s[prm[MONEY_AT] + st]
+    top = prm[_FIRST_VALUE + s[prm[TOP_AT] + st]]
+    odd_safe = prm[N] > 1
+    safe_o = safe_u = cost_o = cost_u = 0.0
+    for k in range(kinds):
+        m = s[counts + k]
+        if not m:
+            continue
+        p = m / left
+        if k < values:
+            v = prm[_FIRST_VALUE + k]
+            if v == top:
+                safe_o += p
+                safe_u += p
+            elif v > top:
+                safe_o += p
+                cost_u += p * (money + v)
+            else:
+                cost_o += p * (money + v)
+                safe_u += p
+        elif k == values or odd_safe:
+            safe_o += p
+            safe_u += p
+        else:
+            cost_o += p * money
+            cost_u += p * money
+    return safe_o, cost_o, safe_u, cost_u
+
+
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def compact(s, prm, player, out):
+    """``OverUnderState.compact_tensor(player)`` of position ``s``, into
+    ``out`` (every value): ``CompactEncoder``'s pieces in order, each value
+    computed in float64 as the encoder does, then stored as float32. The
+    deck's money ``M``, its size and the highest bill come from the
+    parameters; the dealer from the round."""
+    n, stacks, values, kinds = prm[N], prm[S], prm[K], prm[KC]
+    ph, rnd, rounds = s[PHASE], s[ROUND], prm[ROUNDS]
+    total, scale = 0, 0
+    for k in range(values):
+        v = prm[_FIRST_VALUE + k]
+        total += v
+        scale = max(scale, v)
+    total = prm[COPIES] * total + (2 if prm[JOKERS] else 0)  # M
+    size = prm[BILLS] + (3 if prm[JOKERS] else 0)  # a full deck
+    out[:] = 0.0
+    out[ph] = 1.0  # phase 5
+    out[5] = rnd / rounds  # schedule 3
+    out[6] = (rounds - rnd) / rounds
+    out[7] = 1.0 if rnd == rounds else 0.0
+    playing = ph == PREDICT or ph == FLIP or ph == GIVE
+    odds = playing and s[REM] > 0
+    resolving = s[PSTACK] if ph == FLIP or ph == GIVE else -1
+    for st in range(stacks):  # stacks S x 11
+        k = s[prm[TOP_AT] + st]
+        if k < 0:
+            continue
+        row = 8 + 11 * st
+        out[row + 4] = s[prm[MONEY_AT] + st] / total
+        if s[prm[OWNER_AT] + st] >= 0:
+            out[row + 1] = 1.0
+            continue
+        out[row] = 1.0
+        out[row + 2] = prm[_FIRST_VALUE + k] / scale
+        out[row + 3] = 1.0 if k == values else 0.0
+        if st == resolving:
+            out[row + (5 if s[POVER] else 6)] = 1.0
+        if odds:
+            safe_o, cost_o, safe_u, cost_u = _odds(s, prm, st)
+            out[row + 7] = safe_o
+            out[row + 8] = safe_u
+            out[row + 9] = cost_o / total
+            out[row + 10] = cost_u / total
+    deck = 8 + 11 * stacks  # deck KC + 1
+    for k in range(kinds):
+        out[deck + k] = s[prm[COUNTS_AT] + k] / (prm[COPIES] if k < values else 1)
+    out[deck + kinds] = s[REM] / size
+    seats = deck + kinds + 1  # seats n x 5, the viewer first
+    low = s[_FIRST_TALLY]
+    for p in range(1, n):
+        low = min(low, s[_FIRST_TALLY + p])
+    dealer = (rnd - 2 + n) % n
+    turn = s[TURN] if playing else -1
+    for j in range(n):
+        p = (player + j) % n
+        t = s[_FIRST_TALLY + p]
+        lower = 0
+        for q in range(n):
+            if s[_FIRST_TALLY + q] < t:
+                lower += 1
+        at = seats + 5 * j
+        out[at] = t / total
+        out[at + 1] = lower / max(n - 1, 1)
+        out[at + 2] = (t - low) / total
+        out[at + 3] = 1.0 if p == dealer else 0.0
+        out[at + 4] = 1.0 if p == turn else 0.0
+
+
 @numba.njit(search.RULE_SIGNATURES["token"], **_JIT)
 def token(s, prm, a, player):
     ph = s[PHASE]
@@ -326,4 +430,4 @@ def compiled_rules(game) -> search.CompiledRules:
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=2 * kinds + 2 * stacks + n,
         max_branch=max(kinds, 2 * stacks, n), observation=observation,
-        position_of=position_of)
+        compact=compact, position_of=position_of)
