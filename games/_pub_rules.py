@@ -32,7 +32,13 @@ index                meaning
 The position is ``7 + 2*n*S + 2*n`` long. ``observation`` writes
 ``PubObserver``'s observation tensor (``state.observation_tensor``) from
 it: the face-up and drawn cards, the deck's count (0 at the end), the
-masks, the phase and the seat to move.
+masks, the phase and the seat to move. ``compact`` writes the ``compact``
+encoding (``CompactEncoder``, ``state.compact_tensor``) from the same
+fields: it depends only on what a player has seen now (its hand, the
+collections, the face-up and drawn cards), which the masks hold, so the
+position needs nothing more; its ``ScoreEstimate`` numbers are computed
+with the Python encoder's float64 operations in the same order, so the
+float32 values are the same bit for bit.
 
 Parameters (``int64``): players, suits, ranks, removed, hand, set-up
 length, 1 for payoff ``win`` (0: ``score``).
@@ -253,6 +259,195 @@ def observation(s, prm, player, out):
     out[at + s[0]] = 1.0
 
 
+# ------------------------------------------------------------ compact encoding
+#: ``pub.MAJORITY_CHANCE`` (leads -2 .. 2)
+_MAJORITY = np.array([0.05, 0.3, 0.8, 0.95, 1.0])
+
+
+@numba.njit(**_JIT)
+def _majority_chance(lead):
+    """``pub.majority_chance(lead)``, the same float64 operations."""
+    x = min(max(lead + 2, 0.0), 4.0)
+    i = min(int(x), 3)
+    return _MAJORITY[i] + (x - i) * (_MAJORITY[i + 1] - _MAJORITY[i])
+
+
+@numba.njit(**_JIT)
+def _suit_of(mask, u, ranks):
+    """The count and the rank sum of the cards of suit ``u`` in ``mask``."""
+    count = total = 0
+    for r in range(ranks):
+        if (mask >> (u * ranks + r)) & 1:
+            count += 1
+            total += r + 1
+    return count, total
+
+
+@numba.njit(**_JIT)
+def _estimate(s, prm, me, rival, c1, c2):
+    """``ScoreEstimate.estimate`` of ``me``'s cards (hand and collection)
+    plus the cards ``c1`` and ``c2`` (-1: none), summed suit by suit."""
+    n, suits, ranks = prm[0], prm[1], prm[2]
+    total = 0.0
+    for u in range(suits):
+        count = s[_FIRST_SEAT + me * suits + u]
+        sums = s[_FIRST_SEAT + (n + me) * suits + u]
+        for c in (c1, c2):
+            if c >= 0 and c // ranks == u:
+                count += 1
+                sums += c % ranks + 1
+        if count:
+            total += np.float64(sums) * (1.0 - _majority_chance(count - rival[u]))
+    return total
+
+
+@numba.njit(**_JIT)
+def _draw_cost(s, prm, me, rival, base, unseen):
+    """``ScoreEstimate.draw_cost(face)``: the mean over the unseen cards
+    (in ascending order) of what drawing each would cost."""
+    ranks, face = prm[2], s[4]
+    total = 0.0
+    k = 0
+    for x in range(prm[1] * ranks):
+        if not (unseen >> x) & 1:
+            continue
+        k += 1
+        both = _estimate(s, prm, me, rival, face, x) - base
+        if x % ranks < face % ranks and x // ranks != face // ranks:
+            total += min(both, _estimate(s, prm, me, rival, x, -1) - base)
+        else:
+            total += both
+    return total / k
+
+
+@numba.njit(**_JIT)
+def _card_items(card, suits, ranks, out, at):
+    """``CompactEncoder._card``: suit one-hot, rank/R, card one-hot."""
+    if card >= 0:
+        out[at + card // ranks] = 1.0
+        out[at + suits] = (card % ranks + 1) / ranks
+        out[at + suits + 1 + card] = 1.0
+
+
+@numba.njit(**_JIT)
+def _suit_items(s, prm, me, rival, unseen, out, at):
+    """The ``suits`` piece: per suit ``n + 7`` items."""
+    n, suits, ranks = prm[0], prm[1], prm[2]
+    T = ranks * (ranks + 1) // 2
+    masks = _FIRST_SEAT + 2 * n * suits
+    for u in range(suits):
+        mine = s[_FIRST_SEAT + me * suits + u]
+        total = s[_FIRST_SEAT + (n + me) * suits + u]
+        out[at] = mine / ranks
+        out[at + 1] = total / T
+        best = 0
+        for j in range(1, n):
+            k = _suit_of(s[masks + _COLL * n + (me + j) % n], u, ranks)[0]
+            best = max(best, k)
+            out[at + 1 + j] = k / ranks
+        at += n + 1
+        out[at] = best / ranks
+        out[at + 1] = (mine - best) / ranks
+        count, sums = _suit_of(unseen, u, ranks)
+        out[at + 2] = count / ranks
+        out[at + 3] = sums / T
+        chance = _majority_chance(mine - rival[u])
+        out[at + 4] = chance
+        out[at + 5] = total * (1.0 - chance) / T
+        at += 6
+
+
+@numba.njit(**_JIT)
+def _seat_items(s, prm, me, out, at):
+    """The ``seats`` piece: per seat from ``me`` in turn order, its
+    collection's size/D, the score of its collection (``me``'s: with its
+    hand) now/M, its turn."""
+    n, suits, ranks = prm[0], prm[1], prm[2]
+    D = suits * ranks - prm[5]
+    M = suits * (ranks * (ranks + 1) // 2)
+    masks = _FIRST_SEAT + 2 * n * suits
+    turn = s[6] if s[0] == TURN or s[0] == CHOOSE else -1
+    score = np.zeros(n, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    sums = np.zeros(n, dtype=np.int64)
+    for u in range(suits):
+        top = 0
+        for p in range(n):
+            known = s[masks + _COLL * n + p]
+            if p == me:
+                known |= s[masks + _HAND * n + p]
+            count[p], sums[p] = _suit_of(known, u, ranks)
+            top = max(top, count[p])
+        for p in range(n):
+            if count[p] != top or top == 0:
+                score[p] += sums[p]
+    for j in range(n):
+        p = (me + j) % n
+        size = 0
+        for u in range(suits):
+            size += _suit_of(s[masks + _COLL * n + p], u, ranks)[0]
+        out[at + 3 * j] = size / D
+        out[at + 3 * j + 1] = score[p] / M
+        out[at + 3 * j + 2] = 1.0 if p == turn else 0.0
+
+
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def compact(s, prm, player, out):
+    """``CompactEncoder.encode`` (``state.compact_tensor(player)``) into
+    ``out``: phase 6 | deck 3 | suits S*(n+7) | face_up S+1+N | drawn
+    S+1+N | costs 6 | seats n*3, computed as the Python encoder computes
+    them (float64, rounded once to float32)."""
+    n, suits, ranks = prm[0], prm[1], prm[2]
+    N = suits * ranks
+    D = N - prm[5]
+    masks = _FIRST_SEAT + 2 * n * suits
+    out[:] = 0.0
+    out[s[0]] = 1.0
+    # what the player has seen: its hand, every collection, face-up and drawn
+    seen = s[masks + _HAND * n + player]
+    for p in range(n):
+        seen |= s[masks + _COLL * n + p]
+    for c in (s[4], s[5]):
+        if c >= 0:
+            seen |= np.int64(1) << c
+    unseen = ~seen & ((np.int64(1) << N) - 1)
+    num_unseen = 0
+    for u in range(suits):
+        num_unseen += _suit_of(unseen, u, ranks)[0]
+    deck = 0 if s[0] == OVER else s[3]
+    out[6] = min(deck, D) / D
+    out[7] = prm[3] / N
+    out[8] = num_unseen / N
+    # the most cards of a suit another seat is expected to hold
+    hidden = prm[4] / suits
+    rival = np.zeros(suits)
+    for j in range(1, n):
+        coll = s[masks + _COLL * n + (player + j) % n]
+        for u in range(suits):
+            k = hidden
+            for _ in range(_suit_of(coll, u, ranks)[0]):
+                k += 1.0
+            rival[u] = max(rival[u], k)
+    at = 9
+    _suit_items(s, prm, player, rival, unseen, out, at)
+    at += suits * (n + 7)
+    _card_items(s[4], suits, ranks, out, at)
+    at += suits + 1 + N
+    _card_items(s[5], suits, ranks, out, at)
+    at += suits + 1 + N
+    base = _estimate(s, prm, player, rival, -1, -1)
+    if s[0] == TURN:
+        take = _estimate(s, prm, player, rival, s[4], -1) - base
+        draw = _draw_cost(s, prm, player, rival, base, unseen)
+        out[at], out[at + 1], out[at + 2] = take / ranks, draw / ranks, (take - draw) / ranks
+    elif s[0] == CHOOSE:
+        keep = _estimate(s, prm, player, rival, s[5], -1) - base
+        both = _estimate(s, prm, player, rival, s[4], s[5]) - base
+        out[at + 3], out[at + 4], out[at + 5] = keep / ranks, both / ranks, (both - keep) / ranks
+    at += 6
+    _seat_items(s, prm, player, out, at)
+
+
 def _card_tables(game):
     """Per card: its bit, and per seat where its suit's count and rank sum
     are in the position, and its rank plus one (made once per game)."""
@@ -312,4 +507,4 @@ def compiled_rules(game) -> search.CompiledRules:
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=NUM_TOKENS,
         max_branch=max(4, game.num_cards), observation=observation,
-        position_of=position_of)
+        position_of=position_of, compact=compact)
