@@ -6,9 +6,10 @@ showdowns, the end at ``max_rounds`` or after a single bet), on a
 position held as one int64 array, so that a compiled walk
 (``kibitz.solvers.tree``) expands a node without a Python call per rule.
 What a walk needs of a position, and nothing else, is kept (and one flag
-for the observation tensor, ``observation``): no event log (what a player
-has seen is the walk's business: ``token``), and the deal order only as
-the seat being dealt to and its cards still to come.
+for the observation tensor, ``observation``, and this round's exchanges
+and claims for the ``compact`` encoding, ``compact``): no event log (what
+a player has seen is the walk's business: ``token``), and the deal order
+only as the seat being dealt to and its cards still to come.
 
 Position (``int64``), with ``n`` seats and ``K1`` colours (rainbow last):
 
@@ -47,7 +48,16 @@ index              meaning
                    all in), else 0: set at the reveal, cleared when a
                    round begins, so only a final position (the game ended
                    at that bet) shows it (the observation's ``revealed``)
+E + s              with ``E = 28 + 5n + K1(n+1)``: seat ``s``'s exchange
+                   choice this round (KEEP, BUY, SELL; -1: none)
+E + n + s          its claims this round
+E + 2n + 4s ..     its newest claim this round: quantity, colour, chips,
+E + 2n + 4s + 3    slot chips (0 before its first claim)
 =================  ======================================================
+
+The last ``6n`` fields are cleared when a round begins (before its
+upkeep) and written by the exchanges and claims, as the ``compact``
+encoding reads them from the log since the last ``round`` event.
 
 The observation tensor (``observation``, the observer's non-perfect-recall
 tensor) needs nothing else: the seats out before this round's deal have
@@ -62,7 +72,14 @@ action, 11 the first claim action, 12 ``Q * K1`` (claim codes per stake),
 ``M = H(slots, K1)`` (see below), 16 ``M^(n-1)``, 17 where the factorials
 ``0! .. n!`` start, 18 where the table ``H(m, j)`` of the hands of ``m``
 cards in ``j`` colours (``m = 0..slots``, ``j = 0..K1``, at ``m * (K1 +
-1) + j``) starts.
+1) + j``) starts, 19 ``T`` = starting chips + slots, 20 where the table
+of the hypergeometric tails of the ``compact`` encoding (float64 bits,
+``_tails_table``) starts.
+
+The ``compact`` encoding (``compact``, ``CompactEncoder``) is written
+value by value as the Python encoder computes it in float64, then
+rounded once to float32; its chances are read from the tails table,
+filled by the Python ``_tails`` itself, so they are its very floats.
 
 Tokens (what a player sees of a move; -1 nothing): a card dealt to the
 player, its colour ``k``; a seating shuffle's outcome ``i``, ``K1 + i``;
@@ -113,7 +130,7 @@ _FIRST_SEAT = 27
 # parameters
 (P_N, P_K1, P_S, P_COPIES, P_UPKEEP_START, P_UPKEEP_EVERY, P_SHUFFLE_EVERY, P_MAX_ROUNDS,
  P_SINGLE_BET, P_RANK, P_RAISE_BASE, P_CLAIM_BASE, P_QK, P_DECISION_TOKEN, P_REVEAL_TOKEN,
- P_HANDS, P_REVEALS, P_FACTORIALS, P_HAND_TABLE) = range(19)
+ P_HANDS, P_REVEALS, P_FACTORIALS, P_HAND_TABLE, P_T, P_TAILS) = range(21)
 
 
 # ------------------------------------------------------------- positions
@@ -156,6 +173,29 @@ def _hand(prm, seat):
 def _revealed(prm):
     """Where the flag "this round's hands were revealed" is (after the hands)."""
     return _FIRST_SEAT + 5 * prm[P_N] + prm[P_K1] * (1 + prm[P_N])
+
+
+@numba.njit(**_JIT)
+def _exchanged(prm):
+    """Where the exchange choices of this round start (one a seat, -1: none)."""
+    return _revealed(prm) + 1
+
+
+@numba.njit(**_JIT)
+def _claims(prm):
+    """Where the claim counts of this round start (one a seat)."""
+    return _revealed(prm) + 1 + prm[P_N]
+
+
+@numba.njit(**_JIT)
+def _last_claim(prm, seat):
+    """Where ``seat``'s newest claim of this round is: quantity, colour,
+    chips, slot chips (zeros before its first)."""
+    return _revealed(prm) + 1 + 2 * prm[P_N] + 4 * seat
+
+
+def _position_size(n, k1):
+    return _FIRST_SEAT + 5 * n + k1 * (n + 1) + 1 + 6 * n
 
 
 # ------------------------------------------------------------ the rules
@@ -273,6 +313,11 @@ def _begin_exchange(s, prm):
 def _start_round(s, prm):
     s[ROUND] += 1
     s[_revealed(prm)] = 0
+    n, ex = prm[P_N], _exchanged(prm)
+    for seat in range(n):
+        s[ex + seat] = -1
+    for i in range(ex + n, ex + 6 * n):  # claim counts and newest claims
+        s[i] = 0
     r = s[ROUND]
     start = prm[P_UPKEEP_START]
     if start and r >= start and (r - start) % prm[P_UPKEEP_EVERY] == 0:
@@ -396,6 +441,9 @@ def _apply_claim(s, prm, a):
     ch = pair // most
     s[CLAIMANT], s[QUANTITY], s[COLOUR] = me, q + 1, i - q * k1
     s[CLAIM_CHIPS], s[CLAIM_SLOTS] = ch, pair - ch * most
+    s[_claims(prm) + me] += 1
+    last = _last_claim(prm, me)
+    s[last], s[last + 1], s[last + 2], s[last + 3] = q + 1, i - q * k1, ch, pair - ch * most
     order = _order(prm)
     j = 1
     while s[order + j - 1] != me:
@@ -450,6 +498,7 @@ def apply(s, prm, a):
         elif a == SELL:
             s[_chips(prm) + seat] += 1
             s[_slots(prm) + seat] -= 1
+        s[_exchanged(prm) + seat] = a
         _next_exchanger(s, prm)
     elif ph == SHUFFLE:
         _shuffle(s, prm, a)
@@ -696,6 +745,194 @@ def observation(s, prm, player, out):
             out[at + i] = s[hands + i]
 
 
+# --------------------------------------------------------------- compact
+@numba.njit(**_JIT)
+def _compact_schedule(s, prm, out):
+    """``schedule`` (5 floats from 4): the round over the rounds, the rounds
+    to the next upkeep and shuffle (``CompactEncoder._next_upkeep`` / ``_next_shuffle``)."""
+    r = s[ROUND]
+    rounds = 1 if prm[P_SINGLE_BET] else prm[P_MAX_ROUNDS]
+    out[4] = r / rounds
+    start, every = prm[P_UPKEEP_START], prm[P_UPKEEP_EVERY]
+    up = 0
+    if start:
+        up = start if r < start else start + ((r - start) // every + 1) * every
+        if up > rounds:
+            up = 0
+    out[5] = min(up - r, every) / every if up else 1.0
+    out[6] = 0.0 if up else 1.0
+    every = prm[P_SHUFFLE_EVERY]
+    sh = 0
+    if every:
+        sh = 1 + ((r - 1) // every + 1) * every
+        if sh > rounds:
+            sh = 0
+    out[7] = min(sh - r, every) / every if sh else 1.0
+    out[8] = 0.0 if sh else 1.0
+
+
+@numba.njit(**_JIT)
+def _compact_cards(s, prm, player, out):
+    """``own_hand``, ``own_support``, ``dealt``, ``expected`` and ``chance``
+    (from 9) of a round's deal, claims or showdown; the hypergeometric tails
+    read from the parameters' table (``_tails_table``)."""
+    n, k1, S, copies = prm[P_N], prm[P_K1], prm[P_S], prm[P_COPIES]
+    Q = n * S
+    h, rb = _hand(prm, player), k1 - 1
+    hand_at, support_at, dealt_at = 9, 9 + k1, 9 + 2 * k1
+    expected_at, chance_at = dealt_at + 1, dealt_at + 1 + k1
+    mine = 0
+    for k in range(k1):
+        mine += s[h + k]
+        out[hand_at + k] = s[h + k] / S
+        support = s[h + k] + (s[h + rb] if k < rb else 0)
+        out[support_at + k] = support / S
+    dealt = s[NDEAL]
+    out[dealt_at] = dealt / Q
+    own = s[_slots(prm) + player] if s[_out(prm) + player] < 0 else 0  # its cards this round
+    if mine != own:  # some still to come
+        return
+    population, draws = copies * k1 - mine, dealt - mine
+    tails = prm[prm[P_TAILS]:].view(np.float64)
+    for k in range(k1):
+        if k < rb:
+            j, good, rainbow = s[h + k] + s[h + rb], 2 * copies - s[h + k] - s[h + rb], 0
+        else:
+            j, good, rainbow = s[h + rb], copies - s[h + rb], 1
+        row = ((((mine * 2 + rainbow) * (S + 1) + j) * (Q + 1)) + draws) * (Q + 2)
+        for q in range(1, Q + 1):
+            if q <= j:
+                x = 1.0
+            elif q - j <= draws:
+                x = tails[row + q - j]
+            else:
+                x = 0.0
+            out[chance_at + (q - 1) * k1 + k] = x
+        out[expected_at + k] = (j + (draws * good / population if population else 0.0)) / Q
+
+
+@numba.njit(**_JIT)
+def _compact_positions(s, prm, player, where):
+    """``where[seat]``: the seat's row in the viewer's order
+    (``CompactEncoder.positions``): the viewer, the players in after it in
+    the seating (all of them if it is out), the players out after it."""
+    n, seating, k, outs = prm[P_N], _seating(prm), s[NSEAT], _out(prm)
+    i = 0
+    while i < k and s[seating + i] != player:
+        i += 1
+    where[player] = 0
+    j = 1
+    if i < k:
+        for d in range(1, k):
+            where[s[seating + (i + d) % k]] = j
+            j += 1
+    else:
+        for d in range(k):
+            where[s[seating + d]] = j
+            j += 1
+    for d in range(1, n):
+        seat = (player + d) % n
+        if s[outs + seat] >= 0:
+            where[seat] = j
+            j += 1
+
+
+@numba.njit(**_JIT)
+def _compact_seats(s, prm, where, at, out):
+    """``seats`` (``n`` rows of ``13 + K1`` from ``at``), from the position
+    and this round's exchanges and claims; returns the round's claims."""
+    n, k1, S, T = prm[P_N], prm[P_K1], prm[P_S], prm[P_T]
+    chips, slots, outs = _chips(prm), _slots(prm), _out(prm)
+    ex, counts = _exchanged(prm), _claims(prm)
+    claims = 0
+    for seat in range(n):
+        row = at + where[seat] * (13 + k1)
+        if s[outs + seat] >= 0:
+            out[row] = 1.0
+        else:
+            out[row + 3] = (s[chips + seat] + s[slots + seat] - 1) / T
+        out[row + 1] = s[chips + seat] / T
+        out[row + 2] = s[slots + seat] / S
+        out[row + 4] = 1.0 if seat == s[FIRST] else 0.0
+        if s[ex + seat] >= 0:
+            out[row + 5 + s[ex + seat]] = 1.0
+        count = s[counts + seat]
+        out[row + 8] = count / S
+        claims += count
+        if count:
+            last = _last_claim(prm, seat)
+            out[row + 9] = 1.0
+            out[row + 10] = s[last] / (n * S)
+            out[row + 11 + s[last + 1]] = 1.0
+            out[row + 11 + k1] = s[last + 2] / T
+            out[row + 12 + k1] = s[last + 3] / S
+    return claims
+
+
+@numba.njit(**_JIT)
+def _compact_bet(s, prm, player, where, claims, at, out):
+    """``claim`` (``6 + n + Q + K1`` from ``at``) and ``showdown``
+    (``11 + 2n`` after it); ``chance`` is already written."""
+    n, k1, S, T = prm[P_N], prm[P_K1], prm[P_S], prm[P_T]
+    Q = n * S
+    if s[CLAIMANT] >= 0:
+        q, k, ch, sc = s[QUANTITY], s[COLOUR], s[CLAIM_CHIPS], s[CLAIM_SLOTS]
+        out[at] = 1.0
+        out[at + 1 + where[s[CLAIMANT]]] = 1.0
+        out[at + n + q] = 1.0
+        out[at + 1 + n + Q + k] = 1.0
+        b = at + 1 + n + Q + k1
+        out[b] = ch / T
+        out[b + 1] = sc / S
+        out[b + 2] = (ch + sc) / T
+        out[b + 3] = out[9 + 3 * k1 + 1 + (q - 1) * k1 + k]  # chance[q - 1, k]
+        out[b + 4] = claims / Q
+    at += 6 + n + Q + k1
+    if s[PHASE] == SHOWDOWN:
+        out[at] = 1.0
+        out[at + 1] = 1.0 if player == s[BETTOR] else 0.0
+        out[at + 2] = 1.0 if player == s[DOUBTER] else 0.0
+        out[at + 3 + where[s[BETTOR]]] = 1.0
+        out[at + 3 + n + where[s[DOUBTER]]] = 1.0
+        ch, sc = s[B_CHIPS], s[B_SLOTS]
+        b = at + 3 + 2 * n
+        out[b], out[b + 1], out[b + 2] = ch / T, sc / S, (ch + sc) / T
+        if s[D_CHIPS] >= 0:
+            ch, sc = s[D_CHIPS], s[D_SLOTS]
+            out[b + 3], out[b + 4], out[b + 5], out[b + 6] = 1.0, ch / T, sc / S, (ch + sc) / T
+        out[b + 7] = 1.0 if s[SD_TURN] == s[BETTOR] else 0.0
+
+
+@numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
+def compact(s, prm, player, out):
+    """``state.compact_tensor(player)`` (``CompactEncoder``, the viewer's
+    round, not perfect recall) into ``out``: phase 4 | schedule 5 |
+    own_hand K1 | own_support K1 | dealt 1 | expected K1 | chance Q*K1 |
+    seats n*(13+K1) | claim 6+n+Q+K1 | showdown 11+2n. Every value is the
+    Python float64 one rounded once to float32."""
+    n, k1, S = prm[P_N], prm[P_K1], prm[P_S]
+    Q = n * S
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    ph = s[PHASE]
+    if ph == EXCHANGE:
+        out[0] = 1.0
+    elif ph == DEAL or ph == CLAIM:
+        out[1] = 1.0
+    elif ph == SHOWDOWN:
+        out[2] = 1.0
+    elif ph == OVER:
+        out[3] = 1.0
+    _compact_schedule(s, prm, out)
+    if ph == DEAL or ph == CLAIM or ph == SHOWDOWN:
+        _compact_cards(s, prm, player, out)
+    where = np.empty(n, np.int64)
+    _compact_positions(s, prm, player, where)
+    at = 9 + 3 * k1 + 1 + Q * k1
+    claims = _compact_seats(s, prm, where, at, out)
+    _compact_bet(s, prm, player, where, claims, at + n * (13 + k1), out)
+
+
 # ---------------------------------------------------------------- sizes
 def _most_pairs(game) -> int:
     """The most affordable stakes (pairs c+s of value >= 1) a player can
@@ -778,7 +1015,7 @@ def position_of(state) -> np.ndarray:
                     start = i - 1
                     break
     claim, stakes, seating, order = _log_registers(log, n, start)
-    s = np.zeros(_FIRST_SEAT + 5 * n + k1 * (n + 1) + 1, dtype=np.int64)
+    s = np.zeros(_position_size(n, k1), dtype=np.int64)
     s[PHASE], s[ROUND], s[FIRST], s[POS] = c.phase, c.rnd, c.first, c.pos
     s[NSEAT], s[NOUT] = len(c.seating), c.nout
     s[TURN], s[SD_TURN] = max(c.turn, 0), max(c.sd_turn, 0)
@@ -811,12 +1048,57 @@ def position_of(state) -> np.ndarray:
     if seats:
         s[NDECK], s[at:at + k1] = c.ndeck, c.deck
     s[at + k1:at + k1 * (n + 1)] = c.hand
+    at += k1 * (n + 1)
     if c.phase == OVER:  # the hands were revealed at the last bet (cleared at a round's start)
         for e in reversed(log):
             if e[0] in ("reveal", "round"):
-                s[-1] = e[0] == "reveal"
+                s[at] = e[0] == "reveal"
                 break
+    _round_registers(s, log, n, at + 1)
     return s
+
+
+def _round_registers(s, log, n, at):
+    """The exchange choices, claim counts and newest claims of this round
+    (since the log's last "round" event), from ``at`` in ``s``."""
+    s[at:at + n] = -1
+    for e in reversed(log):
+        kind = e[0]
+        if kind == "round":
+            break
+        if kind == "exchange":
+            s[at + e.player] = e.choice
+        elif kind == "claim":
+            s[at + n + e.player] += 1
+            if s[at + n + e.player] == 1:  # the newest claim of that player
+                last = at + 2 * n + 4 * e.player
+                s[last:last + 4] = e.quantity, e.colour, e.chips, e.slot_chips
+
+
+def _tails_table(game) -> np.ndarray:
+    """``doubt_and_bet._tails(population, good, draws)`` (float64, padded
+    with zeros to ``Q + 2`` values) of every case the ``compact``
+    encoding asks, so that the compiled encoding reads the very floats the
+    Python one computes (exact integer ratios, at any size): for ``mine``
+    own cards (``0..S``), a colour (0) or rainbow (1) with ``j`` of the own
+    cards counting for it (``0..S``: ``good`` = ``2 copies - j`` or
+    ``copies - j``), ``draws`` = ``0..Q`` cards dealt to the others, at
+    ``(((mine * 2 + rainbow) * (S + 1) + j) * (Q + 1) + draws) * (Q + 2)``.
+    """
+    from kibitz.games.doubt_and_bet import _tails
+
+    S, Q, k1, copies = game.max_slots, game.qmax, game.k1, game.copies
+    out = np.zeros((S + 1, 2, S + 1, Q + 1, Q + 2))
+    for mine in range(S + 1):
+        population = copies * k1 - mine
+        for rainbow in range(2):
+            for j in range(mine + 1):
+                good = (1 if rainbow else 2) * copies - j
+                for draws in range(min(Q, population) + 1):
+                    if 0 <= good <= population:
+                        tails = _tails(population, good, draws)
+                        out[mine, rainbow, j, draws, :len(tails)] = tails
+    return out.ravel()
 
 
 def compiled_rules(game) -> search.CompiledRules:
@@ -833,12 +1115,14 @@ def compiled_rules(game) -> search.CompiledRules:
     head = [n, k1, S, game.copies, game.upkeep_start, game.upkeep_every, game.shuffle_every,
             game.max_rounds, int(game.single_bet), int(game.payoff == "rank"), game.raise_base,
             game.claim_base, game.qmax * k1, decision_token, reveal_token, hands, hands ** (n - 1)]
-    at_factorials = len(head) + 2
+    at_factorials = len(head) + 4
     at_table = at_factorials + len(factorials)
-    params = np.array(head + [at_factorials, at_table] + factorials +
+    at_tails = at_table + (S + 1) * (k1 + 1)
+    params = np.array(head + [at_factorials, at_table, game.start_chips + S, at_tails] + factorials +
                       [x for row in table for x in row], dtype=np.int64)
+    params = np.concatenate([params, _tails_table(game).view(np.int64)])
     # the last field: this round's hands revealed (0 at the start)
-    initial = np.zeros(_FIRST_SEAT + 5 * n + k1 * (n + 1) + 1, dtype=np.int64)
+    initial = np.zeros(_position_size(n, k1), dtype=np.int64)
     initial[CLAIMANT] = initial[BETTOR] = initial[DOUBTER] = initial[BET_WINNER] = -1
     initial[D_CHIPS] = -1
     initial[NSEAT] = n
@@ -851,6 +1135,6 @@ def compiled_rules(game) -> search.CompiledRules:
     shuffles = factorials[n] if game.shuffle_every else 0
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
-        returns=returns, token=token, num_tokens=num_tokens, observation=observation,
+        returns=returns, token=token, num_tokens=num_tokens, observation=observation, compact=compact,
         max_branch=max(3, k1, shuffles, pairs * game.qmax * k1 + 1),
         position_of=position_of)
