@@ -1085,7 +1085,7 @@ def _tails_table(game) -> np.ndarray:
     ``copies - j``), ``draws`` = ``0..Q`` cards dealt to the others, at
     ``(((mine * 2 + rainbow) * (S + 1) + j) * (Q + 1) + draws) * (Q + 2)``.
     """
-    from kibitz.games.doubt_and_bet import _tails
+    from kibitz.games._hypergeometric import tails as _tails
 
     S, Q, k1, copies = game.max_slots, game.qmax, game.k1, game.copies
     out = np.zeros((S + 1, 2, S + 1, Q + 1, Q + 2))

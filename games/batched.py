@@ -137,18 +137,25 @@ def playout(s, prm, max_branch, rng, out):
 """
 
 
-def _stepper(rules):
-    """The step loop of ``rules`` (:func:`_loops`)."""
-    return _loops(rules).advance
+#: the encodings the batched environment hands out: name -> the field of
+#: CompiledRules that computes it, and the game's method giving its size
+ENCODINGS = {"observation_tensor": ("observation", "observation_tensor_size"),
+             "compact": ("compact", "compact_tensor_size")}
 
 
-def _loops(rules):
-    """The module of ``rules``' compiled loops (see ``_LOOP``: ``advance``
-    and ``playout``), written on first use under the cache folder
+def _stepper(rules, encoding=None):
+    """The step loop of ``rules`` handing out ``encoding`` (:func:`_loops`)."""
+    return _loops(rules, encoding).advance
+
+
+def _loops(rules, encoding=None):
+    """The module of ``rules``' compiled loops (see ``_LOOP``: ``advance``,
+    handing out ``encoding`` (a name of :data:`ENCODINGS`, or None), and
+    ``playout``), written on first use under the cache folder
     (``$KIBITZ_CACHE/batched`` or ``~/.cache/kibitz/batched``) and imported
     from there."""
     module = rules.kind.py_func.__module__
-    observation = rules.observation or _no_observation
+    observation = (getattr(rules, ENCODINGS[encoding][0]) if encoding else None) or _no_observation
     key = (module, observation.py_func.__module__, observation.py_func.__name__)
     if key not in _STEPPERS:
         source = _LOOP.format(module=key[0], observation_module=key[1], observation=key[2])
@@ -192,8 +199,9 @@ class BatchedEnv:
     ``player`` (int64, the player to move), ``mask`` (bool, ``batch`` x
     ``game.num_distinct_actions()``: its legal actions; also listed, ascending,
     in ``legal_actions[b, :num_legal[b]]``), ``obs`` (float32,
-    ``batch`` x ``game.observation_tensor_size()``: its observation tensor,
-    unless ``observe=False``), ``ended`` (bool: the game in this row ended
+    ``batch`` x the encoding's size: the mover's ``encoding``, by default
+    its observation tensor, or ``"compact"``, the game's compact encoding;
+    none with ``observe=False``), ``ended`` (bool: the game in this row ended
     in the last step and started again) and ``returns`` (float64, ``batch``
     x players: the returns of each row's last ended game). ``steps`` counts
     the moves and chance outcomes applied. With ``record=True`` each row's
@@ -203,18 +211,23 @@ class BatchedEnv:
     gives the same game (tests/test_batched.py).
     """
 
-    def __init__(self, game, batch: int, seed: int = 0, observe: bool = True, record: bool = False):
+    def __init__(self, game, batch: int, seed: int = 0, observe: bool = True, record: bool = False,
+                 encoding: str = "observation_tensor"):
         if search.COMPILED not in search.capabilities(game):
             raise ValueError(f"game {game.get_type().short_name!r} has no compiled rules")
         if not isinstance(batch, int) or batch < 1:
             raise ValueError(f"batch={batch!r}; allowed: a whole number >= 1")
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding={encoding!r}; allowed: {', '.join(ENCODINGS)}")
         self.game = game
         self.rules = game.compiled_rules()
-        if observe and self.rules.observation is None:
-            raise ValueError(f"game {game.get_type().short_name!r} has no compiled observation tensor: "
-                             "use observe=False")
+        field, size = ENCODINGS[encoding]
+        if observe and getattr(self.rules, field) is None:
+            raise ValueError(f"game {game.get_type().short_name!r}: its compiled rules do not compute the "
+                             f"{encoding} encoding; use observe=False")
         self.batch = batch
         self.observe = observe
+        self.encoding = encoding if observe else None
         self.rng = seeded_rng(seed)
         n = game.num_players()
         self.pos = np.tile(self.rules.initial, (batch, 1))
@@ -222,7 +235,7 @@ class BatchedEnv:
         self.mask = np.zeros((batch, game.num_distinct_actions()), dtype=np.bool_)
         self.legal_actions = np.zeros((batch, self.rules.max_branch), dtype=np.int64)
         self.num_legal = np.zeros(batch, dtype=np.int64)
-        self.obs = np.zeros((batch, game.observation_tensor_size() if observe else 0), dtype=np.float32)
+        self.obs = np.zeros((batch, getattr(game, size)() if observe else 0), dtype=np.float32)
         self.returns = np.zeros((batch, n), dtype=np.float64)
         self.ended = np.zeros(batch, dtype=np.bool_)
         self._steps = np.zeros(1, dtype=np.int64)
@@ -240,7 +253,7 @@ class BatchedEnv:
 
     def _advance(self, actions, play: bool) -> None:
         r = self.rules
-        _stepper(r)(r.initial, r.params, r.max_branch, self.pos, self.rng, actions, play, self.player,
+        _stepper(r, self.encoding)(r.initial, r.params, r.max_branch, self.pos, self.rng, actions, play, self.player,
                  self.mask, self.legal_actions, self.num_legal, self.obs, self.returns, self.ended, self._steps,
                  self.history, self.history_len, self.final_history, self.final_len)
 

@@ -98,6 +98,7 @@ import numpy as np
 import pyspiel
 
 from kibitz.games import _common, search
+from kibitz.games._hypergeometric import tails as _tails
 from kibitz.games.chance import draw
 from kibitz.games._common import Param
 
@@ -1587,29 +1588,6 @@ class DoubtAndBetObserver(_common.Observer):
 #: the smallest stake value of each bucket of the (quantity, stake value)
 #: claim factor; the last bucket is open (9 and more)
 VALUE_BUCKETS = (1, 2, 3, 4, 6, 9)
-_TAILS: dict = {}  # (population, successes, draws) -> P(X >= t) for t = 0..draws+1
-
-
-def _tails(population: int, good: int, draws: int) -> tuple:
-    """``P(X >= t)`` for ``t = 0 .. draws + 1`` of the hypergeometric ``X``:
-    successes among ``draws`` cards taken without replacement from
-    ``population`` cards of which ``good`` are successes."""
-    key = (population, good, draws)
-    out = _TAILS.get(key)
-    if out is None:
-        total = math.comb(population, draws)
-        pmf = [math.comb(good, x) * math.comb(population - good, draws - x) / total for x in range(draws + 1)]
-        tails = [0.0] * (draws + 2)
-        acc = 0.0
-        for x in range(draws, -1, -1):
-            acc += pmf[x]
-            tails[x] = acc
-        if len(_TAILS) > 100_000:
-            _TAILS.clear()
-        out = _TAILS[key] = tuple(tails)
-    return out
-
-
 def value_bucket(value: int) -> int:
     """The bucket of a stake value in :data:`VALUE_BUCKETS`."""
     b = 0

@@ -54,6 +54,21 @@ def test_every_row_is_the_pyspiel_game_its_moves_make(name, size):
         assert ended > 0
 
 
+@pytest.mark.parametrize("name", ["pub", "over_under", "doubt_and_bet"])
+def test_the_compact_encoding_is_the_states(name):
+    """encoding="compact" (what the shipped networks of these games read):
+    each row's tensor is the pyspiel state's compact_tensor for the mover."""
+    game = pyspiel.load_game(name)
+    env = BatchedEnv(game, 6, seed=2, encoding="compact", record=True)
+    env.reset()
+    for _ in range(20):
+        for b in range(env.batch):
+            state = _replayed(game, env.history[b, :env.history_len[b]])
+            np.testing.assert_array_equal(env.obs[b], np.asarray(state.compact_tensor(int(env.player[b])),
+                                                                 dtype=np.float32))
+        env.step(env.random_actions())
+
+
 def test_a_seed_gives_the_same_games():
     game = pyspiel.load_game("underdog")
     runs = []
@@ -71,6 +86,10 @@ def test_bad_input_names_what_is_wrong():
         BatchedEnv(game, 0)
     with pytest.raises(ValueError, match="no compiled rules"):
         BatchedEnv(pyspiel.load_game("kuhn_poker"), 4)
+    with pytest.raises(ValueError, match="encoding='infostate'; allowed: observation_tensor, compact"):
+        BatchedEnv(game, 2, encoding="infostate")
+    with pytest.raises(ValueError, match="do not compute the compact encoding"):
+        BatchedEnv(pyspiel.load_game("underdog"), 2, encoding="compact")
     env = BatchedEnv(game, 2, observe=False)
     env.reset()
     with pytest.raises(ValueError, match=r"shape \(3,\), expected \(2,\)"):
@@ -81,12 +100,17 @@ def test_bad_input_names_what_is_wrong():
 
 
 def test_the_docs_example_runs():
-    """docs/batched.md's Python example, as written (100 steps of 256 Pub games)."""
+    """docs/batched.md's Python examples, as written (100 steps of 256 Pub
+    games; a 2,000-game batched match)."""
     from pathlib import Path
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "batched.md").read_text()
-    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    blocks = [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
+    assert len(blocks) == 2
     scope: dict = {}
-    exec(compile(code, "docs/batched.md", "exec"), scope)
+    exec(compile(blocks[0], "docs/batched.md", "exec"), scope)
     env = scope["env"]
     assert env.steps > 100 * 256 and env.obs.shape == (256, env.game.observation_tensor_size())
+    scope = {}
+    exec(compile(blocks[1], "docs/batched.md", "exec"), scope)
+    assert scope["result"]["games"] == 2000

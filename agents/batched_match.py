@@ -1,0 +1,119 @@
+"""Matches on the batched environment among agents that have a batched form.
+
+``batched_match(game, specs, games, seed)`` plays ``games`` games of a kibitz
+game on :class:`kibitz.games.batched.BatchedEnv` (many games at once in
+compiled code) among agents whose moves can be chosen for many games at
+once: ``random`` (uniform over the legal moves) and the network agents
+``trained`` and ``net(FILE)`` (one batched inference per agent and step,
+through the file's onnxruntime model, on the encoding the network reads).
+Seats rotate over the rows as in a tournament (``tournament.arrangements``),
+each row keeping its seating for every game it plays, and each finished
+game credits each agent seated with the mean of its seats' returns (as
+``kibitz tournament``'s mean payoff). Agents without a batched
+form (``heuristic``, ``ismcts``, ``policy``) play through
+``kibitz tournament``.
+
+Unlike ``kibitz tournament`` the deals are not duplicated (every row draws
+its own chance from the environment's generator) and single games are not
+recorded: this is for many games fast (training data, quick strength
+checks), and the same seed gives the same results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kibitz.agents.tournament import arrangements
+from kibitz.games.batched import ENCODINGS, BatchedEnv
+from kibitz.solvers.stats import mean_interval
+
+#: the agent kinds that play batched
+BATCHED_KINDS = ("random", "trained", "net(FILE)")
+
+
+class _Batched:
+    """One agent's batched policy: ``choose(obs, mask, rng)`` -> a move per row."""
+
+    def __init__(self, spec: str, game):
+        from kibitz.agents.net_agent import load_network, trained_path
+
+        self.spec = spec.strip()
+        self.network = None
+        if self.spec == "random":
+            return
+        if self.spec == "trained":
+            path = trained_path(game)
+        elif self.spec.startswith("net(") and self.spec.endswith(")"):
+            path = self.spec[len("net("):-1]
+        else:
+            raise ValueError(f"{spec!r} has no batched form; allowed: {', '.join(BATCHED_KINDS)} "
+                             "(the others play through kibitz tournament)")
+        self.network = load_network(str(path))
+        if self.network.game != str(game):
+            raise ValueError(f"{spec}: a network for {self.network.game}, not for {game}")
+        if self.network.encoding not in ENCODINGS:
+            raise ValueError(f"{spec}: reads the {self.network.encoding} encoding; the batched environment "
+                             f"hands out {', '.join(ENCODINGS)}")
+
+    @property
+    def encoding(self):
+        return None if self.network is None else self.network.encoding
+
+    def choose(self, obs, mask, rng: np.random.Generator) -> np.ndarray:
+        if self.network is None:
+            probs = mask / mask.sum(axis=1, keepdims=True)
+        else:
+            probs = self.network.run(obs, mask.astype(np.float32))[1].astype(np.float64) * mask
+            probs /= probs.sum(axis=1, keepdims=True)
+        cum = np.cumsum(probs, axis=1)
+        u = rng.random(len(probs))[:, None] * cum[:, -1:]
+        picked = (cum <= u).sum(axis=1)
+        # rounding may leave u at the very end: the last legal move then
+        last = mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+        return np.where(picked < mask.shape[1], picked, last)
+
+
+def batched_match(game, specs: list[str], games: int, seed: int = 0, batch: int = 256) -> dict:
+    """Plays ``games`` games among ``specs`` (see the module's doc); returns
+    ``{"game", "games", "agents": [{"spec", "games", "mean", "ci95": [lo, hi]}]}``,
+    each agent's mean payoff per game it sat in (the mean of its seats'
+    returns), with Student's t interval."""
+    if not specs:
+        raise ValueError("specs: give at least one agent spec")
+    if not isinstance(games, int) or games < 1:
+        raise ValueError(f"games={games!r}; allowed: a whole number >= 1")
+    agents = [_Batched(spec, game) for spec in specs]
+    encodings = {a.encoding for a in agents if a.encoding is not None}
+    if len(encodings) > 1:
+        raise ValueError(f"the networks read different encodings ({', '.join(sorted(encodings))}); "
+                         "the batched environment hands out one")
+    encoding = encodings.pop() if encodings else None
+    n = game.num_players()
+    seatings = np.array(arrangements(len(specs), n), dtype=np.int64)
+    rows = min(batch, max(len(seatings), games))
+    seating = seatings[np.arange(rows) % len(seatings)]  # row -> seat -> agent
+    env = BatchedEnv(game, rows, seed=seed, observe=encoding is not None,
+                     encoding=encoding or "observation_tensor")
+    rng = np.random.default_rng(seed)
+    returns: list[list[float]] = [[] for _ in specs]
+    env.reset()
+    done = 0
+    actions = np.zeros(rows, dtype=np.int64)
+    while done < games:
+        mover = seating[np.arange(rows), env.player]
+        for i, agent in enumerate(agents):
+            at = np.flatnonzero(mover == i)
+            if len(at):
+                actions[at] = agent.choose(env.obs[at], env.mask[at], rng)
+        env.step(actions)
+        for b in np.flatnonzero(env.ended):
+            if done == games:
+                break
+            done += 1
+            for i in set(seating[b].tolist()):  # an agent's payoff: the mean of its seats' returns
+                returns[i].append(float(env.returns[b][seating[b] == i].mean()))
+    out = []
+    for spec, values in zip(specs, returns):
+        mean, lo, hi, _ = mean_interval(values)
+        out.append({"spec": spec, "games": len(values), "mean": mean, "ci95": [lo, hi]})
+    return {"game": str(game), "games": done, "agents": out}
