@@ -32,9 +32,9 @@ docs/results/ismcts_strength/pilots) with
     python -m kibitz.experiments.tables --matches docs/results/ismcts_strength/pilots/table.md \
         docs/results/ismcts_strength/pilots/*.csv
 
-``--speed`` writes the README's speed table, ``docs/results/speed/table.md``,
-from the rows the benchmark scripts wrote (kibitz.experiments.speed), then
-refreshes::
+``--speed`` writes the speed table, ``docs/results/speed/table.md``, from the
+rows the benchmark scripts wrote (kibitz.experiments.speed), then refreshes
+the copies (the results index, docs/results/README.md, holds it)::
 
     python -m kibitz.experiments.tables --speed
 """
@@ -53,6 +53,8 @@ from kibitz.experiments import speed
 DOCS = ("README.md", "docs/**/*.md")
 #: where the commands write their tables: the sources, not copies
 RESULTS = "docs/results"
+#: the index of the results (the README's tables moved there): under RESULTS, yet a file of copies
+RESULTS_INDEX = "docs/results/README.md"
 
 BEGIN = re.compile(r"^<!-- generated: (\S+) -->$")
 END = "<!-- end generated -->"
@@ -67,13 +69,17 @@ class MarkerError(ValueError):
     """A marker without its end, an end without its marker, or a missing source file."""
 
 
+def _holds_copies(name: str) -> bool:
+    return name == RESULTS_INDEX or not name.startswith(RESULTS + "/")
+
+
 def doc_files(root: Path) -> list[Path]:
     """The markdown files under ``root`` that may hold marked copies (not
-    those under :data:`RESULTS`)."""
+    those under :data:`RESULTS`, apart from :data:`RESULTS_INDEX`)."""
     files = []
     for pattern in DOCS:
         files.extend(sorted(p for p in root.glob(pattern)
-                            if p.is_file() and not p.relative_to(root).as_posix().startswith(RESULTS + "/")))
+                            if p.is_file() and _holds_copies(p.relative_to(root).as_posix())))
     return files
 
 

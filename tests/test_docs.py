@@ -212,3 +212,19 @@ def test_documented_scripts_exist_and_take_the_options_shown(path, script):
     assert shown.returncode == 0, shown.stderr
     for option in re.findall(r"(?<![\w-])(--[\w-]+)", args):
         assert option in shown.stdout, f"{path.name}: {name} has no option {option}"
+
+
+def test_the_readme_python_example_runs(tmp_path, monkeypatch):
+    """README.md's Python example, as written (run as tests/test_batched.py
+    runs docs/batched.md's): it solves, exports an agent and plays a
+    tournament, in a temporary folder."""
+    blocks = [part.split("```", 1)[0] for part in (ROOT / "README.md").read_text().split("```python\n")[1:]]
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), scope)
+    assert scope["nash_conv"](scope["tree"], scope["policy"]) < 1e-3
+    assert (tmp_path / "ud-agent.json.gz").is_file()
+    agents = scope["outcome"].results["agents"]
+    assert [a["name"] for a in agents] == ["policy(ud-agent.json.gz)", "heuristic", "random"]
+    assert all(a["games"] == 12 for a in agents)
