@@ -73,6 +73,30 @@ class _Batched:
         return np.where(picked < mask.shape[1], picked, last)
 
 
+def batched_agents(specs: list[str], game) -> tuple[list[_Batched], str | None]:
+    """The batched forms of ``specs`` and the one encoding their networks
+    read (None: no network); ValueError naming the spec that has none, or
+    when the networks read different encodings."""
+    agents = [_Batched(spec, game) for spec in specs]
+    encodings = {a.encoding for a in agents if a.encoding is not None}
+    if len(encodings) > 1:
+        raise ValueError(f"the networks read different encodings ({', '.join(sorted(encodings))}); "
+                         "the batched environment hands out one")
+    return agents, (encodings.pop() if encodings else None)
+
+
+def step_agents(env, agents: list[_Batched], seating: np.ndarray, rng: np.random.Generator,
+                actions: np.ndarray) -> None:
+    """One step of ``env``: each row's mover is the agent ``seating[row, player]``,
+    each agent choosing once for all the rows where it moves."""
+    mover = seating[np.arange(env.batch), env.player]
+    for i, agent in enumerate(agents):
+        at = np.flatnonzero(mover == i)
+        if len(at):
+            actions[at] = agent.choose(env.obs[at], env.mask[at], rng)
+    env.step(actions)
+
+
 def batched_match(game, specs: list[str], games: int, seed: int = 0, batch: int = 256) -> dict:
     """Plays ``games`` games among ``specs`` (see the module's doc); returns
     ``{"game", "games", "agents": [{"spec", "games", "mean", "ci95": [lo, hi]}]}``,
@@ -82,12 +106,7 @@ def batched_match(game, specs: list[str], games: int, seed: int = 0, batch: int 
         raise ValueError("specs: give at least one agent spec")
     if not isinstance(games, int) or games < 1:
         raise ValueError(f"games={games!r}; allowed: a whole number >= 1")
-    agents = [_Batched(spec, game) for spec in specs]
-    encodings = {a.encoding for a in agents if a.encoding is not None}
-    if len(encodings) > 1:
-        raise ValueError(f"the networks read different encodings ({', '.join(sorted(encodings))}); "
-                         "the batched environment hands out one")
-    encoding = encodings.pop() if encodings else None
+    agents, encoding = batched_agents(specs, game)
     n = game.num_players()
     seatings = np.array(arrangements(len(specs), n), dtype=np.int64)
     rows = min(batch, max(len(seatings), games))
@@ -100,12 +119,7 @@ def batched_match(game, specs: list[str], games: int, seed: int = 0, batch: int 
     done = 0
     actions = np.zeros(rows, dtype=np.int64)
     while done < games:
-        mover = seating[np.arange(rows), env.player]
-        for i, agent in enumerate(agents):
-            at = np.flatnonzero(mover == i)
-            if len(at):
-                actions[at] = agent.choose(env.obs[at], env.mask[at], rng)
-        env.step(actions)
+        step_agents(env, agents, seating, rng, actions)
         for b in np.flatnonzero(env.ended):
             if done == games:
                 break

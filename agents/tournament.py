@@ -325,7 +325,9 @@ def value_function(spec: str, game):
         return aivat.RolloutValue(game, int(text))
     if spec == "net" or (spec.startswith("net(") and spec.endswith(")")):
         path = shipped_value_path(game) if spec == "net" else spec[len("net("):-1]
-        from kibitz.solvers import value_net
+        from kibitz.solvers import state_value, value_net
+        if state_value.is_state_value_file(path):
+            return state_value.load(path, game)
         return value_net.load(path, game)
     raise ValueError(f"{spec!r} is not a value function; allowed: {allowed}")
 

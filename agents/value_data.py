@@ -177,3 +177,63 @@ def collect_nodes(game, specs: Sequence[str], games: int, seed: int = 0, encodin
     parts, seconds = _play_games(lambda i: play_nodes(game, specs, i, features, seed=seed), start, games, on_game,
                                  should_stop, lambda part: len(part.node_game))
     return value_net.concat_node_games(parts, features.size, game.num_players()), seconds
+
+
+# ---------------------------------------------------------------- the state-value network's stream
+def position_chunks(game, specs: Sequence[str], seed: int, *, chunk: int = 8192, per_game: int = 6,
+                    batch: int = 512, start: int = 0):
+    """Examples for :mod:`kibitz.solvers.state_value`, streamed: an endless
+    iterator of ``(features, returns)``, each chunk from ``chunk`` fresh
+    games on the batched environment (``kibitz.games.batched``) among the
+    agents ``specs`` (their batched forms: ``random``, ``trained``,
+    ``net(FILE)``), seated as ``batched_match`` seats them, and ``per_game``
+    positions of each game drawn uniformly without replacement among its
+    positions before a move (chance and decisions; fewer in a shorter game),
+    their features (``state_value.feature_size``) and the game's returns.
+    Chunk ``k`` (from ``start``) depends only on the seed and ``k``: its
+    games come from ``BatchedEnv(seed=(seed, 47, k))`` and the picks from
+    ``numpy.random.default_rng((seed, 48, k))``."""
+    k = start
+    while True:
+        yield position_sample(game, specs, chunk, per_game, np.random.SeedSequence((seed, 47, k)), batch=batch)
+        k += 1
+
+
+def position_sample(game, specs: Sequence[str], games: int, per_game: int, seed_sequence, *,
+                    batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """``(features, returns)`` of ``per_game`` positions of each of ``games``
+    batched games among ``specs`` (:func:`position_chunks`), from ``seed_sequence``."""
+    from kibitz.agents.batched_match import batched_agents, step_agents
+    from kibitz.agents.tournament import arrangements
+    from kibitz.games.batched import BatchedEnv
+    from kibitz.solvers.state_value import compiled_features, feature_size
+
+    rules, loops = compiled_features(game)
+    agents, encoding = batched_agents(list(specs), game)
+    n, size = game.num_players(), game.observation_tensor_size()
+    env_seed, pick_seed, act_seed = seed_sequence.generate_state(3, np.uint64)
+    seatings = np.array(arrangements(len(specs), n), dtype=np.int64)
+    rows = min(batch, games)
+    seating = seatings[np.arange(rows) % len(seatings)]
+    env = BatchedEnv(game, rows, seed=int(env_seed), observe=encoding is not None,
+                     encoding=encoding or "observation_tensor", record=True)
+    rng = np.random.default_rng(int(act_seed))
+    width = env.final_history.shape[1]
+    hist = np.zeros((games, width), np.int64)
+    lens = np.zeros(games, np.int64)
+    rets = np.zeros((games, n), np.float64)
+    env.reset()
+    done = 0
+    actions = np.zeros(rows, dtype=np.int64)
+    while done < games:
+        step_agents(env, agents, seating, rng, actions)
+        for b in np.flatnonzero(env.ended)[:games - done]:
+            hist[done], lens[done], rets[done] = env.final_history[b], env.final_len[b], env.returns[b]
+            done += 1
+    picker = np.random.default_rng(int(pick_seed))
+    counts = np.minimum(per_game, lens)
+    first = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    picks = np.concatenate([np.sort(picker.choice(int(m), int(c), replace=False)) for m, c in zip(lens, counts)])
+    x = np.zeros((int(first[-1]), feature_size(game)), np.float32)
+    loops.replay_features(rules.initial, rules.params, n, size, hist, lens, picks.astype(np.int64), first, x)
+    return x, np.repeat(rets, counts, axis=0)

@@ -48,7 +48,7 @@ def _no_observation(s, prm, player, out):
 
 
 _I64 = nt.int64[::1]
-#: the compiled loops of each game's rule functions (:func:`_loops`)
+#: the compiled loops of each game's rule functions (:func:`compiled_loops`)
 _STEPPERS: dict = {}
 
 # The step loop, compiled once per game into a module of its own whose
@@ -117,6 +117,48 @@ def advance(initial, prm, max_branch, pos, rng, actions, play, player, mask, leg
 
 
 @numba.njit(**_JIT)
+def features(s, prm, n, size, out):
+    # Every player's observation of position s, one after the other, then
+    # who moves: n + 2 flags (a player, chance, the end).
+    for p in range(n):
+        observation(s, prm, p, out[p * size:(p + 1) * size])
+    flags = out[n * size:]
+    flags[:] = 0.0
+    who = kind(s, prm)
+    flags[who if who >= 0 else (n if who == -1 else n + 1)] = 1.0
+
+
+@numba.njit(**_JIT)
+def child_features(s, prm, n, size, actions, out, ended, rets):
+    # The features of s after each of actions (row j of out); ended[j] and
+    # rets[j] say whether that child is the end of the game, and its returns.
+    t = np.empty_like(s)
+    for j in range(len(actions)):
+        t[:] = s
+        apply(t, prm, actions[j])
+        ended[j] = kind(t, prm) == -4
+        if ended[j]:
+            returns(t, prm, rets[j])
+        features(t, prm, n, size, out[j])
+
+
+@numba.njit(**_JIT)
+def replay_features(initial, prm, n, size, hist, hist_len, picks, first, out):
+    # Replays each game g (hist[g, :hist_len[g]]) from the initial position
+    # and writes the features of the position before move picks[i] into
+    # out[i], for i in first[g]:first[g + 1] (picks ascending within a game).
+    s = np.empty_like(initial)
+    for g in range(hist.shape[0]):
+        s[:] = initial
+        i = first[g]
+        for m in range(hist_len[g]):
+            while i < first[g + 1] and picks[i] == m:
+                features(s, prm, n, size, out[i])
+                i += 1
+            apply(s, prm, hist[g, m])
+
+
+@numba.njit(**_JIT)
 def playout(s, prm, max_branch, rng, out):
     # Plays position s to its end (chance by its probabilities, every move
     # uniformly among the legal ones); its returns into out.
@@ -144,11 +186,11 @@ ENCODINGS = {"observation_tensor": ("observation", "observation_tensor_size"),
 
 
 def _stepper(rules, encoding=None):
-    """The step loop of ``rules`` handing out ``encoding`` (:func:`_loops`)."""
-    return _loops(rules, encoding).advance
+    """The step loop of ``rules`` handing out ``encoding`` (:func:`compiled_loops`)."""
+    return compiled_loops(rules, encoding).advance
 
 
-def _loops(rules, encoding=None):
+def compiled_loops(rules, encoding=None):
     """The module of ``rules``' compiled loops (see ``_LOOP``: ``advance``,
     handing out ``encoding`` (a name of :data:`ENCODINGS`, or None), and
     ``playout``), written on first use under the cache folder
@@ -304,7 +346,7 @@ class CompiledPlayouts:
         if rules.position_of is None:
             raise ValueError(f"game {game.get_type().short_name!r}: its compiled rules read no Python state "
                              "(CompiledRules.position_of)")
-        self._play = _loops(rules).playout
+        self._play = compiled_loops(rules).playout
         self._out = np.empty(game.num_players(), dtype=np.float64)
         self.rng = seeded_rng(seed)
 

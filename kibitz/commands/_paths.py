@@ -122,7 +122,7 @@ def _npz_kind(path) -> str | None:
         return None
     if isinstance(meta.get("algorithm"), str) and isinstance(meta.get("settings"), dict):
         return "checkpoint"
-    if meta.get("format") == "kibitz-value-net":  # solvers/value_net.py
+    if meta.get("format") in ("kibitz-value-net", "kibitz-state-value"):  # solvers/value_net.py, state_value.py
         return "value network file"
     if "input_size" in meta and "num_actions" in meta:
         return "network file"

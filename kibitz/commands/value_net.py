@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 import click
+import numpy as np
 
 from kibitz.commands._paths import VALUE_NETWORK_KINDS, NumberRange, refuse_to_replace, writable_file
 from kibitz.commands.solve import parse_duration
@@ -56,14 +57,19 @@ def _specs(text: str, game) -> list[str]:
 @click.argument("game_string", metavar="GAME")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
               help="Value network file to write (.npz, solvers/value_net.py's format).")
-@click.option("--objective", type=click.Choice(["variance", "mse"]), default="variance", show_default=True,
+@click.option("--objective", type=click.Choice(["variance", "mse", "state"]), default="variance", show_default=True,
               help="What the network is fitted for: the variance of AIVAT's estimate over games, or the mean "
+                   "squared error to the final returns; state: a state-value network on the compiled rules, "
+                   "fitted to the returns of games streamed from the batched environment "
+                   "(kibitz.solvers.state_value). The mean "
                    "squared error to the final returns.")
-@click.option("--agents", "agents_text", default="trained,heuristic", show_default=True, metavar="SPEC,SPEC",
+@click.option("--agents", "agents_text", default=None, metavar="SPEC,SPEC",
               help="The agents whose games are the data, rotated over the seats (those whose matches AIVAT "
-                   "evaluates).")
-@click.option("--games", type=click.IntRange(min=10), default=2000, show_default=True,
-              help="Games to play (every tenth is held out to measure the fit).")
+                   "evaluates). Default trained,heuristic; with --objective state trained (agents with a "
+                   "batched form: random, trained, net(FILE)).")
+@click.option("--games", type=click.IntRange(min=10), default=None,
+              help="Games to play (every tenth is held out to measure the fit). Default 2000; with --objective "
+                   "state the most games streamed (default: as many as --time allows).")
 @click.option("--keep", type=NumberRange(0, 1, min_open=True), default=1.0, show_default=True,
               help="Share of each game's nodes kept as examples (fewer examples a game, less memory; "
                    "--objective mse only).")
@@ -72,9 +78,10 @@ def _specs(text: str, game) -> list[str]:
               help="Stop fitting after this long (90, 90s, 10m): the best epoch so far is kept.")
 @click.option("--epochs", type=click.IntRange(min=1), default=20, show_default=True,
               help="Most passes over the training examples.")
-@click.option("--hidden", default="64", show_default=True, callback=_hidden,
-              help=f"Hidden layer widths (1 to {MAX_LAYERS}, each at most {MAX_WIDTH}); each child's value "
-                   "costs every layer after the first.")
+@click.option("--hidden", default=None, callback=lambda ctx, param, value: None if value is None
+              else _hidden(ctx, param, value),
+              help=f"Hidden layer widths (1 to {MAX_LAYERS}, each at most {MAX_WIDTH}); default 64, with "
+                   "--objective state 256,256.")
 @click.option("--encoding", default="observation_tensor", show_default=True,
               help="The features: this encoding of the state for every player, concatenated.")
 @click.option("--overwrite", is_flag=True, help="Replace the value network file of an earlier run at --out.")
@@ -103,6 +110,20 @@ def value_net(game_string, out, objective, agents_text, games, keep, seed, time_
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--encoding") from None
     limit = parse_duration(time_limit)
+    if objective == "state":
+        if keep != 1.0:
+            raise click.BadParameter(f"{keep:g}: --objective state streams a fixed number of positions a game; "
+                                     "--keep is for --objective mse", param_hint="--keep")
+        if encoding != "observation_tensor":
+            raise click.BadParameter(f"{encoding}: --objective state reads every player's observation tensor "
+                                     "(allowed: observation_tensor)", param_hint="--encoding")
+        refuse_to_replace({out: VALUE_NETWORK_KINDS}, overwrite=overwrite)
+        _state_value(game, out, agents_text or "trained", games, seed, 600.0 if limit is None else limit,
+                     hidden or (256, 256), progress)
+        return
+    agents_text = agents_text or "trained,heuristic"
+    games = games or 2000
+    hidden = hidden or (64,)
     if objective == "variance" and keep != 1.0:
         raise click.BadParameter(f"{keep:g}: the variance objective needs every corrected node of a game; "
                                  "--keep is for --objective mse", param_hint="--keep")
@@ -164,4 +185,59 @@ def value_net(game_string, out, objective, agents_text, games, keep, seed, time_
                    f"chance nodes; keep {keep:g}), {play_seconds:.1f} s")
         click.echo(f"fit:       held-out MSE {fit['mse']:.5f} against {fit['mse_mean']:.5f} for the mean returns "
                    f"(R^2 {fit['r2']:.4f}), epoch {fit['epoch']} of {fit['epochs']}, {fit_seconds:.1f} s")
+    click.echo(f"written:   {out}")
+
+
+#: --objective state: games a chunk of the stream, positions kept a game, games held out to measure the fit
+STATE_CHUNK, STATE_PER_GAME, STATE_HELD_OUT = 8192, 6, 4096
+
+
+def _state_value(game, out, agents_text, games, seed, limit, hidden, progress):
+    """--objective state: :func:`kibitz.solvers.state_value.train` on
+    :func:`kibitz.agents.value_data.position_chunks`, for ``limit`` seconds
+    or ``games`` games."""
+    from kibitz.agents import value_data
+    from kibitz.agents.batched_match import BATCHED_KINDS
+    from kibitz.agents.registry import split_specs
+    from kibitz.solvers import state_value
+
+    try:
+        specs = split_specs(agents_text)
+        state_value.compiled_features(game)
+        held_out = value_data.position_sample(game, specs, STATE_HELD_OUT, STATE_PER_GAME,
+                                              np.random.SeedSequence((seed, 46)))
+    except ValueError as e:
+        raise click.BadParameter(f"{e} (--objective state plays {', '.join(BATCHED_KINDS)})",
+                                 param_hint="--agents") from None
+    max_chunks = None if games is None else -(-games // STATE_CHUNK)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=round(limit), unit="s", desc="fit", dynamic_ncols=True, disable=None)
+
+    def on_check(record):
+        if bar:
+            bar.set_postfix(r2=f"{record['r2']:.4f}", games=f"{record['chunk'] * STATE_CHUNK:,}")
+            bar.update(min(round(record["seconds"]), bar.total) - bar.n)
+
+    chunks = value_data.position_chunks(game, specs, seed, chunk=STATE_CHUNK, per_game=STATE_PER_GAME)
+    settings = {"objective": "state", "agents": specs, "chunk_games": STATE_CHUNK,
+                "positions_per_game": STATE_PER_GAME, "held_out_games": STATE_HELD_OUT,
+                "seed_words": {"chunks": [seed, 47], "held_out": [seed, 46]}}
+    net = state_value.train(game, chunks, held_out, hidden=hidden, seed=seed, time_limit=limit,
+                            max_chunks=max_chunks, on_check=on_check, settings=settings)
+    if bar:
+        bar.close()
+    state_value.save(out, net)
+    fit = net.meta["fit"]
+    click.echo(f"game:      {game}")
+    click.echo(f"agents:    {', '.join(specs)} (seated as batched_match seats them), seed {seed}")
+    click.echo(f"features:  every player's observation tensor and who moves "
+               f"({state_value.feature_size(game):,} floats), on the compiled rules")
+    click.echo(f"network:   state values, hidden {','.join(map(str, hidden))}")
+    click.echo(f"data:      {fit['chunks'] * STATE_CHUNK:,} games streamed, {fit['positions']:,} positions "
+               f"({STATE_PER_GAME} a game), each used once")
+    click.echo(f"fit:       held-out MSE {fit['mse']:.5f} against {fit['mse_mean']:.5f} for the mean returns "
+               f"(R^2 {fit['r2']:.4f}) on {fit['held_out_positions']:,} positions of {STATE_HELD_OUT:,} other "
+               f"games, best at chunk {fit['check']} of {fit['chunks']}, {fit['seconds']:.1f} s")
     click.echo(f"written:   {out}")
