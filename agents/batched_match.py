@@ -28,7 +28,37 @@ from kibitz.games.batched import ENCODINGS, BatchedEnv
 from kibitz.solvers.stats import mean_interval
 
 #: the agent kinds that play batched
-BATCHED_KINDS = ("random", "trained", "net(FILE)")
+BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub)")
+
+
+def _pub_heuristic(game):
+    """Pub's heuristic (agents/heuristics/pub.py) read from the ``compact``
+    encoding, which carries the very numbers it compares (its costs block:
+    take - draw on a turn, take both - keep drawn on the choice, each
+    divided by the ranks: the sign is that of the difference): take when
+    taking costs no more than the expected draw, take both when that costs
+    less than keeping the drawn card. tests/test_batched_match.py checks it
+    move for move against the Python heuristic."""
+    from kibitz.games import pub
+
+    offset = 0
+    for name, size, _ in game.compact_tensor_layout():
+        if name == "costs":
+            break
+        offset += size
+    take_minus_draw, both_minus_keep = offset + 2, offset + 5
+
+    def choose(obs, mask):
+        choosing = mask[:, pub.KEEP_DRAWN]
+        on_choice = np.where(obs[:, both_minus_keep] < 0, pub.TAKE_BOTH, pub.KEEP_DRAWN)
+        on_turn = np.where((obs[:, take_minus_draw] <= 0) | ~mask[:, pub.DRAW], pub.TAKE, pub.DRAW)
+        return np.where(choosing, on_choice, on_turn)
+
+    return choose
+
+
+#: the heuristics with a batched form: game -> (the encoding it reads, a maker of ``choose(obs, mask)``)
+BATCHED_HEURISTICS = {"pub": ("compact", _pub_heuristic)}
 
 
 class _Batched:
@@ -39,7 +69,14 @@ class _Batched:
 
         self.spec = spec.strip()
         self.network = None
+        self.heuristic = None
+        self._encoding = None
         if self.spec == "random":
+            return
+        short = game.get_type().short_name
+        if self.spec == "heuristic" and short in BATCHED_HEURISTICS:
+            self._encoding, make = BATCHED_HEURISTICS[short]
+            self.heuristic = make(game)
             return
         if self.spec == "trained":
             path = trained_path(game)
@@ -57,9 +94,11 @@ class _Batched:
 
     @property
     def encoding(self):
-        return None if self.network is None else self.network.encoding
+        return self.network.encoding if self.network is not None else self._encoding
 
     def choose(self, obs, mask, rng: np.random.Generator) -> np.ndarray:
+        if self.heuristic is not None:  # deterministic: draws nothing from rng
+            return self.heuristic(obs, mask)
         if self.network is None:
             probs = mask / mask.sum(axis=1, keepdims=True)
         else:

@@ -35,9 +35,46 @@ def test_it_agrees_with_a_tournament_of_the_same_agents():
 
 def test_bad_input_names_what_is_allowed():
     game = pyspiel.load_game("underdog")
-    with pytest.raises(ValueError, match="'heuristic' has no batched form; allowed: random, trained, net"):
+    with pytest.raises(ValueError, match=r"'heuristic' has no batched form; allowed: random, trained, "
+                                         r"net\(FILE\), heuristic \(pub\)"):
         batched_match(game, ["heuristic", "random"], 10)
     with pytest.raises(ValueError, match="games=0; allowed: a whole number >= 1"):
         batched_match(game, ["random"], 0)
     with pytest.raises(ValueError, match="specs: give at least one agent spec"):
         batched_match(game, [], 10)
+
+
+@pytest.mark.parametrize("game_string", ["pub", REGISTRY["pub"].small, "pub(players=5)"])
+def test_pubs_batched_heuristic_plays_the_python_heuristics_moves(game_string):
+    """Games with the batched heuristic in some seats (random in the others),
+    replayed through pyspiel: at every decision of a heuristic seat the move
+    played is the one agents/heuristics/pub.py chooses."""
+    import numpy as np
+
+    from kibitz.agents.batched_match import _Batched
+    from kibitz.agents.registry import make_agent
+    from kibitz.games.batched import BatchedEnv
+
+    game = pyspiel.load_game(game_string)
+    heuristic, rand = _Batched("heuristic", game), _Batched("random", game)
+    env = BatchedEnv(game, 64, seed=2, encoding=heuristic.encoding, record=True)
+    rng = np.random.default_rng(0)
+    seat_is_heuristic = (np.arange(64)[:, None] + np.arange(game.num_players())[None, :]) % 3 != 0
+    env.reset()
+    games, checked = [], 0
+    while len(games) < 150:
+        mine = seat_is_heuristic[np.arange(64), env.player]
+        actions = np.where(mine, heuristic.choose(env.obs, env.mask, rng), rand.choose(env.obs, env.mask, rng))
+        env.step(actions)
+        games += [(b, env.final_history[b, :env.final_len[b]].copy()) for b in np.flatnonzero(env.ended)]
+    agents = [make_agent("heuristic", game, p, 0) for p in range(game.num_players())]
+    for b, history in games[:150]:
+        state = game.new_initial_state()
+        for a in history:
+            p = state.current_player()
+            if p >= 0 and seat_is_heuristic[b, p]:
+                probs = agents[p].action_probabilities(state)
+                assert probs[int(a)] == 1.0, (game_string, state.history(), probs, int(a))
+                checked += 1
+            state.apply_action(int(a))
+    assert checked > 100
