@@ -58,14 +58,19 @@ def main(argv=None) -> int:
     ap.add_argument("--timed", type=int, default=112)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--games-list", default=",".join(REGISTRY))
+    ap.add_argument("--games-list", default=",".join(REGISTRY),
+                    help="the games to run (the other games' rows of --out are kept)")
     ap.add_argument("--root", default="docs/results/trained")
     ap.add_argument("--out", default="docs/results/aivat/default.md")
     args = ap.parse_args(argv)
     lines = ["| game | agent | games | plain mean [95% CI] | AIVAT mean [95% CI] | SE ratio | variance ratio "
              "| time with AIVAT |",
              "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |"]
-    for game in args.games_list.split(","):
+    chosen = args.games_list.split(",")
+    if Path(args.out).is_file():  # the rows of the games not run again stay
+        lines += [line for line in Path(args.out).read_text().splitlines()
+                  if line.startswith("| `") and line.split("`")[1] not in chosen]
+    for game in chosen:
         folder = Path(args.root) / f"{game}_vs_heuristic"
         if folder.exists():
             shutil.rmtree(folder)  # the same games again, now with their corrections
@@ -87,10 +92,12 @@ def main(argv=None) -> int:
     head = (f"# AIVAT at the default sizes: `trained` against `heuristic`\n\n"
             f"Written by `python -m kibitz.experiments.aivat_default --games {args.games} --timed {args.timed} "
             f"--seed {args.seed}`: each game's tournament of {args.games:,} games with `--aivat {VALUE}` (the "
-            f"shipped value network, agents/trained/GAME.value.npz), the same games as without it. SE ratio: "
+            f"shipped value network, agents/trained/GAME.value.npz: agents/trained/README.md says which kind each "
+            f"game's is), the same games as without it. SE ratio: "
             f"AIVAT's standard error over the plain one (at most 0.5 means a quarter of the games for the same "
             f"interval); variance ratio: its inverse squared. Time with AIVAT: the first {args.timed} games "
             f"played with the corrections over the same games played plain, alternating in one process.\n\n")
+    lines[2:] = sorted(lines[2:], key=lambda line: line.split("`")[1])  # by game, each game's agents in order
     write_markdown(args.out, head, lines)
     return 0
 

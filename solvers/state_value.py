@@ -136,14 +136,16 @@ class StateValueNet:
 
 # ---------------------------------------------------------------- files
 def save(path, net: StateValueNet) -> None:
-    """Writes ``net`` to ``path`` (``.npz``: float32 weights, the scale and the JSON meta), atomically."""
+    """Writes ``net`` to ``path`` (``.npz``: the weights as float16, which
+    halves the file, the scale and the JSON meta), atomically; :func:`load`
+    reads the weights back as float32."""
     from kibitz.solvers._io import atomic_write
 
     meta = {"format": FORMAT, "game": str(net.game), "hidden": [w.shape[1] for w, _ in net.layers[:-1]],
             **{k: v for k, v in net.meta.items() if k not in ("format", "game", "hidden")}}
     arrays = {"scale": (1.0 / net.inverse_scale).astype(np.float32)}
     for i, (w, b) in enumerate(net.layers):
-        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+        arrays[f"w{i}"], arrays[f"b{i}"] = w.astype(np.float16), b.astype(np.float16)
     blob = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     atomic_write(Path(path), lambda f: np.savez_compressed(f, meta=blob, **arrays))
 
@@ -165,7 +167,7 @@ def load(path, game) -> StateValueNet:
             if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 raise ValueError(f"its meta says format {meta.get('format') if isinstance(meta, dict) else None!r}")
             depth = len(meta["hidden"]) + 1
-            layers = [(z[f"w{i}"], z[f"b{i}"]) for i in range(depth)]
+            layers = [(z[f"w{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(depth)]
             scale = z["scale"]
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise ValueError(f"{path}: not a kibitz state-value network file ({e})") from None

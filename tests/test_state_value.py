@@ -78,8 +78,12 @@ def test_save_load_round_trip_and_wrong_files(tmp_path):
     state_value.save(path, net)
     assert state_value.is_state_value_file(path)
     again = state_value.load(path, game)
+    for (w, b), (w2, b2) in zip(net.layers, again.layers):  # stored as float16
+        np.testing.assert_array_equal(w.astype(np.float16).astype(np.float32), w2)
+        np.testing.assert_array_equal(b.astype(np.float16).astype(np.float32), b2)
+    state_value.save(tmp_path / "again.npz", again)
     x = np.random.default_rng(0).integers(0, 3, (5, state_value.feature_size(game))).astype(np.float32)
-    np.testing.assert_array_equal(again.values(x), net.values(x))
+    np.testing.assert_array_equal(state_value.load(tmp_path / "again.npz", game).values(x), again.values(x))
     assert again.name == f"net({path})"
     with pytest.raises(ValueError, match="not for"):
         state_value.load(path, load_game("pub"))
