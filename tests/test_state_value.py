@@ -140,7 +140,7 @@ def test_cli_state_objective_and_tournament(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--agents", "heuristic"], ["--agents", "random, trained, net(FILE)"]),
+    (["--agents", "ismcts"], ["--agents", "random, trained, net(FILE)"]),
     (["--keep", "0.5"], ["--keep"]),
     (["--encoding", "compact"], ["--encoding", "observation_tensor"]),
 ])
