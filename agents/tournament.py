@@ -227,7 +227,8 @@ def play_recorded(game, agents, chance: Callable, corrections=None) -> tuple[lis
     """Plays one game; returns (every action, chance included; returns).
     ``corrections`` (a :class:`kibitz.solvers.aivat.Corrections`) is given
     every chance node and every decision of an agent that reports its
-    policy; the moves are the same with it and without."""
+    policy, and its ``finish(moves)`` (when it has one) at the end: the
+    moves are the same with it and without."""
     state = game.new_initial_state()
     for a in agents:
         a.restart_at(state)
@@ -251,6 +252,8 @@ def play_recorded(game, agents, chance: Callable, corrections=None) -> tuple[lis
                 a.inform_action(state, player, action)
         moves.append(action)
         state.apply_action(action)
+    if corrections is not None and hasattr(corrections, "finish"):  # deferred terms (solvers/aivat.py)
+        corrections.finish(moves)
     return moves, [float(r) for r in state.returns()]
 
 

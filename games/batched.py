@@ -159,6 +159,23 @@ def replay_features(initial, prm, n, size, hist, hist_len, picks, first, out):
 
 
 @numba.njit(**_JIT)
+def game_child_features(initial, prm, n, size, moves, steps, first, actions, out, ended, rets):
+    # Replays one game (moves) from the initial position and, at each node i
+    # (before move steps[i], steps ascending), writes the features of the
+    # position after each of actions[first[i]:first[i + 1]] into those rows of
+    # out, with ended and rets as child_features: a whole game's children.
+    s = initial.copy()
+    i = 0
+    for m in range(len(moves) + 1):
+        while i < len(steps) and steps[i] == m:
+            lo, hi = first[i], first[i + 1]
+            child_features(s, prm, n, size, actions[lo:hi], out[lo:hi], ended[lo:hi], rets[lo:hi])
+            i += 1
+        if m < len(moves):
+            apply(s, prm, moves[m])
+
+
+@numba.njit(**_JIT)
 def playout(s, prm, max_branch, rng, out):
     # Plays position s to its end (chance by its probabilities, every move
     # uniformly among the legal ones); its returns into out.
@@ -192,8 +209,9 @@ def _stepper(rules, encoding=None):
 
 def compiled_loops(rules, encoding=None):
     """The module of ``rules``' compiled loops (see ``_LOOP``: ``advance``,
-    handing out ``encoding`` (a name of :data:`ENCODINGS`, or None), and
-    ``playout``), written on first use under the cache folder
+    handing out ``encoding`` (a name of :data:`ENCODINGS`, or None), the
+    features of positions and of children (``features``, ``child_features``,
+    ``replay_features``, ``game_child_features``) and ``playout``), written on first use under the cache folder
     (``$KIBITZ_CACHE/batched`` or ``~/.cache/kibitz/batched``) and imported
     from there."""
     module = rules.kind.py_func.__module__

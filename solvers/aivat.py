@@ -24,7 +24,10 @@ does not look at the outcome taken there (it is a function of ``h.b``
 alone). ``V`` itself may be anything: a poor one costs variance, not bias.
 
 A value function implements :class:`ValueFunction` (``child_values``: the
-values of all children of a node at once, the cost that matters). This
+values of all children of a node at once, the cost that matters); one that
+can also evaluate every node of a finished game in one call
+(``game_child_values``) has :class:`Corrections` defer the terms to the
+game's end. This
 module has the generic ones: :class:`ZeroValue` (``zero``, the plain payoff),
 :class:`StateValue` (any callable on states, children by clone and apply),
 :class:`RolloutValue` (``rollout(N)``: uniformly random playouts),
@@ -156,14 +159,40 @@ class ExactValue:
 
 class Corrections:
     """The terms of one game as it is played: :meth:`at_node` before each
-    move with known probabilities; ``chance`` and ``action`` are the sums of
-    the terms at chance nodes and at decisions, per player."""
+    move with known probabilities, :meth:`finish` once the game has ended;
+    ``chance`` and ``action`` are the sums of the terms at chance nodes and
+    at decisions, per player.
+
+    With a value function that evaluates a whole game at once (one with
+    ``game_child_values(moves, steps, first, actions)``: the state-value
+    network, solvers/state_value.py) the terms are deferred: :meth:`at_node`
+    only records the node (its step in the game's moves, the actions of
+    positive probability, their probabilities, the one taken) and
+    :meth:`finish` evaluates every node's children in one call, the same
+    terms to rounding. Any other value function is called at each node."""
 
     def __init__(self, value: ValueFunction, num_players: int):
         self.value = value
-        self.chance = np.zeros(num_players)
-        self.action = np.zeros(num_players)
+        self._chance = np.zeros(num_players)
+        self._action = np.zeros(num_players)
         self.nodes = 0
+        #: the recorded nodes (deferred value functions): (step, actions, probabilities, taken, chance)
+        self._pending: list | None = [] if hasattr(value, "game_child_values") else None
+
+    @property
+    def chance(self) -> np.ndarray:
+        self._check_finished()
+        return self._chance
+
+    @property
+    def action(self) -> np.ndarray:
+        self._check_finished()
+        return self._action
+
+    def _check_finished(self) -> None:
+        if self._pending:
+            raise RuntimeError(f"{len(self._pending)} AIVAT nodes recorded and not evaluated: call "
+                               "Corrections.finish(moves) when the game ends")
 
     def at_node(self, state, probabilities, taken: int, chance: bool) -> None:
         """``probabilities``: ``[(action, p)]`` (or a dict) of the node's
@@ -173,15 +202,41 @@ class Corrections:
         if len(items) < 2:  # one possible action: the term is zero
             return
         actions = [a for a, _ in items]
+        if self._pending is not None:
+            self._pending.append((len(state.history()), actions, [q for _, q in items],
+                                  actions.index(int(taken)), bool(chance)))
+            self.nodes += 1
+            return
         p = np.array([q for _, q in items])
         p /= p.sum()
         values = self.value.child_values(state, actions)
         term = p @ values - values[actions.index(int(taken))]
         if chance:
-            self.chance += term
+            self._chance += term
         else:
-            self.action += term
+            self._action += term
         self.nodes += 1
+
+    def finish(self, moves: Sequence[int]) -> None:
+        """Adds the terms of the nodes recorded since the last call (deferred
+        value functions; nothing to do otherwise). ``moves``: every action of
+        the game from its start, chance outcomes included."""
+        if not self._pending:
+            return
+        nodes, self._pending = self._pending, []
+        sizes = np.array([len(node[1]) for node in nodes])
+        first = np.zeros(len(nodes) + 1, np.int64)
+        np.cumsum(sizes, out=first[1:])
+        steps = np.array([node[0] for node in nodes], np.int64)
+        actions = np.fromiter((a for node in nodes for a in node[1]), np.int64, first[-1])
+        weights = np.fromiter((q for node in nodes for q in node[2]), np.float64, first[-1])
+        weights /= np.repeat(np.add.reduceat(weights, first[:-1]), sizes)  # p(b|h), summing to 1 at each node
+        weights[first[:-1] + np.array([node[3] for node in nodes])] -= 1.0  # p(b|h) - [b taken]
+        values = self.value.game_child_values(moves, steps, first, actions)
+        terms = np.add.reduceat(weights[:, None] * values, first[:-1], axis=0)  # one row a node
+        at_chance = np.array([node[4] for node in nodes])
+        self._chance += terms[at_chance].sum(axis=0)
+        self._action += terms[~at_chance].sum(axis=0)
 
 
 def estimate(returns, chance_terms, action_terms) -> np.ndarray:

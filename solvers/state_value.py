@@ -100,6 +100,7 @@ class StateValueNet:
         self._x = np.zeros((self.rules.max_branch, size), np.float32)
         self._ended = np.zeros(self.rules.max_branch, np.bool_)
         self._rets = np.zeros((self.rules.max_branch, self.n), np.float64)
+        self._game_x = np.empty((0, size), np.float32)
         self._one_thread = None
 
     def values(self, x: np.ndarray) -> np.ndarray:
@@ -117,20 +118,47 @@ class StateValueNet:
         w, b = self.layers[-1]
         return (h @ w + b).astype(np.float64)
 
+    def _limit_threads(self) -> None:
+        if self._one_thread is None:  # BLAS threads slow a product of a few rows down, on a busy machine most
+            from threadpoolctl import threadpool_limits
+            self._one_thread = threadpool_limits(limits=1, user_api="blas")
+
     def child_values(self, state, actions: Sequence[int]) -> np.ndarray:
         acts = np.asarray(actions, np.int64)
         k = len(acts)
         if k > len(self._x):
             raise ValueError(f"{k} children; the game's rules say at most {len(self._x)}")
-        if self._one_thread is None:  # BLAS threads slow a product of a few rows down, on a busy machine most
-            from threadpoolctl import threadpool_limits
-            self._one_thread = threadpool_limits(limits=1, user_api="blas")
+        self._limit_threads()
         r = self.rules
         self._loops.child_features(r.position_of(state), r.params, self.n, self.size, acts, self._x[:k],
                                    self._ended[:k], self._rets[:k])
         v = self.values(self._x[:k])
         end = self._ended[:k]
         v[end] = self._rets[:k][end]
+        return v
+
+    def game_child_values(self, moves: Sequence[int], steps: np.ndarray, first: np.ndarray,
+                          actions: np.ndarray) -> np.ndarray:
+        """The children's values of a whole game's nodes at once (AIVAT's
+        deferred corrections, ``Corrections.finish``): node ``i`` is the
+        position before move ``steps[i]`` of ``moves`` (the game's every
+        action from the start, chance included; ``steps`` ascending), its
+        children those of ``actions[first[i]:first[i + 1]]``. Row ``j`` is
+        what :meth:`child_values` gives that child, to float32 rounding
+        (one replay of the game in compiled code and one pass of the
+        network over every row, instead of a Python call a node)."""
+        acts = np.ascontiguousarray(actions, np.int64)
+        rows = len(acts)
+        self._limit_threads()
+        if len(self._game_x) < rows:
+            self._game_x = np.empty((max(rows, 2 * len(self._game_x)), self._x.shape[1]), np.float32)
+        x, ended, rets = self._game_x[:rows], np.empty(rows, np.bool_), np.empty((rows, self.n), np.float64)
+        r = self.rules
+        self._loops.game_child_features(r.initial, r.params, self.n, self.size, np.asarray(moves, np.int64),
+                                        np.ascontiguousarray(steps, np.int64), np.ascontiguousarray(first, np.int64),
+                                        acts, x, ended, rets)
+        v = self.values(x)
+        v[ended] = rets[ended]
         return v
 
 

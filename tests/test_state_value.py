@@ -1,6 +1,6 @@
 """The state-value network on the compiled rules (solvers/state_value.py),
-its streamed data (agents/value_data.position_sample) and `kibitz value-net
---objective state`."""
+its streamed data (agents/value_data.position_sample), `kibitz value-net
+--objective state` and AIVAT's corrections deferred to a game's end with it."""
 
 import json
 
@@ -10,9 +10,11 @@ from click.testing import CliRunner
 
 from kibitz.agents import tournament as tour
 from kibitz.agents import value_data
+from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import REGISTRY, load_game
 from kibitz.solvers import state_value
+from kibitz.solvers.aivat import Corrections, ZeroValue
 
 GAMES = sorted(REGISTRY)
 
@@ -150,3 +152,105 @@ def test_cli_state_objective_bad_input_is_one_line(tmp_path, args, words):
     assert r.exit_code == 2 and "Traceback" not in r.output
     for w in words:
         assert w in r.output, r.output
+
+
+# ---------------------------------------------------------------- AIVAT's deferred corrections
+# Corrections.finish and game_child_values: the same terms as the corrections
+# evaluated at every node, in every game, and the same tournament records for
+# any number of workers. The network computes in float32 and a product of a
+# game's ~2,000 rows is not rounded as one of a node's few rows is (BLAS blocks
+# them differently), so the terms agree to float32 rounding, not bit for bit.
+
+
+class Eager:
+    """The network without its whole-game evaluation: Corrections calls it at every node."""
+
+    def __init__(self, net):
+        self.name, self.net = net.name, net
+
+    def child_values(self, state, actions):
+        return self.net.child_values(state, actions)
+
+
+def both_ways(game, specs, net, games, seed):
+    """Each game played twice, corrections deferred and eager: (moves, returns, terms) of each."""
+    out = []
+    for i in range(games):
+        runs = []
+        for value in (net, Eager(net)):
+            agents = [make_agent(s, game, p, seed=seed * 1000 + 10 * i + p) for p, s in enumerate(specs)]
+            c = Corrections(value, game.num_players())
+            moves, returns = tour.play_recorded(game, agents, tour.DealChance((seed, i)), c)
+            runs.append((moves, returns, c.chance.copy(), c.action.copy(), c.nodes))
+        out.append(runs)
+    return out
+
+
+@pytest.mark.parametrize("size", ["small", "default"])
+@pytest.mark.parametrize("name", GAMES)
+def test_deferred_terms_are_the_eager_terms(name, size):
+    """Random (small) and trained against random (default size) agents,
+    whose policies are known: every decision and chance node corrected."""
+    game = load_game(REGISTRY[name].small) if size == "small" else load_game(name)
+    specs = ["random"] * game.num_players() if size == "small" else \
+        ["trained"] + ["random"] * (game.num_players() - 1)
+    net = random_net(game, hidden=(32, 16))
+    nodes = 0
+    for deferred, eager in both_ways(game, specs, net, games=3 if size == "small" else 2, seed=7):
+        assert deferred[0] == eager[0] and deferred[1] == eager[1]  # the same moves and returns
+        assert deferred[4] == eager[4] > 0
+        np.testing.assert_allclose(deferred[2], eager[2], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(deferred[3], eager[3], rtol=0, atol=1e-5)
+        assert np.any(deferred[2] != 0) and np.any(deferred[3] != 0)
+        nodes += deferred[4]
+    assert nodes > 6
+
+
+def test_game_child_values_are_child_values_node_by_node():
+    """Over/Under with the shipped network: each row of the whole game's
+    pass is the node's child_values row, ended children their returns."""
+    game = load_game("over_under")
+    net = state_value.load("agents/trained/over_under.value.npz", game)
+    rng = np.random.default_rng(3)
+    state, moves, steps, acts, expected = game.new_initial_state(), [], [], [], []
+    while not state.is_terminal():
+        actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        if len(actions) > 1:
+            steps.append(len(moves))
+            acts.append(actions)
+            expected.append(net.child_values(state, actions))
+        moves.append(int(actions[rng.integers(len(actions))]))
+        state.apply_action(moves[-1])
+    first = np.cumsum([0] + [len(a) for a in acts])
+    got = net.game_child_values(moves, np.array(steps), first, np.concatenate(acts))
+    np.testing.assert_allclose(got, np.concatenate(expected), rtol=1e-5, atol=1e-5)
+
+
+def test_unfinished_deferred_terms_raise_and_eager_ones_need_no_finish():
+    game = load_game(REGISTRY["pub"].small)
+    state = game.new_initial_state()
+    outcomes = state.chance_outcomes()
+    c = Corrections(random_net(game), game.num_players())
+    c.at_node(state, outcomes, outcomes[0][0], chance=True)
+    with pytest.raises(RuntimeError, match="finish"):
+        c.chance
+    c.finish([outcomes[0][0]])
+    assert c.nodes == 1 and np.any(c.chance != 0) and not np.any(c.action)
+    z = Corrections(ZeroValue(game.num_players()), game.num_players())
+    z.at_node(state, outcomes, outcomes[0][0], chance=True)
+    assert z.nodes == 1 and not np.any(z.chance)
+
+
+def test_tournament_records_are_the_same_for_any_workers(tmp_path):
+    game = REGISTRY["underdog"].small
+    path = tmp_path / "v.npz"
+    state_value.save(path, random_net(load_game(game)))
+    records = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        tour.run_tournament(game, ["random", "heuristic"], 12, seed=3, workers=workers, out_dir=str(out),
+                            progress=False, value=f"net({path})")
+        lines = (out / "games.jsonl").read_text().splitlines()
+        records.append(sorted((json.loads(x) for x in lines), key=lambda r: r["index"]))
+    assert records[0] == records[1]
+    assert all(any(r["aivat"]["chance"]) for r in records[0])
