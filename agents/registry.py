@@ -6,9 +6,11 @@ A spec is a name with optional keyword options in parentheses, e.g.
 agent's positional option (``policy`` takes its file that way). Values are
 parsed as int, float, true/false, or left as strings.
 
-Agent kinds register themselves with :func:`register_agent`; every module in
-the ``agents`` package is imported when this registry is first used, so a
-new kind is a new module.
+Agent kinds register themselves with :func:`register_agent` in their
+module; :data:`KIND_MODULES` names the module of each kind, so that a spec
+imports only its own kind's module (``random`` loads neither onnx nor
+onnxruntime) and nothing registers by the side effect of an unrelated
+import. A new kind is a new module and a line in :data:`KIND_MODULES`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
-import pkgutil
 import re
 from typing import Callable
 
@@ -41,12 +42,24 @@ class AgentKind:
 
 
 AGENTS: dict[str, AgentKind] = {}
-_loaded = False
+
+#: every agent kind -> the module of ``kibitz.agents`` that registers it
+KIND_MODULES = {
+    "random": "builtin",
+    "heuristic": "builtin",
+    "human": "builtin",
+    "ismcts": "ismcts",
+    "net": "net_agent",
+    "trained": "net_agent",
+    "policy": "policy_agent",
+}
 
 
 def register_agent(name: str, help: str, options: dict | None = None, positional: str | None = None,
                    presets: dict | None = None, game_of: Callable | None = None):
-    """Decorator for an agent factory (a class or function)."""
+    """Decorator for an agent factory (a class or function). A kind that
+    ships with kibitz is listed in :data:`KIND_MODULES`; one registered at
+    run time (a plug-in, a test's) is known from its registration on."""
     def decorate(factory):
         AGENTS[name] = AgentKind(name, help, dict(options or {}), factory, positional, dict(presets or {}),
                                  game_of)
@@ -54,19 +67,17 @@ def register_agent(name: str, help: str, options: dict | None = None, positional
     return decorate
 
 
-def _load_all():
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from kibitz import agents
-    for info in pkgutil.iter_modules(agents.__path__):
-        if info.name not in ("registry",):
-            importlib.import_module(f"{__package__}.{info.name}")
+def _kind(name: str) -> AgentKind | None:
+    """The kind ``name``, its module imported on first use; None if unknown."""
+    if name not in AGENTS and name in KIND_MODULES:
+        importlib.import_module(f"{__package__}.{KIND_MODULES[name]}")
+    return AGENTS.get(name)
 
 
 def agent_kinds() -> dict[str, AgentKind]:
-    _load_all()
+    """Every agent kind by name (imports each kind's module)."""
+    for name in KIND_MODULES:
+        _kind(name)
     return AGENTS
 
 
@@ -150,10 +161,9 @@ def resolve_spec(spec: str) -> tuple[AgentKind, dict]:
     """The kind a spec names and its options by name, each option checked
     against the kind's (name and type); ValueError naming the fault."""
     name, options = parse_spec(spec)
-    kinds = agent_kinds()
-    if name not in kinds:
-        raise ValueError(f"unknown agent {name!r}; agents are: {', '.join(sorted(kinds))}")
-    kind = kinds[name]
+    kind = _kind(name)
+    if kind is None:
+        raise ValueError(f"unknown agent {name!r}; agents are: {', '.join(sorted(set(KIND_MODULES) | set(AGENTS)))}")
     if None in options:
         if kind.positional is None:
             raise ValueError(f"agent {name!r} takes only key=value options; got {options[None]!r}")

@@ -98,3 +98,22 @@ def test_underdog_heuristic_win_chance_matches_an_exact_count(monkeypatch):
     # nobody else in the round: a sure win
     alone = types.SimpleNamespace(**{**vars(view), "fought": [], "undecided": []})
     assert agent._win_probability(alone, card, unseen) == 1.0
+
+
+def test_a_random_agent_imports_neither_onnx_nor_onnxruntime():
+    # each kind's module is imported only when a spec names it (the registry's KIND_MODULES)
+    import subprocess
+    import sys
+    code = ("import sys, pyspiel; from kibitz.agents import make_agent; "
+            "a = make_agent('random', pyspiel.load_game('pub'), 0, seed=1); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'onnx', 'onnxruntime', 'jax'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+def test_every_listed_kind_registers_itself_in_its_module():
+    from kibitz.agents.registry import KIND_MODULES, agent_kinds
+    kinds = agent_kinds()
+    assert set(KIND_MODULES) <= set(kinds)
+    for name, module in KIND_MODULES.items():
+        assert kinds[name].factory.__module__ == f"kibitz.agents.{module}", name
