@@ -159,16 +159,19 @@ def replay_features(initial, prm, n, size, hist, hist_len, picks, first, out):
 
 
 @numba.njit(**_JIT)
-def game_child_features(initial, prm, n, size, moves, steps, first, actions, out, ended, rets):
+def game_child_features(initial, prm, n, size, moves, steps, first, actions, out, ended, rets, nodes):
     # Replays one game (moves) from the initial position and, at each node i
     # (before move steps[i], steps ascending), writes the features of the
     # position after each of actions[first[i]:first[i + 1]] into those rows of
-    # out, with ended and rets as child_features: a whole game's children.
+    # out, with ended and rets as child_features: a whole game's children;
+    # and the node's own features into nodes[i] (when nodes has rows).
     s = initial.copy()
     i = 0
     for m in range(len(moves) + 1):
         while i < len(steps) and steps[i] == m:
             lo, hi = first[i], first[i + 1]
+            if nodes.shape[0] > 0:
+                features(s, prm, n, size, nodes[i])
             child_features(s, prm, n, size, actions[lo:hi], out[lo:hi], ended[lo:hi], rets[lo:hi])
             i += 1
         if m < len(moves):

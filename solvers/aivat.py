@@ -38,6 +38,7 @@ agents' policies, small games). The value network is solvers/value_net.py.
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -166,10 +167,11 @@ class Corrections:
     With a value function that evaluates a whole game at once (one with
     ``game_child_values(moves, steps, first, actions)``: the state-value
     network, solvers/state_value.py) the terms are deferred: :meth:`at_node`
-    only records the node (its step in the game's moves, the actions of
-    positive probability, their probabilities, the one taken) and
-    :meth:`finish` evaluates every node's children in one call, the same
-    terms to rounding. Any other value function is called at each node."""
+    only records the node (its step in the game's moves, its actions and
+    their probabilities, the one taken) and :meth:`finish` evaluates every
+    node's children in one call, the same terms to rounding (``nodes``
+    counts the nodes corrected once they are evaluated). Any other value
+    function is called at each node."""
 
     def __init__(self, value: ValueFunction, num_players: int):
         self.value = value
@@ -197,16 +199,19 @@ class Corrections:
     def at_node(self, state, probabilities, taken: int, chance: bool) -> None:
         """``probabilities``: ``[(action, p)]`` (or a dict) of the node's
         next action, of which ``taken`` was drawn."""
+        if self._pending is not None:  # recorded as given: finish reads them all at once
+            if isinstance(probabilities, dict):
+                self._pending.append((len(state.history()), list(probabilities), list(probabilities.values()),
+                                      taken, chance))
+            else:
+                actions, p = zip(*probabilities) if len(probabilities) else ((), ())
+                self._pending.append((len(state.history()), actions, p, taken, chance))
+            return
         items = list(probabilities.items()) if isinstance(probabilities, dict) else list(probabilities)
         items = [(int(a), float(p)) for a, p in items if p > 0.0]
         if len(items) < 2:  # one possible action: the term is zero
             return
         actions = [a for a, _ in items]
-        if self._pending is not None:
-            self._pending.append((len(state.history()), actions, [q for _, q in items],
-                                  actions.index(int(taken)), bool(chance)))
-            self.nodes += 1
-            return
         p = np.array([q for _, q in items])
         p /= p.sum()
         values = self.value.child_values(state, actions)
@@ -219,24 +224,43 @@ class Corrections:
 
     def finish(self, moves: Sequence[int]) -> None:
         """Adds the terms of the nodes recorded since the last call (deferred
-        value functions; nothing to do otherwise). ``moves``: every action of
-        the game from its start, chance outcomes included."""
+        value functions; nothing to do otherwise), the same nodes and terms
+        as :meth:`at_node` makes at once: actions of probability 0 left out,
+        nodes of one possible action skipped. ``moves``: every action of the
+        game from its start, chance outcomes included."""
         if not self._pending:
             return
         nodes, self._pending = self._pending, []
-        sizes = np.array([len(node[1]) for node in nodes])
-        first = np.zeros(len(nodes) + 1, np.int64)
-        np.cumsum(sizes, out=first[1:])
-        steps = np.array([node[0] for node in nodes], np.int64)
-        actions = np.fromiter((a for node in nodes for a in node[1]), np.int64, first[-1])
-        weights = np.fromiter((q for node in nodes for q in node[2]), np.float64, first[-1])
-        weights /= np.repeat(np.add.reduceat(weights, first[:-1]), sizes)  # p(b|h), summing to 1 at each node
-        weights[first[:-1] + np.array([node[3] for node in nodes])] -= 1.0  # p(b|h) - [b taken]
+        sizes = np.array([len(node[1]) for node in nodes], np.int64)
+        node_of = np.repeat(np.arange(len(nodes)), sizes)
+        actions = np.fromiter(chain.from_iterable(node[1] for node in nodes), np.int64, len(node_of))
+        p = np.fromiter(chain.from_iterable(node[2] for node in nodes), np.float64, len(node_of))
+        possible = p > 0.0
+        counts = np.bincount(node_of[possible], minlength=len(nodes))
+        kept = counts >= 2  # one possible action: the term is zero
+        rows = possible & kept[node_of]
+        if not kept.any():
+            return
+        number = np.cumsum(kept) - 1  # the kept nodes' new numbers
+        node_of, actions, p = number[node_of[rows]], actions[rows], p[rows]
+        index = np.flatnonzero(kept)
+        steps = np.array([nodes[i][0] for i in index], np.int64)
+        taken = np.array([nodes[i][3] for i in index], np.int64)
+        at_chance = np.array([bool(nodes[i][4]) for i in index])
+        first = np.zeros(len(index) + 1, np.int64)
+        np.cumsum(counts[kept], out=first[1:])
+        hit = actions == taken[node_of]
+        if not np.array_equal(np.bincount(node_of[hit], minlength=len(index)), np.ones(len(index), np.int64)):
+            bad = int(index[np.flatnonzero(np.bincount(node_of[hit], minlength=len(index)) != 1)[0]])
+            raise ValueError(f"the action taken at step {nodes[bad][0]}, {nodes[bad][3]}, is not one of the "
+                             f"node's actions of positive probability ({list(nodes[bad][1])})")
+        weights = p / np.add.reduceat(p, first[:-1])[node_of]  # p(b|h), summing to 1 at each node
+        weights[hit] -= 1.0  # p(b|h) - [b taken]
         values = self.value.game_child_values(moves, steps, first, actions)
         terms = np.add.reduceat(weights[:, None] * values, first[:-1], axis=0)  # one row a node
-        at_chance = np.array([node[4] for node in nodes])
         self._chance += terms[at_chance].sum(axis=0)
         self._action += terms[~at_chance].sum(axis=0)
+        self.nodes += len(index)
 
 
 def estimate(returns, chance_terms, action_terms) -> np.ndarray:

@@ -13,6 +13,9 @@ Python state (the rules' ``position_of``), plays each child on a copy and
 writes its features in compiled code (``child_features``), and runs the
 network once over the children in numpy (a tournament never imports JAX).
 A child that ends the game gets its true returns, not the network's guess.
+A tournament asks for a whole game's at once when it ends
+(:meth:`StateValueNet.game_child_values`: one replay in compiled code, one
+pass of the network), which costs a fraction of a call a node.
 
 Training (:func:`train`): plain regression on the final returns (mean
 squared error, Adam) over positions of freshly played games, streamed:
@@ -56,6 +59,36 @@ def _first_layer(x, inverse_scale, w, b, out):
         for h in range(w.shape[1]):
             if o[h] < 0.0:
                 o[h] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_layer_children(nodes, x, first, inverse_scale, w, b, out):
+    """:func:`_first_layer` of the children of nodes: row ``r`` of ``x``, a
+    child of node ``i`` (``first[i] <= r < first[i + 1]``), differs from the
+    node's features ``nodes[i]`` in a few places (a quarter of its non-zero
+    ones), so the node's sum is made once and each child adds its
+    differences (the same values to float32 rounding)."""
+    z = np.empty(w.shape[1], np.float32)
+    for i in range(nodes.shape[0]):
+        p = nodes[i]
+        z[:] = b
+        for j in range(p.shape[0]):
+            v = p[j]
+            if v != 0.0:
+                v *= inverse_scale[j]
+                for h in range(w.shape[1]):
+                    z[h] += v * w[j, h]
+        for r in range(first[i], first[i + 1]):
+            o = out[r]
+            o[:] = z
+            for j in range(p.shape[0]):
+                if x[r, j] != p[j]:
+                    v = (x[r, j] - p[j]) * inverse_scale[j]
+                    for h in range(w.shape[1]):
+                        o[h] += v * w[j, h]
+            for h in range(w.shape[1]):
+                if o[h] < 0.0:
+                    o[h] = 0.0
 
 
 def feature_size(game) -> int:
@@ -111,6 +144,10 @@ class StateValueNet:
         w, b = self.layers[0]
         h = np.empty((len(x), w.shape[1]), np.float32)
         _first_layer(np.ascontiguousarray(x, np.float32), self.inverse_scale, w, b, h)
+        return self._dense(h)
+
+    def _dense(self, h: np.ndarray) -> np.ndarray:
+        """The layers after the first, on its output ``h``."""
         for w, b in self.layers[1:-1]:
             h = h @ w
             h += b
@@ -146,18 +183,24 @@ class StateValueNet:
         children those of ``actions[first[i]:first[i + 1]]``. Row ``j`` is
         what :meth:`child_values` gives that child, to float32 rounding
         (one replay of the game in compiled code and one pass of the
-        network over every row, instead of a Python call a node)."""
+        network over every row, instead of a Python call a node; the first
+        layer sums a node's features once and each child's differences from
+        them: ``_first_layer_children``)."""
         acts = np.ascontiguousarray(actions, np.int64)
-        rows = len(acts)
+        first = np.ascontiguousarray(first, np.int64)
+        rows, size = len(acts), self._x.shape[1]
         self._limit_threads()
         if len(self._game_x) < rows:
-            self._game_x = np.empty((max(rows, 2 * len(self._game_x)), self._x.shape[1]), np.float32)
+            self._game_x = np.empty((max(rows, 2 * len(self._game_x)), size), np.float32)
         x, ended, rets = self._game_x[:rows], np.empty(rows, np.bool_), np.empty((rows, self.n), np.float64)
+        nodes = np.empty((len(first) - 1, size), np.float32)
         r = self.rules
         self._loops.game_child_features(r.initial, r.params, self.n, self.size, np.asarray(moves, np.int64),
-                                        np.ascontiguousarray(steps, np.int64), np.ascontiguousarray(first, np.int64),
-                                        acts, x, ended, rets)
-        v = self.values(x)
+                                        np.ascontiguousarray(steps, np.int64), first, acts, x, ended, rets, nodes)
+        w, b = self.layers[0]
+        h = np.empty((rows, w.shape[1]), np.float32)
+        _first_layer_children(nodes, x, first, self.inverse_scale, w, b, h)
+        v = self._dense(h)
         v[ended] = rets[ended]
         return v
 
