@@ -38,7 +38,6 @@ agents' policies, small games). The value network is solvers/value_net.py.
 from __future__ import annotations
 
 import hashlib
-from itertools import chain
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -178,8 +177,11 @@ class Corrections:
         self._chance = np.zeros(num_players)
         self._action = np.zeros(num_players)
         self.nodes = 0
-        #: the recorded nodes (deferred value functions): (step, actions, probabilities, taken, chance)
-        self._pending: list | None = [] if hasattr(value, "game_child_values") else None
+        #: deferred value functions: the nodes recorded, by field (their actions and probabilities one after
+        #: the other); None: the terms are made at once
+        self._pending: dict[str, list] | None = None
+        if hasattr(value, "game_child_values"):
+            self._pending = {k: [] for k in ("step", "size", "taken", "chance", "actions", "p")}
 
     @property
     def chance(self) -> np.ndarray:
@@ -192,20 +194,26 @@ class Corrections:
         return self._action
 
     def _check_finished(self) -> None:
-        if self._pending:
-            raise RuntimeError(f"{len(self._pending)} AIVAT nodes recorded and not evaluated: call "
+        if self._pending and self._pending["step"]:
+            raise RuntimeError(f"{len(self._pending['step'])} AIVAT nodes recorded and not evaluated: call "
                                "Corrections.finish(moves) when the game ends")
 
     def at_node(self, state, probabilities, taken: int, chance: bool) -> None:
         """``probabilities``: ``[(action, p)]`` (or a dict) of the node's
         next action, of which ``taken`` was drawn."""
-        if self._pending is not None:  # recorded as given: finish reads them all at once
+        pending = self._pending
+        if pending is not None:  # recorded as given: finish reads them all at once
             if isinstance(probabilities, dict):
-                self._pending.append((len(state.history()), list(probabilities), list(probabilities.values()),
-                                      taken, chance))
-            else:
-                actions, p = zip(*probabilities) if len(probabilities) else ((), ())
-                self._pending.append((len(state.history()), actions, p, taken, chance))
+                pending["actions"].extend(probabilities)
+                pending["p"].extend(probabilities.values())
+            elif len(probabilities):
+                actions, p = zip(*probabilities)
+                pending["actions"].extend(actions)
+                pending["p"].extend(p)
+            pending["size"].append(len(probabilities))
+            pending["step"].append(len(state.history()))
+            pending["taken"].append(taken)
+            pending["chance"].append(chance)
             return
         items = list(probabilities.items()) if isinstance(probabilities, dict) else list(probabilities)
         items = [(int(a), float(p)) for a, p in items if p > 0.0]
@@ -228,32 +236,33 @@ class Corrections:
         as :meth:`at_node` makes at once: actions of probability 0 left out,
         nodes of one possible action skipped. ``moves``: every action of the
         game from its start, chance outcomes included."""
-        if not self._pending:
+        pending = self._pending
+        if not pending or not pending["step"]:
             return
-        nodes, self._pending = self._pending, []
-        sizes = np.array([len(node[1]) for node in nodes], np.int64)
-        node_of = np.repeat(np.arange(len(nodes)), sizes)
-        actions = np.fromiter(chain.from_iterable(node[1] for node in nodes), np.int64, len(node_of))
-        p = np.fromiter(chain.from_iterable(node[2] for node in nodes), np.float64, len(node_of))
+        self._pending = {k: [] for k in pending}
+        sizes = np.array(pending["size"], np.int64)
+        node_of = np.repeat(np.arange(len(sizes)), sizes)
+        actions, p = np.array(pending["actions"], np.int64), np.array(pending["p"], np.float64)
         possible = p > 0.0
-        counts = np.bincount(node_of[possible], minlength=len(nodes))
+        counts = np.bincount(node_of[possible], minlength=len(sizes))
         kept = counts >= 2  # one possible action: the term is zero
-        rows = possible & kept[node_of]
         if not kept.any():
             return
+        rows = possible & kept[node_of]
         number = np.cumsum(kept) - 1  # the kept nodes' new numbers
         node_of, actions, p = number[node_of[rows]], actions[rows], p[rows]
         index = np.flatnonzero(kept)
-        steps = np.array([nodes[i][0] for i in index], np.int64)
-        taken = np.array([nodes[i][3] for i in index], np.int64)
-        at_chance = np.array([bool(nodes[i][4]) for i in index])
+        steps = np.array(pending["step"], np.int64)[index]
+        taken = np.array(pending["taken"], np.int64)[index]
+        at_chance = np.array(pending["chance"], np.bool_)[index]
         first = np.zeros(len(index) + 1, np.int64)
         np.cumsum(counts[kept], out=first[1:])
         hit = actions == taken[node_of]
-        if not np.array_equal(np.bincount(node_of[hit], minlength=len(index)), np.ones(len(index), np.int64)):
-            bad = int(index[np.flatnonzero(np.bincount(node_of[hit], minlength=len(index)) != 1)[0]])
-            raise ValueError(f"the action taken at step {nodes[bad][0]}, {nodes[bad][3]}, is not one of the "
-                             f"node's actions of positive probability ({list(nodes[bad][1])})")
+        found = np.bincount(node_of[hit], minlength=len(index))
+        if not (found == 1).all():
+            bad = int(np.flatnonzero(found != 1)[0])
+            raise ValueError(f"the action taken at step {steps[bad]}, {taken[bad]}, is not one of the node's "
+                             f"actions of positive probability ({actions[node_of == bad].tolist()})")
         weights = p / np.add.reduceat(p, first[:-1])[node_of]  # p(b|h), summing to 1 at each node
         weights[hit] -= 1.0  # p(b|h) - [b taken]
         values = self.value.game_child_values(moves, steps, first, actions)

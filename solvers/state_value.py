@@ -133,7 +133,7 @@ class StateValueNet:
         self._x = np.zeros((self.rules.max_branch, size), np.float32)
         self._ended = np.zeros(self.rules.max_branch, np.bool_)
         self._rets = np.zeros((self.rules.max_branch, self.n), np.float64)
-        self._game_x = np.empty((0, size), np.float32)
+        self._buffers: dict[str, np.ndarray] = {}  # game_child_values' arrays, kept from game to game
         self._one_thread = None
 
     def values(self, x: np.ndarray) -> np.ndarray:
@@ -146,14 +146,27 @@ class StateValueNet:
         _first_layer(np.ascontiguousarray(x, np.float32), self.inverse_scale, w, b, h)
         return self._dense(h)
 
-    def _dense(self, h: np.ndarray) -> np.ndarray:
-        """The layers after the first, on its output ``h``."""
-        for w, b in self.layers[1:-1]:
-            h = h @ w
+    def _dense(self, h: np.ndarray, reuse: bool = False) -> np.ndarray:
+        """The layers after the first, on its output ``h``; ``reuse``: into
+        the kept arrays (:meth:`_buffer`), not fresh ones."""
+        for i, (w, b) in enumerate(self.layers[1:-1]):
+            if reuse:
+                h = np.matmul(h, w, out=self._buffer(f"h{i + 1}", (len(h), w.shape[1]), np.float32))
+            else:
+                h = h @ w
             h += b
             np.maximum(h, 0.0, out=h)
         w, b = self.layers[-1]
         return (h @ w + b).astype(np.float64)
+
+    def _buffer(self, name: str, shape: tuple[int, int], dtype) -> np.ndarray:
+        """The first ``shape[0]`` rows of a kept array (grown by doubling):
+        a game's arrays are megabytes, fresh ones cost page faults each game."""
+        have = self._buffers.get(name)
+        if have is None or len(have) < shape[0]:
+            have = self._buffers[name] = np.empty((max(shape[0], 2 * (0 if have is None else len(have))),
+                                                   *shape[1:]), dtype)
+        return have[:shape[0]]
 
     def _limit_threads(self) -> None:
         if self._one_thread is None:  # BLAS threads slow a product of a few rows down, on a busy machine most
@@ -190,17 +203,16 @@ class StateValueNet:
         first = np.ascontiguousarray(first, np.int64)
         rows, size = len(acts), self._x.shape[1]
         self._limit_threads()
-        if len(self._game_x) < rows:
-            self._game_x = np.empty((max(rows, 2 * len(self._game_x)), size), np.float32)
-        x, ended, rets = self._game_x[:rows], np.empty(rows, np.bool_), np.empty((rows, self.n), np.float64)
-        nodes = np.empty((len(first) - 1, size), np.float32)
+        x = self._buffer("x", (rows, size), np.float32)
+        nodes = self._buffer("nodes", (len(first) - 1, size), np.float32)
+        ended, rets = self._buffer("ended", (rows,), np.bool_), self._buffer("rets", (rows, self.n), np.float64)
         r = self.rules
         self._loops.game_child_features(r.initial, r.params, self.n, self.size, np.asarray(moves, np.int64),
                                         np.ascontiguousarray(steps, np.int64), first, acts, x, ended, rets, nodes)
         w, b = self.layers[0]
-        h = np.empty((rows, w.shape[1]), np.float32)
+        h = self._buffer("h0", (rows, w.shape[1]), np.float32)
         _first_layer_children(nodes, x, first, self.inverse_scale, w, b, h)
-        v = self._dense(h)
+        v = self._dense(h, reuse=True)
         v[ended] = rets[ended]
         return v
 
