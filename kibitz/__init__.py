@@ -1,0 +1,18 @@
+"""kibitz: AI opponents for small bluffing card games.
+
+The Python API is :mod:`kibitz.api`, whose names are also here
+(``kibitz.solve``, ``kibitz.tournament``, ``kibitz.export``,
+``kibitz.make_agent``, ``kibitz.load_game``, ``kibitz.SolveConfig``);
+they are imported on first use, so ``import kibitz`` stays light.
+"""
+
+_API = ("load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "export", "tournament")
+
+__all__ = list(_API)
+
+
+def __getattr__(name):
+    if name in _API:
+        from kibitz import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'kibitz' has no attribute {name!r}")

@@ -6,9 +6,10 @@
 * :mod:`solvers.policy_file`: the versioned policy file; :func:`load_policy`.
 * :mod:`solvers.mccfr`: external- and outcome-sampling Monte Carlo CFR over game states.
 * :mod:`solvers.driver`: the solve loop of CFR and MCCFR: stop rules, checkpoints, resume.
+* :mod:`solvers.solve`: one whole solve run from a ``SolveConfig`` (``kibitz solve``, ``kibitz.solve``).
 * :mod:`solvers.ismcts`: single-observer information-set MCTS (the ``ismcts`` agent).
 
-The command line is ``kibitz solve`` (``kibitz/commands/solve.py``); the
+The command line is ``kibitz solve`` (``kibitz/commands/solve.py``, on ``solvers.solve``); the
 documentation is ``docs/solvers/cfr.md`` and ``docs/formats/policy-file.md``.
 """
 

@@ -223,8 +223,22 @@ def test_the_readme_python_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     scope: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), scope)
-    assert scope["nash_conv"](scope["tree"], scope["policy"]) < 1e-3
+    assert scope["result"].nash_conv < 1e-3 and scope["result"].iterations == 200
+    assert (tmp_path / "ud.json.gz").is_file()
     assert (tmp_path / "ud-agent.json.gz").is_file()
     agents = scope["outcome"].results["agents"]
     assert [a["name"] for a in agents] == ["policy(ud-agent.json.gz)", "heuristic", "random"]
     assert all(a["games"] == 12 for a in agents)
+
+
+def test_the_api_doc_example_runs(tmp_path, monkeypatch):
+    """docs/api.md's example: a solve with a time limit, then resumed to
+    100 iterations more (the resumed run starts where the first stopped)."""
+    blocks = [part.split("```", 1)[0] for part in (ROOT / "docs" / "api.md").read_text().split("```python\n")[1:]]
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(blocks[0].replace("time_limit=5.0", "time_limit=0.5"), "docs/api.md", "exec"), scope)
+    assert scope["again"].iterations == scope["result"].iterations + 100
+    assert scope["again"].nash_conv < 0.01  # DCFR on Kuhn poker: 0.0033 after 100 iterations
+    assert (tmp_path / "kuhn.json").is_file()

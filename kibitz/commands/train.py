@@ -34,7 +34,7 @@ import time
 import click
 
 from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace_run, run_options, writable_file
-from kibitz.commands.solve import _drive, parse_duration
+from kibitz.commands.solve import parse_duration, solve_errors
 from kibitz.games import GameStringError, load_game
 
 #: steps when neither --steps nor --time bounds a run
@@ -154,6 +154,7 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
     from kibitz.solvers import driver, network
     from kibitz.solvers import train as train_mod
     from kibitz.solvers import tree as tree_mod
+    from kibitz.solvers.solve import drive
 
     try:
         game = load_game(game_string)
@@ -220,11 +221,13 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
 
     t0 = time.perf_counter()
     try:
-        reason, seconds, _ = _drive(trainer, meta, out, resume, iterations=steps, time_limit=limit,
-                                    eval_every=0, checkpoint_every=checkpoint_every, progress=progress,
-                                    postfix=postfix, desc="train", unit="step")
-    except SystemExit:  # interrupted: the network so far is written beside the checkpoint
-        if trainer.iteration:
+        with solve_errors():
+            reason, seconds, _ = drive(trainer, meta, out, resume, lambda line: click.echo(line, err=True),
+                                       iterations=steps, time_limit=limit, eval_every=0,
+                                       checkpoint_every=checkpoint_every, progress=progress,
+                                       postfix=postfix, desc="train", unit="step")
+    except (SystemExit, click.ClickException) as e:  # interrupted or out of memory: the network so far is kept
+        if trainer.iteration and not isinstance(e, click.UsageError):
             network.save(out, trainer.spec, trainer.policy_params())
             click.echo(f"the network after step {trainer.iteration:,} is in {out}", err=True)
         raise

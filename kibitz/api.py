@@ -1,0 +1,56 @@
+"""kibitz's Python API: what the commands do, as functions.
+
+    import kibitz
+    result = kibitz.solve("kuhn_poker", algorithm="cfr+", iterations=1000, out="kuhn.json")
+    kibitz.export("kuhn.json", "kuhn-agent.json")
+    outcome = kibitz.tournament("kuhn_poker", ["policy(kuhn-agent.json)", "random"], games=100)
+
+Each function takes what its command takes (the names of the command's
+options, ``-`` as ``_``) and raises ValueError (or a subclass naming the
+option) for bad input instead of printing; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from kibitz.agents.export import export_agent
+from kibitz.agents.registry import make_agent
+from kibitz.agents.tournament import Outcome, run_tournament
+from kibitz.games import load_game
+from kibitz.solvers.solve import SolveConfig, SolveResult
+from kibitz.solvers.solve import solve as _solve
+
+__all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "export", "tournament"]
+
+
+def _check_fallback(spec: str, game, seed: int) -> None:
+    make_agent(spec, game, 0, seed)
+
+
+def solve(game: str | SolveConfig, **options) -> SolveResult:
+    """Solves ``game`` as ``kibitz solve`` does: ``options`` are the fields
+    of :class:`kibitz.solvers.solve.SolveConfig` (``algorithm``,
+    ``iterations``, ``time_limit`` in seconds, ``out``, ``resume``, ...), or
+    pass a whole config. The result has the policy, its NashConv and its
+    document (written to ``out`` when given)."""
+    config = game if isinstance(game, SolveConfig) else SolveConfig(game, **options)
+    if options and isinstance(game, SolveConfig):
+        raise ValueError("give a SolveConfig or options, not both")
+    return _solve(config, check_fallback=_check_fallback)
+
+
+def export(source, out, *, unseen: str | None = None, name: str | None = None, temperature: float = 1.0) -> dict:
+    """Writes the portable agent file ``out`` from a policy file or a
+    network checkpoint ``source`` (``kibitz export``); returns its document."""
+    return export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
+
+
+def tournament(game: str, agents: list[str], games: int = 100, *, seed: int = 0, workers: int = 1,
+               out: str | None = None, resume: bool = False, aivat: str = "none", progress: bool = False,
+               ray: bool = False, ray_address: str | None = None) -> Outcome:
+    """Plays ``agents`` (agent specs) against each other as ``kibitz
+    tournament`` does: duplicate deals, every seat arrangement, ``games``
+    rounded up to whole deals; ``out`` is the folder of its files. The
+    outcome's ``results`` hold each agent's mean return with its 95%
+    interval (and AIVAT's, with ``aivat``)."""
+    return run_tournament(game, list(agents), games, seed=seed, workers=workers, out_dir=out, resume=resume,
+                          progress=progress, ray=ray, ray_address=ray_address, value=aivat)
