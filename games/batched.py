@@ -214,9 +214,9 @@ def compiled_loops(rules, encoding=None):
     """The module of ``rules``' compiled loops (see ``_LOOP``: ``advance``,
     handing out ``encoding`` (a name of :data:`ENCODINGS`, or None), the
     features of positions and of children (``features``, ``child_features``,
-    ``replay_features``, ``game_child_features``) and ``playout``), written on first use under the cache folder
-    (``$KIBITZ_CACHE/batched`` or ``~/.cache/kibitz/batched``) and imported
-    from there."""
+    ``replay_features``, ``game_child_features``) and ``playout``), written
+    on first use under the cache folder (``$KIBITZ_CACHE/batched`` or
+    ``~/.cache/kibitz/batched``) and imported from there."""
     module = rules.kind.py_func.__module__
     observation = (getattr(rules, ENCODINGS[encoding][0]) if encoding else None) or _no_observation
     key = (module, observation.py_func.__module__, observation.py_func.__name__)
