@@ -12,45 +12,66 @@ option) for bad input instead of printing; nothing here prints.
 
 from __future__ import annotations
 
-from kibitz.agents.export import export_agent
-from kibitz.agents.registry import make_agent
-from kibitz.agents.tournament import Outcome, run_tournament
-from kibitz.games import load_game
+from typing import Callable
+
 from kibitz.solvers.solve import SolveConfig, SolveResult
-from kibitz.solvers.solve import solve as _solve
+
+# what each function needs is imported when it is first called, so that
+# ``import kibitz.api`` (and the CLI's start) stays light
 
 __all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "export", "tournament"]
+
+
+def load_game(game_string: str):
+    """The ``pyspiel.Game`` of ``game_string``, kibitz's games registered
+    (GameStringError, a ValueError, names what is wrong)."""
+    from kibitz.games import load_game as load
+    return load(game_string)
+
+
+def make_agent(spec: str, game, player: int, seed: int | None = None):
+    """The agent (a ``pyspiel.Bot``) that ``spec`` names for seat ``player`` of ``game``."""
+    from kibitz.agents.registry import make_agent as make
+    return make(spec, game, player, seed)
 
 
 def _check_fallback(spec: str, game, seed: int) -> None:
     make_agent(spec, game, 0, seed)
 
 
-def solve(game: str | SolveConfig, **options) -> SolveResult:
+def _quiet(line: str) -> None:
+    pass
+
+
+def solve(game: str | SolveConfig, *, log: Callable[[str], None] = _quiet, **options) -> SolveResult:
     """Solves ``game`` as ``kibitz solve`` does: ``options`` are the fields
     of :class:`kibitz.solvers.solve.SolveConfig` (``algorithm``,
     ``iterations``, ``time_limit`` in seconds, ``out``, ``resume``, ...), or
     pass a whole config. The result has the policy, its NashConv and its
-    document (written to ``out`` when given)."""
+    document (written to ``out`` when given). ``log`` receives the run's
+    progress lines (what ``kibitz solve`` writes to stderr)."""
     config = game if isinstance(game, SolveConfig) else SolveConfig(game, **options)
     if options and isinstance(game, SolveConfig):
         raise ValueError("give a SolveConfig or options, not both")
-    return _solve(config, check_fallback=_check_fallback)
+    from kibitz.solvers.solve import solve as run
+    return run(config, log=log, check_fallback=_check_fallback)
 
 
 def export(source, out, *, unseen: str | None = None, name: str | None = None, temperature: float = 1.0) -> dict:
     """Writes the portable agent file ``out`` from a policy file or a
     network checkpoint ``source`` (``kibitz export``); returns its document."""
+    from kibitz.agents.export import export_agent
     return export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
 
 
 def tournament(game: str, agents: list[str], games: int = 100, *, seed: int = 0, workers: int = 1,
                out: str | None = None, resume: bool = False, aivat: str = "none", progress: bool = False,
-               ray: bool = False, ray_address: str | None = None) -> Outcome:
+               ray: bool = False, ray_address: str | None = None):
     """Plays ``agents`` (agent specs) against each other as ``kibitz
     tournament`` does: duplicate deals, every seat arrangement, ``games``
     rounded up to whole deals; ``out`` is the folder of its files. The
-    outcome's ``results`` hold each agent's mean return with its 95%
+    outcome (``kibitz.agents.tournament.Outcome``)'s ``results`` hold each agent's mean return with its 95%
     interval (and AIVAT's, with ``aivat``)."""
+    from kibitz.agents.tournament import run_tournament
     return run_tournament(game, list(agents), games, seed=seed, workers=workers, out_dir=out, resume=resume,
                           progress=progress, ray=ray, ray_address=ray_address, value=aivat)

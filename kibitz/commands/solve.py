@@ -16,10 +16,11 @@ import click
 
 from kibitz.commands._paths import (POLICY_KINDS, NumberRange, check_ray, ray_options, refuse_to_replace_run,
                                     run_options, writable_file)
+from kibitz.api import SolveConfig
+from kibitz.api import solve as run_solve
 from kibitz.solvers.mccfr_ray import DEFAULT_BATCH
-from kibitz.solvers.solve import (DEFAULT_ITERATIONS, MAX_ACTORS, UNLIMITED_EVAL_EVERY, SolveConfig,
-                                  SolveConfigError, SolveFailed, SolveStopped)
-from kibitz.solvers.solve import solve as run_solve
+from kibitz.solvers.solve import (DEFAULT_ITERATIONS, MAX_ACTORS, UNLIMITED_EVAL_EVERY, SolveConfigError,
+                                  SolveFailed, SolveStopped)
 
 
 def parse_size(text: str | None, param_hint: str = "--max-memory") -> int | None:
@@ -121,8 +122,6 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
       kibitz solve 'underdog(players=3,cards=5,bank=2)' -a dcfr --time 10m --out ud.json.gz
       kibitz solve leduc_poker --iterations 100000 --out leduc.json --resume
     """
-    from kibitz.agents.registry import make_agent
-
     refuse_to_replace_run(out, POLICY_KINDS, resume=resume, overwrite=overwrite)
     limit = parse_duration(time_limit)
     ray = check_ray(ray, ray_address, workers, workers_meaning="actors")
@@ -134,8 +133,7 @@ def solve(game_string, algorithm, iterations, time_limit, target_nashconv, eval_
                              threads=threads, progress=progress, seed=seed, epsilon=epsilon,
                              max_memory=parse_size(max_memory), fallback=fallback, ray=ray,
                              ray_address=ray_address, workers=workers, batch=batch)
-        result = run_solve(config, log=lambda line: click.echo(line, err=True),
-                           check_fallback=lambda spec, game, seed: make_agent(spec, game, 0, seed))
+        result = run_solve(config, log=lambda line: click.echo(line, err=True))
     for line in result.lines():
         click.echo(line)
 
