@@ -97,19 +97,30 @@ class _Batched:
         return self.network.encoding if self.network is not None else self._encoding
 
     def choose(self, obs, mask, rng: np.random.Generator) -> np.ndarray:
+        """A move per row: one uniform number each, the first legal move
+        whose cumulative probability (in ascending action order) exceeds it.
+        The sums run over each row's legal moves only (Doubt and Bet's rows
+        have a few hundred of 29,896), which gives the very floats of a
+        cumulative sum over every action, illegal ones adding 0."""
         if self.heuristic is not None:  # deterministic: draws nothing from rng
             return self.heuristic(obs, mask)
+        at, legal = np.nonzero(mask)  # row by row, each row's legal moves ascending
+        count = np.bincount(at, minlength=len(mask))
+        col = np.arange(len(legal)) - np.repeat(np.cumsum(count) - count, count)
         if self.network is None:
-            probs = mask / mask.sum(axis=1, keepdims=True)
+            p = 1.0 / count[at]  # mask / mask.sum()
         else:
             probs = self.network.run(obs, mask.astype(np.float32))[1].astype(np.float64) * mask
-            probs /= probs.sum(axis=1, keepdims=True)
+            p = probs[at, legal] / probs.sum(axis=1)[at]
+        probs = np.zeros((len(mask), count.max()))
+        probs[at, col] = p
+        moves = np.zeros(probs.shape, np.int64)
+        moves[at, col] = legal
         cum = np.cumsum(probs, axis=1)
         u = rng.random(len(probs))[:, None] * cum[:, -1:]
-        picked = (cum <= u).sum(axis=1)
         # rounding may leave u at the very end: the last legal move then
-        last = mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
-        return np.where(picked < mask.shape[1], picked, last)
+        picked = np.minimum((cum <= u).sum(axis=1), count - 1)
+        return moves[np.arange(len(moves)), picked]
 
 
 def batched_agents(specs: list[str], game) -> tuple[list[_Batched], str | None]:
