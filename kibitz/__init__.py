@@ -1,12 +1,13 @@
 """kibitz: AI opponents for small bluffing card games.
 
 The Python API is :mod:`kibitz.api`, whose names are also here
-(``kibitz.solve``, ``kibitz.tournament``, ``kibitz.export``,
+(``kibitz.solve``, ``kibitz.train``, ``kibitz.tournament``, ``kibitz.export``,
 ``kibitz.make_agent``, ``kibitz.load_game``, ``kibitz.SolveConfig``);
 they are imported on first use, so ``import kibitz`` stays light.
 """
 
-_API = ("load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "export", "tournament")
+_API = ("load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
+        "tournament")
 
 __all__ = list(_API)
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kibitz.solvers.solve import SolveConfig, SolveResult
+from kibitz.solvers.solve import SolveConfig, SolveConfigError, SolveResult
+from kibitz.solvers.train_run import TrainRun
 
 # what each function needs is imported when it is first called, so that
 # ``import kibitz.api`` (and the CLI's start) stays light
 
-__all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "export", "tournament"]
+__all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
+           "tournament"]
 
 
 def load_game(game_string: str):
@@ -55,6 +57,41 @@ def solve(game: str | SolveConfig, *, log: Callable[[str], None] = _quiet, **opt
         raise ValueError("give a SolveConfig or options, not both")
     from kibitz.solvers.solve import solve as run
     return run(config, log=log, check_fallback=_check_fallback)
+
+
+def train(game: str | TrainRun, *, log: Callable[[str], None] = _quiet, **options):
+    """Trains a network policy for ``game`` as ``kibitz train`` does:
+    ``options`` are the fields of :class:`kibitz.solvers.train_run.TrainRun`
+    (``steps``, ``time_limit`` in seconds, ``out``, ``seed``, ``config``: a
+    :class:`kibitz.solvers.train.TrainConfig` with the network's and the
+    trainer's settings, ...), or pass a whole run. Returns a
+    :class:`kibitz.solvers.train_run.TrainResult` (``.trainer.policy_params()``,
+    ``.measure``); the network is written to ``out`` when given."""
+    from kibitz.solvers.train_run import train as run
+
+    if options and isinstance(game, TrainRun):
+        raise ValueError("give a TrainRun or options, not both")
+    spec_run = game if isinstance(game, TrainRun) else TrainRun(game, **options)
+    opponent = spec_run.config.opponent
+    factory = None
+    if opponent:
+        from kibitz.agents.registry import parse_spec
+        from kibitz.games import GameStringError
+        try:
+            game_object = load_game(spec_run.game)
+        except GameStringError as e:
+            raise SolveConfigError(str(e), "GAME") from None
+        try:
+            if parse_spec(opponent)[0] == "human":
+                raise ValueError("a human cannot hold seats in training; allowed: an automatic agent "
+                                 "(kibitz agents lists them)")
+            make_agent(opponent, game_object, 0, 0)
+        except (ValueError, FileNotFoundError) as e:
+            raise SolveConfigError(f"{opponent!r}: {e}", "--opponent") from None
+
+        def factory(g, seat, agent_seed):
+            return make_agent(opponent, g, seat, agent_seed)
+    return run(spec_run, log=log, opponent=factory)
 
 
 def export(source, out, *, unseen: str | None = None, name: str | None = None, temperature: float = 1.0) -> dict:

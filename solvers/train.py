@@ -111,7 +111,8 @@ class TrainConfig:
 
     hidden: tuple[int, ...] = (128, 128)
     encoding: str = network.ENCODING  # the input encoding (kibitz.games.encodings)
-    output: str = "dense"  # or "factored" (the game's action factors)
+    # or "factored" (the game's action factors); None: the game's default (solvers.train_run.output_kind)
+    output: str | None = "dense"
     batch: int = 32  # episodes per step
     lr: float = 1e-3  # Adam's step size of the policy (MMD's eta)
     critic_lr: float = 1e-3  # Adam's step size of the critic
@@ -124,12 +125,21 @@ class TrainConfig:
     explore: float = 0.0  # chance that a network move of an episode is uniform over the legal actions instead
 
     def __post_init__(self):
+        from kibitz.solvers.solve import SolveConfigError
+
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        if self.opponent_share > 0 and not self.opponent:
+            raise SolveConfigError(f"{self.opponent_share:g} needs --opponent SPEC (e.g. heuristic)",
+                                   "--opponent-share")
+        if self.imitation_steps and not self.opponent:
+            raise SolveConfigError(f"{self.imitation_steps} needs --opponent SPEC to imitate (e.g. heuristic)",
+                                   "--imitation-steps")
         checks = [("batch", self.batch >= 1, ">= 1"), ("lr", 0 < self.lr <= 1, "in (0, 1]"),
                   ("critic_lr", 0 < self.critic_lr <= 1, "in (0, 1]"),
                   ("alpha", 0 <= self.alpha <= 100, "in [0, 100]"),
                   ("magnet_every", self.magnet_every >= 0, ">= 0"),
-                  ("output", self.output in network.OUTPUTS, " or ".join(network.OUTPUTS)),
+                  ("output", self.output is None or self.output in network.OUTPUTS,
+                   " or ".join(network.OUTPUTS) + " (None: the game's default)"),
                   ("opponent_share", 0 <= self.opponent_share <= 1 and (self.opponent_share == 0 or
                                                                        bool(self.opponent)),
                    "in [0, 1], and above 0 only with an opponent"),
