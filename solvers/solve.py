@@ -70,6 +70,19 @@ class SolveStopped(Exception):
         self.code = code
 
 
+def check_run_fields(run, lowest) -> None:
+    """The checks every resumable run shares: each ``(option, value,
+    lowest)`` of ``lowest`` at least its lowest (None: not given), a
+    positive ``time_limit``, and ``resume`` only with ``out``."""
+    for name, value, low in lowest:
+        if value is not None and value < low:
+            raise SolveConfigError(f"{value}: at least {low}", name)
+    if run.time_limit is not None and not run.time_limit > 0:
+        raise SolveConfigError(f"{run.time_limit}: a duration must be more than 0", "--time")
+    if run.resume and run.out is None:
+        raise SolveConfigError("--resume continues the run at --out: give --out", "--resume")
+
+
 @dataclasses.dataclass(frozen=True)
 class SolveConfig:
     """One solve run; every field is an option of ``kibitz solve``
@@ -111,15 +124,9 @@ class SolveConfig:
     def _check(self) -> None:
         if self.algorithm not in ALGORITHMS:
             raise SolveConfigError(f"{self.algorithm!r}; allowed: {', '.join(ALGORITHMS)}", "--algorithm")
-        for name, value, low in (("--iterations", self.iterations, 1), ("--threads", self.threads, 1),
-                                 ("--workers", self.workers, 1), ("--batch", self.batch, 1),
-                                 ("--max-nodes", self.max_nodes, 1), ("--eval-every", self.eval_every, 0)):
-            if value is not None and value < low:
-                raise SolveConfigError(f"{value}: at least {low}", name)
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise SolveConfigError(f"{self.time_limit}: a duration must be more than 0", "--time")
-        if self.resume and self.out is None:
-            raise SolveConfigError("--resume continues the run at --out: give --out", "--resume")
+        check_run_fields(self, (("--iterations", self.iterations, 1), ("--threads", self.threads, 1),
+                                ("--workers", self.workers, 1), ("--batch", self.batch, 1),
+                                ("--max-nodes", self.max_nodes, 1), ("--eval-every", self.eval_every, 0)))
         ray = self.ray or self.ray_address is not None
         if not self.mccfr and (ray or self.batch is not None):
             raise SolveConfigError("--ray and --batch run MCCFR on Ray (-a mccfr-es or mccfr-os)")

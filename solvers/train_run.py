@@ -25,7 +25,7 @@ import signal
 import time
 from typing import Callable
 
-from kibitz.solvers.solve import SolveConfigError, SolveFailed, SolveStopped, drive
+from kibitz.solvers.solve import SolveConfigError, SolveFailed, SolveStopped, check_run_fields, drive
 
 #: steps when neither ``steps`` nor ``time_limit`` bounds a run
 DEFAULT_STEPS = 1000
@@ -59,14 +59,8 @@ class TrainRun:
 
         if self.config is None:
             object.__setattr__(self, "config", TrainConfig(output=None))
-        for name, value, low in (("--steps", self.steps, 1), ("--seed", self.seed, 0),
-                                 ("--probe-every", self.probe_every, 0), ("--probe-nodes", self.probe_nodes, 1)):
-            if value is not None and value < low:
-                raise SolveConfigError(f"{value}: at least {low}", name)
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise SolveConfigError(f"{self.time_limit}: a duration must be more than 0", "--time")
-        if self.resume and self.out is None:
-            raise SolveConfigError("--resume continues the run at --out: give --out", "--resume")
+        check_run_fields(self, (("--steps", self.steps, 1), ("--seed", self.seed, 0),
+                                ("--probe-every", self.probe_every, 0), ("--probe-nodes", self.probe_nodes, 1)))
 
     @property
     def step_limit(self) -> float:
