@@ -691,6 +691,73 @@ class Outcome:
     interrupted: bool
 
 
+#: the largest ``games`` and ``workers`` (a tournament lists its games in memory)
+MAX_GAMES = 10_000_000
+MAX_WORKERS = 64
+
+
+def _quiet(line: str) -> None:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentConfig:
+    """One ``kibitz tournament``: every field is an option of the command
+    (``agents`` a sequence of specs or their comma-separated text, ``out``
+    the folder, None: no files; ``aivat`` the value function's spec),
+    checked when it is made (:class:`kibitz.solvers.solve.ConfigError`
+    naming the option). :meth:`run` plays it (:func:`run_tournament`)."""
+
+    game: str
+    agents: tuple = ()
+    games: int = 100
+    seed: int = 0
+    workers: int = 1
+    out: str | None = None
+    resume: bool = False
+    aivat: str = "none"
+    progress: bool = False
+    ray: bool = False
+    ray_address: str | None = None
+
+    def __post_init__(self):
+        from kibitz.agents.registry import split_specs
+        from kibitz.solvers.solve import ConfigError
+
+        try:
+            game = games.load_game(self.game)
+            check_turn_based(game)
+        except ValueError as e:  # GameStringError is one
+            raise ConfigError(str(e), "GAME") from None
+        try:
+            agents = split_specs(self.agents) if isinstance(self.agents, str) else list(self.agents)
+        except ValueError as e:
+            raise ConfigError(str(e), "--agents") from None
+        if not agents:
+            raise ConfigError("no agents; give one or more agent specs (kibitz agents lists them)", "--agents")
+        object.__setattr__(self, "agents", tuple(agents))
+        for name, value, low, high in (("--games", self.games, 1, MAX_GAMES), ("--seed", self.seed, 0, None),
+                                       ("--workers", self.workers, 1, MAX_WORKERS)):
+            if value < low or (high is not None and value > high):
+                raise ConfigError(f"{value}: allowed: {low} to {high:,}" if high else f"{value}: at least {low}",
+                                  name)
+        if self.resume and self.out is None:
+            raise ConfigError("--resume continues the tournament in --out: give --out", "--resume")
+        if self.aivat != "none":
+            try:
+                value_function(self.aivat, game)
+            except (ValueError, OSError) as e:
+                raise ConfigError(str(e), "--aivat") from None
+
+    def run(self, log: Callable[[str], None] = _quiet) -> Outcome:
+        """Plays (or continues) the tournament; the errors of
+        :func:`run_tournament` (GameFailed, RecordsError, ResumeError,
+        OSError, ``RayUnavailable``) pass through."""
+        return run_tournament(self.game, list(self.agents), self.games, seed=self.seed, workers=self.workers,
+                              out_dir=self.out, resume=self.resume, progress=self.progress, log=log,
+                              ray=self.ray, ray_address=self.ray_address, value=self.aivat)
+
+
 def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0,
                    workers: int = 1, out_dir: str | None = None, resume: bool = False,
                    progress: bool = True, log: Callable[[str], None] | None = None,

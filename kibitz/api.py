@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kibitz.solvers.solve import SolveConfig, SolveConfigError, SolveResult
+from kibitz.solvers.solve import SolveConfig, ConfigError, SolveResult
 from kibitz.solvers.train_run import TrainRun
 
 # what each function needs is imported when it is first called, so that
@@ -80,14 +80,14 @@ def train(game: str | TrainRun, *, log: Callable[[str], None] = _quiet, **option
         try:
             game_object = load_game(spec_run.game)
         except GameStringError as e:
-            raise SolveConfigError(str(e), "GAME") from None
+            raise ConfigError(str(e), "GAME") from None
         try:
             if parse_spec(opponent)[0] == "human":
                 raise ValueError("a human cannot hold seats in training; allowed: an automatic agent "
                                  "(kibitz agents lists them)")
             make_agent(opponent, game_object, 0, 0)
         except (ValueError, FileNotFoundError) as e:
-            raise SolveConfigError(f"{opponent!r}: {e}", "--opponent") from None
+            raise ConfigError(f"{opponent!r}: {e}", "--opponent") from None
 
         def factory(g, seat, agent_seed):
             return make_agent(opponent, g, seat, agent_seed)
@@ -101,14 +101,21 @@ def export(source, out, *, unseen: str | None = None, name: str | None = None, t
     return export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
 
 
-def tournament(game: str, agents: list[str], games: int = 100, *, seed: int = 0, workers: int = 1,
-               out: str | None = None, resume: bool = False, aivat: str = "none", progress: bool = False,
-               ray: bool = False, ray_address: str | None = None):
-    """Plays ``agents`` (agent specs) against each other as ``kibitz
-    tournament`` does: duplicate deals, every seat arrangement, ``games``
-    rounded up to whole deals; ``out`` is the folder of its files. The
-    outcome (``kibitz.agents.tournament.Outcome``)'s ``results`` hold each agent's mean return with its 95%
-    interval (and AIVAT's, with ``aivat``)."""
-    from kibitz.agents.tournament import run_tournament
-    return run_tournament(game, list(agents), games, seed=seed, workers=workers, out_dir=out, resume=resume,
-                          progress=progress, ray=ray, ray_address=ray_address, value=aivat)
+def tournament(game, agents=None, games: int = 100, *, log: Callable[[str], None] = _quiet, **options):
+    """Plays ``agents`` (agent specs, a list or their comma-separated text)
+    against each other as ``kibitz tournament`` does: duplicate deals,
+    every seat arrangement, ``games`` rounded up to whole deals; options are
+    the fields of :class:`kibitz.agents.tournament.TournamentConfig`
+    (``seed``, ``workers``, ``out``: the folder of its files, ``resume``,
+    ``aivat``, ``progress``, ``ray``), or pass a whole config. The outcome
+    (``kibitz.agents.tournament.Outcome``)'s ``results`` hold each agent's
+    mean return with its 95% interval (and AIVAT's, with ``aivat``)."""
+    from kibitz.agents.tournament import TournamentConfig
+
+    if isinstance(game, TournamentConfig):
+        if agents is not None or options:
+            raise ValueError("give a TournamentConfig or options, not both")
+        config = game
+    else:
+        config = TournamentConfig(game, agents if agents is not None else (), games, **options)
+    return config.run(log)

@@ -5,7 +5,7 @@
     print(result.nash_conv)
 
 One run is one :class:`SolveConfig`: frozen, and checked when it is made
-(:class:`SolveConfigError` names the option at fault and what it allows).
+(:class:`ConfigError` names the option at fault and what it allows).
 ``kibitz solve`` builds it from its options and prints :meth:`SolveResult.lines`;
 ``kibitz.solve`` builds it from keyword arguments. What the run writes:
 the average policy in kibitz's policy-file format at ``out``
@@ -47,7 +47,7 @@ SOLVABLE = ("kibitz solve needs a sequential game with information-state strings
             "turn_based_simultaneous_game(game=goofspiel(num_cards=3))")
 
 
-class SolveConfigError(ValueError):
+class ConfigError(ValueError):
     """A setting that cannot run; ``param`` names the option at fault (None:
     a combination of options)."""
 
@@ -76,11 +76,11 @@ def check_run_fields(run, lowest) -> None:
     positive ``time_limit``, and ``resume`` only with ``out``."""
     for name, value, low in lowest:
         if value is not None and value < low:
-            raise SolveConfigError(f"{value}: at least {low}", name)
+            raise ConfigError(f"{value}: at least {low}", name)
     if run.time_limit is not None and not run.time_limit > 0:
-        raise SolveConfigError(f"{run.time_limit}: a duration must be more than 0", "--time")
+        raise ConfigError(f"{run.time_limit}: a duration must be more than 0", "--time")
     if run.resume and run.out is None:
-        raise SolveConfigError("--resume continues the run at --out: give --out", "--resume")
+        raise ConfigError("--resume continues the run at --out: give --out", "--resume")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,18 +123,18 @@ class SolveConfig:
 
     def _check(self) -> None:
         if self.algorithm not in ALGORITHMS:
-            raise SolveConfigError(f"{self.algorithm!r}; allowed: {', '.join(ALGORITHMS)}", "--algorithm")
+            raise ConfigError(f"{self.algorithm!r}; allowed: {', '.join(ALGORITHMS)}", "--algorithm")
         check_run_fields(self, (("--iterations", self.iterations, 1), ("--threads", self.threads, 1),
                                 ("--workers", self.workers, 1), ("--batch", self.batch, 1),
                                 ("--max-nodes", self.max_nodes, 1), ("--eval-every", self.eval_every, 0)))
         ray = self.ray or self.ray_address is not None
         if not self.mccfr and (ray or self.batch is not None):
-            raise SolveConfigError("--ray and --batch run MCCFR on Ray (-a mccfr-es or mccfr-os)")
+            raise ConfigError("--ray and --batch run MCCFR on Ray (-a mccfr-es or mccfr-os)")
         if not self.mccfr and self.workers > 2:
-            raise SolveConfigError(f"{self.workers}: CFR's tree compiler walks with 1 or 2 processes; allowed: "
+            raise ConfigError(f"{self.workers}: CFR's tree compiler walks with 1 or 2 processes; allowed: "
                                    "1, 2 (more are MCCFR's Ray actors: -a mccfr-es --ray)", "--workers")
         if self.workers > MAX_ACTORS:
-            raise SolveConfigError(f"{self.workers}: at most {MAX_ACTORS} actors", "--workers")
+            raise ConfigError(f"{self.workers}: at most {MAX_ACTORS} actors", "--workers")
         if self.mccfr:
             self._check_mccfr(ray)
         else:
@@ -142,31 +142,31 @@ class SolveConfig:
 
     def _check_mccfr(self, ray: bool) -> None:
         if not ray and (self.workers != 1 or self.batch is not None):
-            raise SolveConfigError("--workers and --batch are the Ray actors of MCCFR: give --ray too")
+            raise ConfigError("--workers and --batch are the Ray actors of MCCFR: give --ray too")
         cfr_only = [name for name, value in (
             ("--target-nashconv", self.target_nashconv), ("--eval-every", self.eval_every),
             ("--simultaneous", self.simultaneous or None), ("--alpha", self.alpha), ("--beta", self.beta),
             ("--gamma", self.gamma), ("--threads", self.threads if self.threads != 1 else None))
             if value is not None]
         if cfr_only:
-            raise SolveConfigError(f"{', '.join(cfr_only)}: CFR options, not used by {self.algorithm}")
+            raise ConfigError(f"{', '.join(cfr_only)}: CFR options, not used by {self.algorithm}")
         if self.max_memory is not None and ray:
-            raise SolveConfigError("--max-memory bounds the MCCFR of this process, not Ray's actors "
+            raise ConfigError("--max-memory bounds the MCCFR of this process, not Ray's actors "
                                    "(give one of --max-memory and --ray)")
         if self.algorithm == "mccfr-es" and self.epsilon != 0.6:
-            raise SolveConfigError("--epsilon is the exploration of outcome sampling (mccfr-os), "
+            raise ConfigError("--epsilon is the exploration of outcome sampling (mccfr-os), "
                                    "not used by mccfr-es")
         if not 0 < self.epsilon <= 1:
-            raise SolveConfigError(f"{self.epsilon}: allowed: more than 0, at most 1", "--epsilon")
+            raise ConfigError(f"{self.epsilon}: allowed: more than 0, at most 1", "--epsilon")
 
     def _check_cfr(self) -> None:
         if any(getattr(self, k) != v for k, v in _MCCFR_DEFAULTS.items()):
-            raise SolveConfigError("--seed, --epsilon, --max-memory and --fallback are MCCFR options "
+            raise ConfigError("--seed, --epsilon, --max-memory and --fallback are MCCFR options "
                                    "(--algorithm mccfr-es or mccfr-os)")
         if self.threads > 2:
-            raise SolveConfigError(f"{self.threads}: allowed: 1, 2", "--threads")
+            raise ConfigError(f"{self.threads}: allowed: 1, 2", "--threads")
         if self.simultaneous and self.threads > 1:
-            raise SolveConfigError("--threads 2 runs alternating updates only (not --simultaneous)")
+            raise ConfigError("--threads 2 runs alternating updates only (not --simultaneous)")
         self.cfr_config()  # the variant's parameters
 
     def cfr_config(self):
@@ -176,7 +176,7 @@ class SolveConfig:
             return cfr_mod.make_config(self.algorithm, alternating_updates=not self.simultaneous,
                                        alpha=self.alpha, beta=self.beta, gamma=self.gamma)
         except ValueError as e:
-            raise SolveConfigError(str(e)) from None
+            raise ConfigError(str(e)) from None
 
     @property
     def iteration_limit(self) -> float:
@@ -284,13 +284,13 @@ def solve(config: SolveConfig, *, log: Callable[[str], None] = _quiet,
     resuming, estimates, why a run stopped early). ``check_fallback(spec,
     game, seed)`` checks MCCFR's fallback agent (it raises ValueError when
     it cannot play; the agent layer passes its ``make_agent``).
-    Raises :class:`SolveConfigError`, :class:`SolveFailed`, :class:`SolveStopped`."""
+    Raises :class:`ConfigError`, :class:`SolveFailed`, :class:`SolveStopped`."""
     from kibitz.games import GameStringError, load_game
 
     try:
         game = load_game(config.game)
     except GameStringError as e:
-        raise SolveConfigError(str(e), "GAME") from None
+        raise ConfigError(str(e), "GAME") from None
     if config.mccfr:
         return _solve_mccfr(game, config, log, check_fallback)
     return _solve_cfr(game, config, log)
@@ -307,7 +307,7 @@ def _compile(game, config: SolveConfig, log):
     except tree_mod.TreeTooLarge as e:
         raise SolveFailed(str(e)) from None
     except ValueError as e:  # a game the compiler cannot walk
-        raise SolveConfigError(f"{e}. {SOLVABLE}", "GAME") from None
+        raise ConfigError(f"{e}. {SOLVABLE}", "GAME") from None
     except KeyboardInterrupt:
         raise SolveStopped("\ninterrupted while compiling the tree: nothing was solved or written", 130) from None
 
@@ -368,7 +368,7 @@ def drive(solver, meta, out, resume: bool, log: Callable[[str], None] = _quiet, 
     with checkpoints beside ``out`` (none without ``out``). Returns
     ``(reason, seconds, last_nash_conv)``; raises :class:`SolveStopped` when
     a signal stops it (the checkpoint written), :class:`SolveFailed` when
-    memory or the disk gives out, :class:`SolveConfigError` for a checkpoint
+    memory or the disk gives out, :class:`ConfigError` for a checkpoint
     that does not fit."""
     from kibitz.solvers import driver
 
@@ -407,11 +407,11 @@ def _resume(solver, meta, ckpt, unit: str, wanted, log) -> float:
     from kibitz.solvers import driver
 
     if ckpt is None or not ckpt.exists():
-        raise SolveConfigError(f"--resume: no checkpoint at {ckpt}; run without --resume")
+        raise ConfigError(f"--resume: no checkpoint at {ckpt}; run without --resume")
     try:
         seconds_before = driver.load_checkpoint(ckpt, solver, meta)
     except driver.CheckpointMismatch as e:
-        raise SolveConfigError(f"{e}; run without --resume to start afresh") from None
+        raise ConfigError(f"{e}; run without --resume to start afresh") from None
     except driver.CheckpointError as e:
         raise SolveFailed(f"--resume: {e}") from None
     log(f"resumed from {ckpt} at {unit} {solver.iteration:,}")
@@ -436,7 +436,7 @@ def _solve_mccfr(game, config: SolveConfig, log, check_fallback) -> SolveResult:
         try:
             check_fallback(config.fallback, game, config.seed)
         except ValueError as e:
-            raise SolveConfigError(str(e), "--fallback") from None
+            raise ConfigError(str(e), "--fallback") from None
     settings = {"seed": config.seed, "epsilon": config.epsilon, "fallback": config.fallback}
     extra, notes = {}, []
     if config.ray or config.ray_address is not None:
@@ -478,7 +478,7 @@ def _drive_mccfr_local(game, config: SolveConfig, settings: dict, log):
                                             fallback=config.fallback,
                                             max_bytes=mccfr_compiled.TABLE_SHARE * max_memory, es_states=es_states)
     except ValueError as e:
-        raise SolveConfigError(f"{e}. {SOLVABLE}", "GAME") from None
+        raise ConfigError(f"{e}. {SOLVABLE}", "GAME") from None
     if backend == "compiled":  # its checkpoints are its own (the Python solver's resume elsewhere)
         settings["backend"] = backend
     reason, seconds = _drive_mccfr(solver, game, config, settings, log, max_memory=max_memory)
@@ -540,7 +540,7 @@ def _drive_mccfr_ray(game, config: SolveConfig, settings: dict, log):
                                   batch=config.batch or DEFAULT_BATCH, sampling=mccfr.ALGORITHMS[config.algorithm],
                                   epsilon=config.epsilon, fallback=config.fallback)
             except ValueError as e:
-                raise SolveConfigError(str(e)) from None
+                raise ConfigError(str(e)) from None
             try:
                 reason, seconds = _drive_mccfr(solver, game, config,
                                                {**settings, "actors": solver.actors, "batch": solver.batch}, log)
@@ -550,5 +550,5 @@ def _drive_mccfr_ray(game, config: SolveConfig, settings: dict, log):
             finally:
                 solver.close()
     except RayUnavailable as e:
-        raise SolveConfigError(str(e)) from None
+        raise ConfigError(str(e)) from None
     return reason, seconds, solver

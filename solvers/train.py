@@ -125,14 +125,14 @@ class TrainConfig:
     explore: float = 0.0  # chance that a network move of an episode is uniform over the legal actions instead
 
     def __post_init__(self):
-        from kibitz.solvers.solve import SolveConfigError
+        from kibitz.solvers.solve import ConfigError
 
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         if self.opponent_share > 0 and not self.opponent:
-            raise SolveConfigError(f"{self.opponent_share:g} needs --opponent SPEC (e.g. heuristic)",
+            raise ConfigError(f"{self.opponent_share:g} needs --opponent SPEC (e.g. heuristic)",
                                    "--opponent-share")
         if self.imitation_steps and not self.opponent:
-            raise SolveConfigError(f"{self.imitation_steps} needs --opponent SPEC to imitate (e.g. heuristic)",
+            raise ConfigError(f"{self.imitation_steps} needs --opponent SPEC to imitate (e.g. heuristic)",
                                    "--imitation-steps")
         checks = [("batch", self.batch >= 1, ">= 1"), ("lr", 0 < self.lr <= 1, "in (0, 1]"),
                   ("critic_lr", 0 < self.critic_lr <= 1, "in (0, 1]"),

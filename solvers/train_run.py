@@ -25,7 +25,7 @@ import signal
 import time
 from typing import Callable
 
-from kibitz.solvers.solve import SolveConfigError, SolveFailed, SolveStopped, check_run_fields, drive
+from kibitz.solvers.solve import ConfigError, SolveFailed, SolveStopped, check_run_fields, drive
 
 #: steps when neither ``steps`` nor ``time_limit`` bounds a run
 DEFAULT_STEPS = 1000
@@ -73,7 +73,7 @@ def output_kind(game, encoding: str, output: str | None) -> str:
     """Checks that ``game`` can be learnt from ``encoding`` and returns the
     output kind: ``output``, or by default factored for an encoding other
     than the information-state tensor in a game with action factors, else
-    dense. :class:`SolveConfigError` naming GAME, --encoding or --output."""
+    dense. :class:`ConfigError` naming GAME, --encoding or --output."""
     from kibitz.games import check_encoding, output_kinds
     from kibitz.solvers import network
     from kibitz.solvers import train as train_mod
@@ -81,15 +81,15 @@ def output_kind(game, encoding: str, output: str | None) -> str:
     try:
         train_mod.check_trainable(game)
     except ValueError as e:
-        raise SolveConfigError(str(e), "GAME") from None
+        raise ConfigError(str(e), "GAME") from None
     try:
         check_encoding(game, encoding)
     except ValueError as e:
-        raise SolveConfigError(str(e), "'--encoding'") from None
+        raise ConfigError(str(e), "'--encoding'") from None
     if output is None:
         output = "factored" if encoding != network.ENCODING and "factored" in output_kinds(game) else "dense"
     if output not in output_kinds(game):
-        raise SolveConfigError(f"{game.get_type().short_name} has no action factors; allowed: "
+        raise ConfigError(f"{game.get_type().short_name} has no action factors; allowed: "
                                f"{', '.join(output_kinds(game))}", "'--output'")
     return output
 
@@ -167,7 +167,7 @@ def train(run: TrainRun, *, log: Callable[[str], None] = _quiet, opponent: Calla
     ``run.config.opponent`` (the agent layer passes it). The network is
     written to ``run.out`` at the end, and when a signal or a failure stops
     the run after a step (its checkpoint beside it). Raises
-    :class:`SolveConfigError`, :class:`SolveFailed`, :class:`SolveStopped`."""
+    :class:`ConfigError`, :class:`SolveFailed`, :class:`SolveStopped`."""
     from kibitz.games import GameStringError, load_game
     from kibitz.solvers import driver, network
     from kibitz.solvers import train as train_mod
@@ -175,7 +175,7 @@ def train(run: TrainRun, *, log: Callable[[str], None] = _quiet, opponent: Calla
     try:
         game = load_game(run.game)
     except GameStringError as e:
-        raise SolveConfigError(str(e), "GAME") from None
+        raise ConfigError(str(e), "GAME") from None
     output = output_kind(game, run.config.encoding, run.config.output)
     run = dataclasses.replace(run, config=dataclasses.replace(run.config, output=output))
     trainer, probe = _start(game, run, opponent)

@@ -485,3 +485,23 @@ def test_tournaments_of_other_plans_are_not_compared(tmp_path):
     assert "Traceback" not in result.output
     result = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path)])
     assert result.exit_code == 1 and "tournament.json" in result.output and "Traceback" not in result.output
+
+
+def test_the_python_api_plays_a_config_and_names_bad_options(tmp_path):
+    import kibitz
+    from kibitz.agents.tournament import TournamentConfig
+    from kibitz.solvers.solve import ConfigError
+
+    config = TournamentConfig("kuhn_poker", "random,random", 8, seed=3, out=str(tmp_path / "t"))
+    assert config.agents == ("random", "random")
+    outcome = kibitz.tournament(config)
+    assert outcome.finished == 8 and (tmp_path / "t" / "results.json").is_file()
+    again = kibitz.tournament("kuhn_poker", ["random", "random"], 8, seed=3)  # no files
+    assert again.results["agents"] == outcome.results["agents"]
+    for kwargs, param in ((dict(game="nope"), "GAME"), (dict(agents="random,"), "--agents"),
+                          (dict(games=0), "--games"), (dict(aivat="psychic"), "--aivat"),
+                          (dict(resume=True), "--resume")):
+        args = {"game": "kuhn_poker", "agents": "random,random", **kwargs}
+        with pytest.raises(ConfigError) as e:
+            TournamentConfig(**args)
+        assert e.value.param == param, (kwargs, e.value)

@@ -330,16 +330,16 @@ def test_resume_with_opponent_imitation_and_exploration_equals_uninterrupted(tmp
 
 def test_the_python_api_trains_and_names_bad_options(tmp_path):
     import kibitz
-    from kibitz.solvers.solve import SolveConfigError
+    from kibitz.solvers.solve import ConfigError
     from kibitz.solvers.train import TrainConfig
 
     out = tmp_path / "k.npz"
     result = kibitz.train("kuhn_poker", steps=20, out=str(out), config=TrainConfig(output=None, batch=8))
     assert out.is_file() and result.trainer.iteration == 20 and result.measure[0] == "NashConv"
     assert any(line.startswith("network:     ") for line in result.lines())
-    with pytest.raises(SolveConfigError, match="needs --opponent") as e:
+    with pytest.raises(ConfigError, match="needs --opponent") as e:
         kibitz.train("kuhn_poker", config=TrainConfig(opponent_share=0.3))
     assert e.value.param == "--opponent-share"
-    with pytest.raises(SolveConfigError, match="'wizard'") as e:
+    with pytest.raises(ConfigError, match="'wizard'") as e:
         kibitz.train("kuhn_poker", config=TrainConfig(opponent="wizard", opponent_share=0.5))
     assert e.value.param == "--opponent"

@@ -19,7 +19,7 @@ from kibitz.commands._paths import (POLICY_KINDS, NumberRange, check_ray, ray_op
 from kibitz.api import SolveConfig
 from kibitz.api import solve as run_solve
 from kibitz.solvers.mccfr_ray import DEFAULT_BATCH
-from kibitz.solvers.solve import (DEFAULT_ITERATIONS, MAX_ACTORS, UNLIMITED_EVAL_EVERY, SolveConfigError,
+from kibitz.solvers.solve import (DEFAULT_ITERATIONS, MAX_ACTORS, UNLIMITED_EVAL_EVERY, ConfigError,
                                   SolveFailed, SolveStopped)
 
 
@@ -145,7 +145,7 @@ def solve_errors():
     (its message, exit 130 or 143)."""
     try:
         yield
-    except SolveConfigError as e:
+    except ConfigError as e:
         if e.param is not None:
             raise click.BadParameter(str(e), param_hint=e.param) from None
         raise click.UsageError(str(e)) from None

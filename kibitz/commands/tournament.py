@@ -6,18 +6,14 @@ import os
 
 import click
 
-from kibitz.agents.base import check_turn_based
 from kibitz.agents.ray_pool import RayRunError
-from kibitz.agents.registry import split_specs
-from kibitz.agents.tournament import GameFailed, RecordsError, format_table, read_plan, run_tournament
+from kibitz.agents.tournament import (MAX_GAMES, MAX_WORKERS, GameFailed, RecordsError, TournamentConfig,
+                                      format_table, read_plan)
+from kibitz.api import tournament as run_tournament
 from kibitz.commands._paths import check_ray, ray_options, refuse_foreign_folder
-from kibitz.games import GameStringError, load_game
+from kibitz.commands.solve import solve_errors
 from kibitz.solvers.ray_cluster import RayUnavailable
 
-
-#: the largest --games and --workers (a tournament lists its games in memory)
-MAX_GAMES = 10_000_000
-MAX_WORKERS = 64
 #: the files of a tournament folder, its plan first
 TOURNAMENT_FILES = ("tournament.json", "games.jsonl", "results.json", "results.csv")
 
@@ -59,31 +55,17 @@ def tournament(game_string, agent_list, games, seed, workers, out_dir, resume, v
     rate, OpenSkill rating, and a per-seat table. Ctrl-C stops, keeps the
     finished games and reports them; --resume continues.
     """
-    try:
-        check_turn_based(load_game(game_string))
-    except (GameStringError, ValueError) as e:
-        raise click.BadParameter(str(e), param_hint="GAME") from None
-    try:
-        specs = split_specs(agent_list)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--agents") from None
-    from kibitz.agents.tournament import value_function
-
-    if value != "none":
-        try:
-            value_function(value, load_game(game_string))
-        except (ValueError, OSError) as e:
-            raise click.BadParameter(str(e), param_hint="--aivat") from None
     ray = check_ray(ray, ray_address, workers)
     out_dir = out_dir or f"tournament-{seed}"
+    with solve_errors():
+        config = TournamentConfig(game_string, agent_list, games, seed=seed, workers=workers, out=out_dir,
+                                  resume=resume, aivat=value, progress=not no_progress, ray=ray,
+                                  ray_address=ray_address)
     if not resume:  # --resume reads the plan, and names what is wrong with it, before it writes
         refuse_foreign_folder(out_dir, marker="tournament.json", outputs=TOURNAMENT_FILES[1:],
                               problem=_plan_problem, what="tournament folder")
     try:
-        outcome = run_tournament(game_string, specs, games, seed=seed, workers=workers,
-                                 out_dir=out_dir, resume=resume, progress=not no_progress,
-                                 log=lambda line: click.echo(line, err=True), ray=ray, ray_address=ray_address,
-                                 value=value)
+        outcome = run_tournament(config, log=lambda line: click.echo(line, err=True))
     except RayUnavailable as e:
         raise click.UsageError(str(e)) from None
     except (GameFailed, RayRunError) as e:

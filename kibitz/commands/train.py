@@ -31,7 +31,7 @@ import click
 
 from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace_run, run_options, writable_file
 from kibitz.commands.solve import parse_duration, solve_errors
-from kibitz.solvers.solve import SolveConfigError
+from kibitz.solvers.solve import ConfigError
 from kibitz.solvers.train_run import DEFAULT_PROBE_NODES, DEFAULT_STEPS
 
 
@@ -141,10 +141,10 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
                                  critic_lr=critic_lr, alpha=alpha, magnet_every=magnet_every, opponent=opponent,
                                  opponent_share=opponent_share, imitation_steps=imitation_steps,
                                  explore=explore, imitation_lr=imitation_lr)
-        except SolveConfigError:
+        except ConfigError:
             raise
         except ValueError as e:
-            raise SolveConfigError(str(e)) from None
+            raise ConfigError(str(e)) from None
         run = TrainRun(game_string, out=out, steps=steps, time_limit=limit, seed=seed, config=config,
                        probe_every=probe_every, probe_nodes=probe_nodes, resume=resume,
                        checkpoint_every=checkpoint_every, progress=progress)
