@@ -51,6 +51,7 @@ from kibitz import games
 from kibitz.agents.base import check_turn_based
 from kibitz.agents.registry import make_agent
 from kibitz.games.chance import draw
+from kibitz.solvers.solve import quiet
 from kibitz.solvers.stats import clustered_interval, clustered_mean, t95
 
 
@@ -696,10 +697,6 @@ MAX_GAMES = 10_000_000
 MAX_WORKERS = 64
 
 
-def _quiet(line: str) -> None:
-    pass
-
-
 @dataclasses.dataclass(frozen=True)
 class TournamentConfig:
     """One ``kibitz tournament``: every field is an option of the command
@@ -749,7 +746,7 @@ class TournamentConfig:
             except (ValueError, OSError) as e:
                 raise ConfigError(str(e), "--aivat") from None
 
-    def run(self, log: Callable[[str], None] = _quiet) -> Outcome:
+    def run(self, log: Callable[[str], None] = quiet) -> Outcome:
         """Plays (or continues) the tournament; the errors of
         :func:`run_tournament` (GameFailed, RecordsError, ResumeError,
         OSError, ``RayUnavailable``) pass through."""

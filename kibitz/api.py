@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kibitz.solvers.solve import SolveConfig, ConfigError, SolveResult
+from kibitz.solvers.solve import ConfigError, SolveConfig, SolveResult, quiet
 from kibitz.solvers.train_run import TrainRun
 
 # what each function needs is imported when it is first called, so that
@@ -41,11 +41,7 @@ def _check_fallback(spec: str, game, seed: int) -> None:
     make_agent(spec, game, 0, seed)
 
 
-def _quiet(line: str) -> None:
-    pass
-
-
-def solve(game: str | SolveConfig, *, log: Callable[[str], None] = _quiet, **options) -> SolveResult:
+def solve(game: str | SolveConfig, *, log: Callable[[str], None] = quiet, **options) -> SolveResult:
     """Solves ``game`` as ``kibitz solve`` does: ``options`` are the fields
     of :class:`kibitz.solvers.solve.SolveConfig` (``algorithm``,
     ``iterations``, ``time_limit`` in seconds, ``out``, ``resume``, ...), or
@@ -59,7 +55,7 @@ def solve(game: str | SolveConfig, *, log: Callable[[str], None] = _quiet, **opt
     return run(config, log=log, check_fallback=_check_fallback)
 
 
-def train(game: str | TrainRun, *, log: Callable[[str], None] = _quiet, **options):
+def train(game: str | TrainRun, *, log: Callable[[str], None] = quiet, **options):
     """Trains a network policy for ``game`` as ``kibitz train`` does:
     ``options`` are the fields of :class:`kibitz.solvers.train_run.TrainRun`
     (``steps``, ``time_limit`` in seconds, ``out``, ``seed``, ``config``: a
@@ -101,7 +97,7 @@ def export(source, out, *, unseen: str | None = None, name: str | None = None, t
     return export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
 
 
-def tournament(game, agents=None, games: int = 100, *, log: Callable[[str], None] = _quiet, **options):
+def tournament(game, agents=None, games: int = 100, *, log: Callable[[str], None] = quiet, **options):
     """Plays ``agents`` (agent specs, a list or their comma-separated text)
     against each other as ``kibitz tournament`` does: duplicate deals,
     every seat arrangement, ``games`` rounded up to whole deals; options are

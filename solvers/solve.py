@@ -274,11 +274,11 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.3g} GiB"
 
 
-def _quiet(message: str) -> None:
-    pass
+def quiet(message: str) -> None:
+    """The default ``log`` of the runs: says nothing."""
 
 
-def solve(config: SolveConfig, *, log: Callable[[str], None] = _quiet,
+def solve(config: SolveConfig, *, log: Callable[[str], None] = quiet,
           check_fallback: Callable | None = None) -> SolveResult:
     """Runs ``config``; ``log`` receives the progress lines (compiling,
     resuming, estimates, why a run stopped early). ``check_fallback(spec,
@@ -362,7 +362,7 @@ def _solve_one_player(game, config: SolveConfig, tree, t0) -> SolveResult:
                        time.perf_counter() - t0, doc, tree=tree, policy=pol, extra={"optimal_value": value})
 
 
-def drive(solver, meta, out, resume: bool, log: Callable[[str], None] = _quiet, **loop):
+def drive(solver, meta, out, resume: bool, log: Callable[[str], None] = quiet, **loop):
     """Resumes ``solver`` from the checkpoint beside ``out`` if asked, runs
     the solve loop (``loop``: the options of :func:`solvers.driver.run_solver`)
     with checkpoints beside ``out`` (none without ``out``). Returns

@@ -25,16 +25,12 @@ import signal
 import time
 from typing import Callable
 
-from kibitz.solvers.solve import ConfigError, SolveFailed, SolveStopped, check_run_fields, drive
+from kibitz.solvers.solve import ConfigError, SolveFailed, SolveStopped, check_run_fields, drive, quiet
 
 #: steps when neither ``steps`` nor ``time_limit`` bounds a run
 DEFAULT_STEPS = 1000
 #: the node budget under which the probe is the exact NashConv
 DEFAULT_PROBE_NODES = 200_000
-
-
-def _quiet(message: str) -> None:
-    pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +158,7 @@ def _start(game, run: TrainRun, opponent: Callable | None):
     return trainer, probe
 
 
-def train(run: TrainRun, *, log: Callable[[str], None] = _quiet, opponent: Callable | None = None) -> TrainResult:
+def train(run: TrainRun, *, log: Callable[[str], None] = quiet, opponent: Callable | None = None) -> TrainResult:
     """Runs ``run``; ``opponent(game, seat, seed)`` makes the agent of
     ``run.config.opponent`` (the agent layer passes it). The network is
     written to ``run.out`` at the end, and when a signal or a failure stops
