@@ -798,46 +798,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     config = {"game": game_string, "agents": list(specs), "seed": int(seed), "games": total,
               "seats": plan.num_seats, "arrangements": [list(a) for a in plan.arrangements],
               "agent_files": agent_files(specs, game), "aivat": value}
-    records: dict[int, dict] = {}
-    games_path = None
-    if out_dir is not None:
-        cfg_path = os.path.join(out_dir, "tournament.json")
-        games_path = os.path.join(out_dir, "games.jsonl")
-        if resume and not os.path.exists(cfg_path):
-            raise ResumeError(f"--resume: {out_dir} holds no tournament (no tournament.json); "
-                              f"run without --resume to start one")
-        os.makedirs(out_dir, exist_ok=True)
-        if resume:
-            old = read_plan(cfg_path)
-            for key in ("game", "agents", "seed"):
-                if old[key] != config[key] and not (key == "game" and _same_game(old[key], game)):
-                    raise ResumeError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
-                                     f"not {config[key]!r}")
-            if old.get("aivat", "none") != value:
-                raise ResumeError(f"--resume: {out_dir} holds a tournament with --aivat "
-                                  f"{old.get('aivat', 'none')!r}, not {value!r}: its games' corrections "
-                                  f"would mix two value functions")
-            for path, digest in (old.get("agent_files") or {}).items():
-                if config["agent_files"].get(path) != digest:
-                    raise ResumeError(f"--resume: the agent file {path} is not the one the tournament in "
-                                      f"{out_dir} started with (its SHA-256 differs, or it is gone); put that "
-                                      "file back, or start a new tournament in another --out")
-            for rec in read_records(games_path):
-                records[rec["index"]] = rec
-            beyond = [i for i in records if i >= total]
-            if beyond:
-                need = -(-(max(beyond) + 1) // per_deal) * per_deal
-                raise ResumeError(f"--resume: {out_dir} holds {len(records)} finished games "
-                                  f"(numbered up to {max(beyond)}); --games {games} would drop "
-                                  f"{len(beyond)} of them; give --games {need} or more")
-        elif os.path.exists(cfg_path) or (os.path.exists(games_path) and os.path.getsize(games_path) > 0):
-            raise ValueError(f"{out_dir} already holds a tournament; use --resume or another --out")
-        with open(cfg_path, "w") as f:
-            json.dump(config, f, indent=2)
-        # rewrite only complete records, so a torn line cannot follow
-        with open(games_path, "w") as f:
-            for i in sorted(records):
-                f.write(json.dumps(records[i]) + "\n")
+    records, games_path = _open_folder(out_dir, resume, config, game, games, per_deal)
     todo = [i for i in range(total) if i not in records]
     interrupted = False
     bar = None
@@ -855,7 +816,7 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
         if bar:
             bar.update(1)
 
-    pool = None
+    holder: dict = {}  # the pool and its queue while they run (the finally below ends them)
     try:
         if ray and todo:
             interrupted = _ray_games(plan, todo, keep, bar, ray_address, log)
@@ -863,63 +824,17 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
             for i in todo:
                 keep(play_one(plan, i))
         else:
-            ctx = multiprocessing.get_context(_start_method())
-            finished = ctx.Queue()  # records, one per game as it ends
-            pool = ctx.Pool(workers, initializer=_worker_init, initargs=(finished,))
-            size = max(1, min(64, len(todo) // (workers * 8)))
-            chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-            # A bounded window of chunks in flight: the pool's task queue
-            # never fills, so terminate() on Ctrl-C cannot block on it.
-            done_q: queue.Queue = queue.Queue()
-            next_chunk, in_flight = 0, 0
-            while next_chunk < len(chunks) or in_flight:
-                while in_flight < 2 * workers and next_chunk < len(chunks):
-                    pool.apply_async(_worker_chunk, ((plan, chunks[next_chunk]),),
-                                     callback=done_q.put, error_callback=done_q.put)
-                    next_chunk += 1
-                    in_flight += 1
-                _drain(finished, keep)
-                try:
-                    got = done_q.get(timeout=0.2)
-                except queue.Empty:
-                    continue
-                in_flight -= 1
-                if isinstance(got, BaseException):
-                    # let the chunks in flight finish before the pool goes:
-                    # terminate() on workers writing a result can hang the pool's
-                    # result thread (seen in the test suite under load)
-                    while in_flight:
-                        _drain(finished, keep)  # (a worker's unread records would hold it at exit)
-                        try:
-                            done_q.get(timeout=0.2)
-                            in_flight -= 1
-                        except queue.Empty:
-                            pass
-                    _drain(finished, keep, wait=0.5)
-                    pool.close()
-                    pool.join()
-                    pool = None
-                    raise got
-                for rec in got:
-                    keep(rec)
-            # every chunk has ended, so every record is sent: take them all
-            # before the workers are joined (a worker ends only once its
-            # queue is read)
-            while len(records) < total:
-                keep(finished.get(timeout=60))
-            pool.close()
-            pool.join()
-            pool = None
+            _play_in_pool(plan, todo, workers, keep, lambda: len(records) < total, holder)
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        if pool is not None:
+        if holder.get("pool") is not None:
             try:  # the games that ended before the stop
-                _drain(finished, keep, wait=0.5)
+                _drain(holder["finished"], keep, wait=0.5)
             except KeyboardInterrupt:
                 pass
-            pool.terminate()
-            pool.join()
+            holder["pool"].terminate()
+            holder["pool"].join()
         if bar:
             bar.close()
         if sink:
@@ -968,6 +883,114 @@ def _same_game(game_string: str, game) -> bool:
         return str(_load(game_string)) == str(game)
     except (GameStringError, ValueError):
         return False
+
+
+def _open_folder(out_dir, resume: bool, config: dict, game, games: int, per_deal: int):
+    """Makes the tournament folder ``out_dir`` ready (None: no files):
+    writes the plan ``config``; with ``resume`` first checks it against the
+    folder's plan and agent files and reads the finished games.
+    Returns ``(records by index, the path of games.jsonl or None)``;
+    ResumeError or ValueError naming what would be lost."""
+    records: dict[int, dict] = {}
+    games_path = None
+    total = config["games"]
+    if out_dir is not None:
+        cfg_path = os.path.join(out_dir, "tournament.json")
+        games_path = os.path.join(out_dir, "games.jsonl")
+        if resume and not os.path.exists(cfg_path):
+            raise ResumeError(f"--resume: {out_dir} holds no tournament (no tournament.json); "
+                              f"run without --resume to start one")
+        os.makedirs(out_dir, exist_ok=True)
+        if resume:
+            old = read_plan(cfg_path)
+            for key in ("game", "agents", "seed"):
+                if old[key] != config[key] and not (key == "game" and _same_game(old[key], game)):
+                    raise ResumeError(f"--resume: {out_dir} holds a tournament with {key}={old[key]!r}, "
+                                     f"not {config[key]!r}")
+            if old.get("aivat", "none") != config["aivat"]:
+                raise ResumeError(f"--resume: {out_dir} holds a tournament with --aivat "
+                                  f"{old.get('aivat', 'none')!r}, not {config['aivat']!r}: its games' corrections "
+                                  f"would mix two value functions")
+            for path, digest in (old.get("agent_files") or {}).items():
+                if config["agent_files"].get(path) != digest:
+                    raise ResumeError(f"--resume: the agent file {path} is not the one the tournament in "
+                                      f"{out_dir} started with (its SHA-256 differs, or it is gone); put that "
+                                      "file back, or start a new tournament in another --out")
+            for rec in read_records(games_path):
+                records[rec["index"]] = rec
+            beyond = [i for i in records if i >= total]
+            if beyond:
+                need = -(-(max(beyond) + 1) // per_deal) * per_deal
+                raise ResumeError(f"--resume: {out_dir} holds {len(records)} finished games "
+                                  f"(numbered up to {max(beyond)}); --games {games} would drop "
+                                  f"{len(beyond)} of them; give --games {need} or more")
+        elif os.path.exists(cfg_path) or (os.path.exists(games_path) and os.path.getsize(games_path) > 0):
+            raise ValueError(f"{out_dir} already holds a tournament; use --resume or another --out")
+        with open(cfg_path, "w") as f:
+            json.dump(config, f, indent=2)
+        # rewrite only complete records, so a torn line cannot follow
+        with open(games_path, "w") as f:
+            for i in sorted(records):
+                f.write(json.dumps(records[i]) + "\n")
+    return records, games_path
+
+
+def _play_in_pool(plan: Plan, todo: list[int], workers: int, keep: Callable, missing: Callable,
+                  holder: dict) -> None:
+    """Plays games ``todo`` of ``plan`` in a pool of ``workers`` processes,
+    ``keep``-ing each record as its game ends, until ``missing()`` is false;
+    ``holder`` gets the pool and its queue of records as soon as they exist
+    (a Ctrl-C leaves them to the caller to end), and ``holder["pool"]`` is
+    None once the pool is closed. A game that raises ends the pool, after
+    the chunks in flight, and raises here."""
+    ctx = multiprocessing.get_context(_start_method())
+    finished = ctx.Queue()  # records, one per game as it ends
+    pool = ctx.Pool(workers, initializer=_worker_init, initargs=(finished,))
+    holder.update(pool=pool, finished=finished)
+    size = max(1, min(64, len(todo) // (workers * 8)))
+    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+    # A bounded window of chunks in flight: the pool's task queue
+    # never fills, so terminate() on Ctrl-C cannot block on it.
+    done_q: queue.Queue = queue.Queue()
+    next_chunk, in_flight = 0, 0
+    while next_chunk < len(chunks) or in_flight:
+        while in_flight < 2 * workers and next_chunk < len(chunks):
+            pool.apply_async(_worker_chunk, ((plan, chunks[next_chunk]),),
+                             callback=done_q.put, error_callback=done_q.put)
+            next_chunk += 1
+            in_flight += 1
+        _drain(finished, keep)
+        try:
+            got = done_q.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        in_flight -= 1
+        if isinstance(got, BaseException):
+            # let the chunks in flight finish before the pool goes:
+            # terminate() on workers writing a result can hang the pool's
+            # result thread (seen in the test suite under load)
+            while in_flight:
+                _drain(finished, keep)  # (a worker's unread records would hold it at exit)
+                try:
+                    done_q.get(timeout=0.2)
+                    in_flight -= 1
+                except queue.Empty:
+                    pass
+            _drain(finished, keep, wait=0.5)
+            pool.close()
+            pool.join()
+            holder["pool"] = None
+            raise got
+        for rec in got:
+            keep(rec)
+    # every chunk has ended, so every record is sent: take them all
+    # before the workers are joined (a worker ends only once its
+    # queue is read)
+    while missing():
+        keep(finished.get(timeout=60))
+    pool.close()
+    pool.join()
+    holder["pool"] = None
 
 
 def _drain(finished, keep, wait: float = 0.0) -> None:
