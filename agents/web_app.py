@@ -63,15 +63,10 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     loopback name (a guard against DNS rebinding)."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse
-    from starlette.routing import Mount, Route
+    from starlette.routing import Mount
     from starlette.staticfiles import StaticFiles
-    from starlette.concurrency import run_in_threadpool
 
     from kibitz.agents import openapi
-    from starlette.responses import Response
-
     from kibitz.agents.table import WEB_DIR, TableStore
     from kibitz.agents.table_records import RecordStore
 
@@ -79,46 +74,72 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     tables = TableStore(service.games, bot_delay=bot_delay, max_tables=max_tables, idle=table_idle,
                         suggested=list(service.specs.values()), records=RecordStore(db), policy_dir=policy_dir)
     document = openapi.document(service.health()["kibitz_version"])
+    routes = [*_service_routes(service, document), *_table_routes(tables),
+              Mount("/static", StaticFiles(directory=WEB_DIR), name="static")]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _server_error})
+    app.state.service = service
+    app.state.tables = tables
+    return _Guard(app, loopback_only, _error)
 
-    def error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": message, "status": status}, status_code=status)
 
-    async def body_of(request: Request, json_only: bool):
-        if json_only:
-            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if kind != "application/json":
-                raise ApiError(415, "send the body as Content-Type: application/json")
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
-            raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
-        chunks = []
+def _error(status: int, message: str):
+    """The JSON error answer: ``{"error": message, "status": status}``."""
+    from starlette.responses import JSONResponse
 
-        async def read():
-            size = 0
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > MAX_BODY:
-                    raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
-                chunks.append(chunk)
+    return JSONResponse({"error": message, "status": status}, status_code=status)
 
+
+async def _body_of(request, json_only: bool):
+    """The request's body as parsed by :func:`parse_body`: at most
+    :data:`MAX_BODY` bytes arriving within :data:`BODY_TIMEOUT` seconds,
+    as JSON only when ``json_only`` (ApiError 408, 413 or 415 otherwise)."""
+    if json_only:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise ApiError(415, "send the body as Content-Type: application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
+    chunks = []
+
+    async def read():
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise ApiError(413, f"the body may have at most {MAX_BODY:,} bytes")
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(read(), BODY_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s") from None
+    return parse_body(b"".join(chunks))
+
+
+def _answer(handler):
+    """An endpoint that turns ApiError (and any other failure) into a JSON error."""
+    from starlette.responses import JSONResponse
+
+    async def endpoint(request):
         try:
-            await asyncio.wait_for(read(), BODY_TIMEOUT)
-        except asyncio.TimeoutError:
-            raise ApiError(408, f"the body did not arrive within {BODY_TIMEOUT:g} s") from None
-        return parse_body(b"".join(chunks))
+            return JSONResponse(await handler(request))
+        except ApiError as e:
+            return _error(e.status, e.message)
+        except asyncio.CancelledError:  # stopped (Ctrl-C) with this request still in flight
+            return _error(503, "the server is stopping: this request was not finished; try again")
+        except Exception as e:  # an agent or game failure: report it, keep serving
+            return _error(500, f"{type(e).__name__}: {e}")
+    return endpoint
 
-    def answer(handler):
-        """An endpoint that turns ApiError (and any other failure) into a JSON error."""
-        async def endpoint(request: Request):
-            try:
-                return JSONResponse(await handler(request))
-            except ApiError as e:
-                return error(e.status, e.message)
-            except asyncio.CancelledError:  # stopped (Ctrl-C) with this request still in flight
-                return error(503, "the server is stopping: this request was not finished; try again")
-            except Exception as e:  # an agent or game failure: report it, keep serving
-                return error(500, f"{type(e).__name__}: {e}")
-        return endpoint
+
+def _service_routes(service: AgentService, document: dict) -> list:
+    """The agent service's routes: /health, /agents, /act, /openapi.json and the page."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import FileResponse
+    from starlette.routing import Route
+
+    from kibitz.agents.table import WEB_DIR
 
     async def health(request):
         return service.health()
@@ -127,31 +148,41 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
         return service.agents()
 
     async def act(request):
-        body = await body_of(request, json_only=False)
+        body = await _body_of(request, json_only=False)
         return await run_in_threadpool(service.act, body)
 
     async def spec(request):
         return document
 
+    async def page(request):
+        return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    return [Route("/health", _answer(health), methods=["GET"]),
+            Route("/agents", _answer(agents), methods=["GET"]),
+            Route("/act", _answer(act), methods=["POST"]),
+            Route("/openapi.json", _answer(spec), methods=["GET"]),
+            Route("/", page, methods=["GET"])]
+
+
+def _table_routes(tables) -> list:
+    """The web tables' routes (/tables...) and their records' (/records...)."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import Response
+    from starlette.routing import Route
+
     async def create_table(request):
-        body = await body_of(request, json_only=True)
+        body = await _body_of(request, json_only=True)
         return await run_in_threadpool(tables.create, body)
 
     async def view_table(request):
         seat = request.query_params.get("seat")
         return await run_in_threadpool(tables.view, request.path_params["id"], seat)
 
-    async def move_table(request):
-        body = await body_of(request, json_only=True)
-        return await run_in_threadpool(tables.move, request.path_params["id"], body)
-
-    async def new_game(request):
-        body = await body_of(request, json_only=True)
-        return await run_in_threadpool(tables.new_game, request.path_params["id"], body)
-
-    async def skip_table(request):
-        body = await body_of(request, json_only=True)
-        return await run_in_threadpool(tables.skip, request.path_params["id"], body)
+    def with_body(method):
+        async def endpoint(request):
+            body = await _body_of(request, json_only=True)
+            return await run_in_threadpool(method, request.path_params["id"], body)
+        return endpoint
 
     async def records(request):
         return await run_in_threadpool(tables.standings)
@@ -170,45 +201,31 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     async def table_options(request):
         return tables.options()
 
-    async def page(request):
-        return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+    return [Route("/tables", _answer(create_table), methods=["POST"]),
+            Route("/tables/options", _answer(table_options), methods=["GET"]),
+            Route("/tables/{id}", _answer(view_table), methods=["GET"]),
+            Route("/tables/{id}", _answer(delete_table), methods=["DELETE"]),
+            Route("/tables/{id}/move", _answer(with_body(tables.move)), methods=["POST"]),
+            Route("/tables/{id}/new", _answer(with_body(tables.new_game)), methods=["POST"]),
+            Route("/tables/{id}/skip", _answer(with_body(tables.skip)), methods=["POST"]),
+            Route("/records", _answer(records), methods=["GET"]),
+            Route("/records/games.jsonl", records_file, methods=["GET"])]
 
-    routes = [
-        Route("/health", answer(health), methods=["GET"]),
-        Route("/agents", answer(agents), methods=["GET"]),
-        Route("/act", answer(act), methods=["POST"]),
-        Route("/openapi.json", answer(spec), methods=["GET"]),
-        Route("/", page, methods=["GET"]),
-        Route("/tables", answer(create_table), methods=["POST"]),
-        Route("/tables/options", answer(table_options), methods=["GET"]),
-        Route("/tables/{id}", answer(view_table), methods=["GET"]),
-        Route("/tables/{id}", answer(delete_table), methods=["DELETE"]),
-        Route("/tables/{id}/move", answer(move_table), methods=["POST"]),
-        Route("/tables/{id}/new", answer(new_game), methods=["POST"]),
-        Route("/tables/{id}/skip", answer(skip_table), methods=["POST"]),
-        Route("/records", answer(records), methods=["GET"]),
-        Route("/records/games.jsonl", records_file, methods=["GET"]),
-        Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
-    ]
 
-    async def http_error(request, exc):
-        path = request.url.path
-        if exc.status_code == 405:
-            allowed = [m for p, ms in ROUTES.items() for m in ms if _matches(p, path)]
-            return error(405, f"use {' or '.join(f'{m} {path}' for m in allowed) or 'another method'}")
-        if exc.status_code == 404:
-            if path.startswith("/static/"):
-                return error(404, f"no such file {path!r}")
-            return error(404, f"no such path {path!r}; paths: {_paths_text()}")
-        return error(exc.status_code, str(exc.detail))
+async def _http_error(request, exc):
+    path = request.url.path
+    if exc.status_code == 405:
+        allowed = [m for p, ms in ROUTES.items() for m in ms if _matches(p, path)]
+        return _error(405, f"use {' or '.join(f'{m} {path}' for m in allowed) or 'another method'}")
+    if exc.status_code == 404:
+        if path.startswith("/static/"):
+            return _error(404, f"no such file {path!r}")
+        return _error(404, f"no such path {path!r}; paths: {_paths_text()}")
+    return _error(exc.status_code, str(exc.detail))
 
-    async def server_error(request, exc):
-        return error(500, f"{type(exc).__name__}: {exc}")
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
-    app.state.service = service
-    app.state.tables = tables
-    return _Guard(app, loopback_only, error)
+async def _server_error(request, exc):
+    return _error(500, f"{type(exc).__name__}: {exc}")
 
 
 def _matches(pattern: str, path: str) -> bool:
