@@ -207,50 +207,23 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     import jax.numpy as jnp
     import optax
 
-    if epochs < 1 or batch < 1 or not 0 < lr <= 1:
-        raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
-    if not anchor_weight > 0:
-        raise ValueError(f"anchor_weight={anchor_weight}: allowed > 0")
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective={objective!r}; allowed: {', '.join(OBJECTIVES)}")
+    _check_fit(ex, epochs=epochs, lr=lr, batch=batch, anchor=anchor, anchor_weight=anchor_weight,
+               objective=objective, kl=kl)
     improve = objective == "improve"
-    if improve and (ex.base is None or anchor is not None or not kl >= 0):
-        raise ValueError("objective='improve' needs rollout labels (load_rollouts), no anchor and kl >= 0")
     teacher_rows = len(ex)
     if anchor is not None:
         ex = concat(ex, anchor)
     row_weight = np.ones(len(ex), np.float32)
     row_weight[teacher_rows:] = anchor_weight
-    index = network.action_index(spec, game)
-    jindex = None if index is None else jnp.asarray(index)
+    jindex = None if (index := network.action_index(spec, game)) is None else jnp.asarray(index)
     num_actions = game.num_distinct_actions()
     rng = np.random.Generator(np.random.PCG64([seed, 11]))
     inv = np.ones(spec.input_size, np.float32) if inv_scale is None else np.asarray(inv_scale, np.float32)
-    fresh = network.init_params(spec, rng)
-    if init is not None:
-        if [np.shape(p) for p in init] != [np.shape(p) for p in fresh]:
-            raise ValueError(f"the starting network's shapes {[np.shape(p) for p in init]} are not those of "
-                             f"{spec.hidden} hidden on {spec.input_size} inputs")
-        fresh = [np.asarray(p, np.float32) for p in init]
-        fresh[0] = fresh[0] / inv[:, None]  # the fit reads x * inv
-    params = [jnp.asarray(p) for p in fresh]
+    params = [jnp.asarray(p) for p in _starting_params(spec, rng, init, inv)]
     opt = optax.adam(lr)
     state = opt.init(params)
 
-    def loss(p, x, acts, valid, tgt, base, weight):
-        z = network.forward_at(p, x, acts, xp=jnp, index=jindex) + (valid - 1.0) * network.MASK_PENALTY
-        logp = jax.nn.log_softmax(z, axis=-1)
-        if improve:  # tgt: the advantages; the aux: the gain over the played policy, summed
-            gain = jnp.sum(jnp.where(valid > 0, (jnp.exp(logp) - base) * tgt, 0.0), axis=-1)
-            leash = jnp.sum(jnp.where((valid > 0) & (base > 0), base * (jnp.log(jnp.where(base > 0, base, 1.0))
-                                                                         - logp), 0.0), axis=-1)
-            ce, agree = kl * leash - gain, gain
-        else:
-            ce = -jnp.sum(tgt * jnp.where(valid > 0, logp, 0.0), axis=-1)
-            agree = (jnp.argmax(z, axis=-1) == jnp.argmax(tgt + (valid - 1.0), axis=-1)).astype(jnp.float32)
-        total = jnp.sum(weight)
-        return jnp.sum(weight * ce) / jnp.where(total > 0, total, 1.0), jnp.sum(weight * agree)
-
+    loss = _fit_loss(jax, jnp, jindex, improve, kl)
     grad = jax.value_and_grad(loss, has_aux=True)
 
     @jax.jit
@@ -260,59 +233,24 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         return optax.apply_updates(p, updates), s, value
 
     evaluate = jax.jit(loss)
-    out = held_out(ex)
-    train_rows = np.flatnonzero(~out)
-    test_rows = np.flatnonzero(out[:teacher_rows])
-    anchor_test = np.flatnonzero(out[teacher_rows:]) + teacher_rows
-    if not len(train_rows):
-        raise ValueError("no training rows: every game is held out (the data needs games with index % 10 != 9)")
-    if improve and not len(test_rows):
-        raise ValueError("no held-out games to choose the step by: the data needs game 9 (games with index "
-                         "% 10 == 9 are held out), so at least 10 games")
+    train_rows, test_rows, anchor_test = _split_rows(ex, teacher_rows, improve)
     x = ex.x * inv
 
-    def padded(which):
-        rows = batch
-        acts, valid, tgt, base = _batch(ex, which, num_actions)
-        pad = rows - len(which)
-        w = np.concatenate([row_weight[which], np.zeros(pad, np.float32)])
-        xs = np.concatenate([x[which], np.zeros((pad, x.shape[1]), np.float32)])
-        acts = np.concatenate([acts, np.zeros((pad, acts.shape[1]), np.int32)])
-        valid = np.concatenate([valid, np.zeros((pad, valid.shape[1]), bool)])
-        valid[len(which):, 0] = True
-        tgt = np.concatenate([tgt, np.zeros((pad, tgt.shape[1]), np.float32)])
-        base = np.concatenate([base, np.zeros((pad, base.shape[1]), np.float32)])
-        return xs, acts, valid.astype(np.float32), tgt, base, w
+    rows = _Minibatches(ex, x, row_weight, batch, num_actions, rng)
+    padded = rows.padded
 
-    def measure(p, rows):
-        """Mean loss and agreement over ``rows`` (of one kind: teacher or anchor)."""
+    def measure(p, which):
+        """Mean loss and agreement over ``which`` (rows of one kind: teacher or anchor)."""
         total = agree = weight = 0.0
-        for lo in range(0, len(rows), batch):
-            xs, acts, valid, tgt, base, w = padded(rows[lo:lo + batch])
+        for lo in range(0, len(which), batch):
+            xs, acts, valid, tgt, base, w = padded(which[lo:lo + batch])
             value, a = evaluate(p, xs, acts, valid, tgt, base, w)
             total += float(value) * float(w.sum())
             agree += float(a)
             weight += float(w.sum())
         return total / max(weight, 1e-12), agree / max(weight, 1e-12)
 
-    counts = ex.offset[1:] - ex.offset[:-1]
-    bucket = np.minimum(np.maximum([1 << max(int(c) - 1, 0).bit_length() for c in counts], 64), num_actions)
-    test_rows = test_rows[np.argsort(bucket[test_rows], kind="stable")]
-    anchor_test = anchor_test[np.argsort(bucket[anchor_test], kind="stable")]
-
-    def minibatches(order):
-        """``order`` cut into minibatches of rows of one width bucket (a
-        decision with three legal moves does not share a width with one of
-        thousands), the minibatches in a random order when there are
-        several buckets (one bucket: ``order`` cut in turn)."""
-        order = order[np.argsort(bucket[order], kind="stable")]
-        cuts = []
-        for b in np.unique(bucket[order]):
-            rows = order[bucket[order] == b]
-            cuts += [rows[lo:lo + batch] for lo in range(0, len(rows), batch)]
-        if len(np.unique(bucket[order])) > 1:
-            cuts = [cuts[i] for i in rng.permutation(len(cuts))]
-        return cuts
+    test_rows, anchor_test = (r[np.argsort(rows.bucket[r], kind="stable")] for r in (test_rows, anchor_test))
 
     history, best, best_loss = [], None, np.inf
     if improve and init is not None:  # no held-out gain, no step: the played network stays
@@ -320,7 +258,7 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
     for epoch in range(1, epochs + 1):
         seen = running = 0.0
         cut = False
-        for which in minibatches(rng.permutation(train_rows)):
+        for which in rows.minibatches(rng.permutation(train_rows)):
             if should_stop is not None and should_stop():
                 cut = True  # the epoch does not end: it is not measured
                 break
@@ -347,6 +285,106 @@ def fit(game, spec: network.NetworkSpec, ex: Examples, *, epochs: int = 20, lr: 
         return None, history
     best[0] = (best[0] * inv[:, None]).astype(np.float32)
     return best, history
+
+
+class _Minibatches:
+    """:func:`fit`'s rows cut into minibatches: ``padded(which)`` the
+    arrays of rows ``which`` padded to ``batch`` rows (weight 0), and
+    ``minibatches(order)`` ``order`` cut into minibatches of one width
+    bucket each (a decision with three legal moves does not share a width
+    with one of thousands), in a random order when there are several
+    buckets (one bucket: ``order`` cut in turn)."""
+
+    def __init__(self, ex: Examples, x, row_weight, batch: int, num_actions: int, rng):
+        self.ex, self.x, self.row_weight, self.batch, self.num_actions, self.rng = \
+            ex, x, row_weight, batch, num_actions, rng
+        counts = ex.offset[1:] - ex.offset[:-1]
+        self.bucket = np.minimum(np.maximum([1 << max(int(c) - 1, 0).bit_length() for c in counts], 64),
+                                 num_actions)
+
+    def padded(self, which):
+        acts, valid, tgt, base = _batch(self.ex, which, self.num_actions)
+        pad = self.batch - len(which)
+        w = np.concatenate([self.row_weight[which], np.zeros(pad, np.float32)])
+        xs = np.concatenate([self.x[which], np.zeros((pad, self.x.shape[1]), np.float32)])
+        acts = np.concatenate([acts, np.zeros((pad, acts.shape[1]), np.int32)])
+        valid = np.concatenate([valid, np.zeros((pad, valid.shape[1]), bool)])
+        valid[len(which):, 0] = True
+        tgt = np.concatenate([tgt, np.zeros((pad, tgt.shape[1]), np.float32)])
+        base = np.concatenate([base, np.zeros((pad, base.shape[1]), np.float32)])
+        return xs, acts, valid.astype(np.float32), tgt, base, w
+
+    def minibatches(self, order):
+        bucket, batch = self.bucket, self.batch
+        order = order[np.argsort(bucket[order], kind="stable")]
+        cuts = []
+        for b in np.unique(bucket[order]):
+            rows = order[bucket[order] == b]
+            cuts += [rows[lo:lo + batch] for lo in range(0, len(rows), batch)]
+        if len(np.unique(bucket[order])) > 1:
+            cuts = [cuts[i] for i in self.rng.permutation(len(cuts))]
+        return cuts
+
+
+def _split_rows(ex: Examples, teacher_rows: int, improve: bool):
+    """The rows of ``ex`` to train on, the teacher's held-out rows and the
+    anchor's (:func:`held_out`); ValueError when nothing is left to train
+    on, or (``improve``) nothing held out to choose the step by."""
+    out = held_out(ex)
+    train_rows = np.flatnonzero(~out)
+    test_rows = np.flatnonzero(out[:teacher_rows])
+    anchor_test = np.flatnonzero(out[teacher_rows:]) + teacher_rows
+    if not len(train_rows):
+        raise ValueError("no training rows: every game is held out (the data needs games with index % 10 != 9)")
+    if improve and not len(test_rows):
+        raise ValueError("no held-out games to choose the step by: the data needs game 9 (games with index "
+                         "% 10 == 9 are held out), so at least 10 games")
+    return train_rows, test_rows, anchor_test
+
+
+def _check_fit(ex: Examples, *, epochs, lr, batch, anchor, anchor_weight, objective, kl) -> None:
+    """:func:`fit`'s arguments: ValueError naming the one out of range."""
+    if epochs < 1 or batch < 1 or not 0 < lr <= 1:
+        raise ValueError(f"epochs={epochs}, batch={batch}, lr={lr}: allowed epochs >= 1, batch >= 1, lr in (0, 1]")
+    if not anchor_weight > 0:
+        raise ValueError(f"anchor_weight={anchor_weight}: allowed > 0")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective={objective!r}; allowed: {', '.join(OBJECTIVES)}")
+    if objective == "improve" and (ex.base is None or anchor is not None or not kl >= 0):
+        raise ValueError("objective='improve' needs rollout labels (load_rollouts), no anchor and kl >= 0")
+
+
+def _starting_params(spec: network.NetworkSpec, rng, init, inv) -> list:
+    """Fresh parameters of ``spec`` (drawn from ``rng``), or ``init``'s,
+    whose first layer then reads the scaled input ``x * inv``."""
+    fresh = network.init_params(spec, rng)
+    if init is None:
+        return fresh
+    if [np.shape(p) for p in init] != [np.shape(p) for p in fresh]:
+        raise ValueError(f"the starting network's shapes {[np.shape(p) for p in init]} are not those of "
+                         f"{spec.hidden} hidden on {spec.input_size} inputs")
+    start = [np.asarray(p, np.float32) for p in init]
+    start[0] = start[0] / inv[:, None]  # the fit reads x * inv
+    return start
+
+
+def _fit_loss(jax, jnp, jindex, improve: bool, kl: float):
+    """The loss of :func:`fit` over a padded minibatch, with its aux (the
+    summed agreement, or the summed gain for the improve objective)."""
+    def loss(p, x, acts, valid, tgt, base, weight):
+        z = network.forward_at(p, x, acts, xp=jnp, index=jindex) + (valid - 1.0) * network.MASK_PENALTY
+        logp = jax.nn.log_softmax(z, axis=-1)
+        if improve:  # tgt: the advantages; the aux: the gain over the played policy, summed
+            gain = jnp.sum(jnp.where(valid > 0, (jnp.exp(logp) - base) * tgt, 0.0), axis=-1)
+            leash = jnp.sum(jnp.where((valid > 0) & (base > 0), base * (jnp.log(jnp.where(base > 0, base, 1.0))
+                                                                         - logp), 0.0), axis=-1)
+            ce, agree = kl * leash - gain, gain
+        else:
+            ce = -jnp.sum(tgt * jnp.where(valid > 0, logp, 0.0), axis=-1)
+            agree = (jnp.argmax(z, axis=-1) == jnp.argmax(tgt + (valid - 1.0), axis=-1)).astype(jnp.float32)
+        total = jnp.sum(weight)
+        return jnp.sum(weight * ce) / jnp.where(total > 0, total, 1.0), jnp.sum(weight * agree)
+    return loss
 
 
 def held_out_gain(game, spec, params, ex) -> tuple[float, float, int]:
