@@ -166,3 +166,27 @@ def test_pair_table_adds_the_aivat_estimates_where_there_are_any(tmp_path):
         "| game | trained | heuristic | trained, AIVAT | heuristic, AIVAT |", "| --- | --- | --- | --- | --- |",
         "| `underdog` | **0.300 [0.280, 0.320]** | 0.200 [0.180, 0.220] | - | - |",
         "| `pub` | 0.260 [0.240, 0.280] | 0.250 [0.230, 0.270] | **0.270 [0.260, 0.280]** | 0.240 [0.230, 0.250] |"]
+
+
+def test_exploit_tables_read_each_run_and_fall_back_to_the_search(tmp_path):
+    from kibitz.experiments import exploit_batched
+
+    def run(folder, gains, agent_value, learned=None):
+        folder.mkdir(parents=True)
+        seats = [{"seat": s, "gain": g, "agent_value": agent_value, "eval_games": 10} for s, g in enumerate(gains)]
+        mean = sum(gains) / len(gains)
+        (folder / "exploit.json").write_text(json.dumps({
+            "game": "pub", "agent": folder.name.split("-", 1)[1], "seats": seats, "mean_gain": mean,
+            "mean_gain_ci95": [mean - 0.01, mean + 0.01], "train_seconds": 120.0}))
+        (folder / "settings.json").write_text(json.dumps({"learned": learned or {}, "iterations": 400}))
+
+    batched, search = tmp_path / "exploit/batched/all-seats", tmp_path / "exploit/full"
+    run(batched / "pub-random", [0.1, 0.2, 0.3, 0.2], 0.2, {"init": "opponent"})
+    run(search / "pub-heuristic", [-0.05] * 4, 0.25)
+    exploit_batched.write_table(batched)
+    rows = (tmp_path / "exploit/batched/all_seats.md").read_text().splitlines()
+    assert len(rows) == 3  # header, rule, the one batched run
+    assert "| init=opponent | 400 | 2 min | 10 | +0.100 / +0.200 / +0.300 / +0.200 | +0.200 |" in rows[2]
+    assert rows[2].endswith("| 0.25 |")  # 0.2 of the most a seat can gain, 1 - 0.2
+    pub = next(r for r in (tmp_path / "exploit/summary.md").read_text().splitlines() if r.startswith("| `pub`"))
+    assert pub == "| `pub` | +0.200 [+0.190, +0.210] b | -0.050 [-0.060, -0.040] s | - |"
