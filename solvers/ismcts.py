@@ -14,7 +14,18 @@ One search builds one tree from the point of view of the searching player
    this determinization, using *availability* counts in place of the
    parent's visit count:
    ``value(a) = mean_return(a) + uct_c * sqrt(ln(available(a)) / visits(a))``,
-   where ``mean_return`` is the mean return of the player who moves;
+   where ``mean_return`` is the mean return of the player who moves. With a
+   *prior* (``SearchPolicies.prior``, a policy of the searcher's), the
+   searcher's own nodes select by PUCT instead (Silver et al., "Mastering
+   the game of Go without human knowledge", Nature 550, 2017; Rosin 2011):
+   ``value(a) = Q(a) + puct_c * P(a) * sqrt(N) / (1 + n(a))`` over all its
+   legal moves, ``N`` the visits of the node's legal moves, ``n(a)`` those
+   of ``a``, ``Q(a)`` its mean return and, for an unvisited move, the
+   *first-play value*: the node's mean return over its visited moves (0
+   before any; equal values go to the higher prior). ``P`` is the prior's
+   policy at the searcher's information state, which is the same in every
+   determinization: it is asked once per information state per search. An
+   unvisited move chosen there is the expansion;
 3. **expands** one untried legal action (chosen uniformly, or the game's
    heuristic's choice first with ``expand=heuristic``); with progressive
    widening (``widen``) a node gets new moves only as its visits grow;
@@ -83,6 +94,8 @@ BELIEFS = ("uniform", "heuristic", "model")
 OPPONENTS = ("search", "heuristic", "model")
 #: which of the searcher's own moves are searched
 MOVES = ("all", "shortlist")
+#: the default PUCT constant (``puct_c``): a short pilot's choice, docs/solvers/ismcts.md
+PUCT_C = 1.0
 
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
@@ -178,6 +191,14 @@ class ISMCTSConfig:
                                         "other draws", choices=PLAYOUTS)
     moves: str = _option("all", "the searcher's moves searched: all | shortlist (the game heuristic's shortlist, "
                                 "which depends only on the searcher's information: doubt_and_bet)", choices=MOVES)
+    model: str = _option("", "the opponent model of belief, opponents or rollout=model: an agent spec, e.g. "
+                             "model=heuristic or model=policy(FILE) (the agent layer builds the policy from it)")
+    prior: str = _option("", "the searcher's prior: an agent spec whose action_probabilities are known (trained | "
+                             "net(FILE) | policy(FILE) | heuristic | random); with one, the searcher's own nodes "
+                             "select by PUCT (puct_c) in place of UCB1; none: UCB1")
+    puct_c: float = _option(PUCT_C, "PUCT exploration constant with a prior: Q(a) + puct_c * P(a) * sqrt(N) / "
+                                    "(1 + n(a)), an unvisited move's Q the node's mean over its visited moves",
+                            rule=">= 0", valid=lambda v: v >= 0)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -224,6 +245,9 @@ PRESETS = {
     # model, which is the belief and plays the other seats in the tree and
     # in the rollouts
     "best_response": ISMCTSConfig(sims=1000, belief="model", opponents="model", rollout="model"),
+    # the game's trained network as the searcher's prior (PUCT) and as the
+    # opponent model in the determinizations and in the tree
+    "guided": ISMCTSConfig(sims=1000, prior="trained", model="trained", belief="model", opponents="model"),
 }
 
 
@@ -269,6 +293,11 @@ class SearchPolicies:
       rejection; used on games with the capabilities ``DIRECT`` and
       ``RESAMPLE_MEMO``.
 
+    ``prior(state, player)``, a policy of the same form, is the searcher's
+    prior: with one, the searcher's own nodes select by PUCT over all their
+    legal moves (``puct_c``; ``widen`` and ``expand`` then apply to the other
+    players' nodes only); a search asks it once per information state.
+
     ``model(state, player)`` is any policy, the opponent model:
     ``{action: probability}`` over ``player``'s legal moves in ``state``,
     depending only on ``player``'s information state (an agent's
@@ -283,6 +312,7 @@ class SearchPolicies:
     policy_key: Callable | None = None
     believed_draw: Callable | None = None
     model: Callable | None = None
+    prior: Callable | None = None
 
 
 class _Rejected(Exception):
@@ -340,6 +370,34 @@ def _select(node, tried, c):
     return action, best
 
 
+def _puct(node, legal, prior, c):
+    """PUCT over the moves ``legal`` of the searcher's ``node`` with the prior
+    ``{move: probability}``: the move of the highest
+    ``Q(a) + c * P(a) * sqrt(N) / (1 + n(a))``, an unvisited move's ``Q`` the
+    node's mean return over its visited moves (0 before any visit); equal
+    values go to the higher prior, then to the first in ``legal``."""
+    children = node.children
+    visits, total = 0, 0.0
+    for a in legal:
+        ch = children.get(a)
+        if ch is not None:
+            visits += ch.visits
+            total += ch.total
+    first_play = total / visits if visits else 0.0
+    scale = c * math.sqrt(visits)
+    best_value, best_p, action = -math.inf, -math.inf, None
+    for a in legal:
+        p = prior.get(a, 0.0)
+        ch = children.get(a)
+        if ch is None or not ch.visits:
+            value = first_play + scale * p
+        else:
+            value = ch.total / ch.visits + scale * p / (1 + ch.visits)
+        if value > best_value or (value == best_value and p > best_p):
+            best_value, best_p, action = value, p, a
+    return action
+
+
 def _backup(path, returns):
     """Each edge of ``path`` adds a visit and the return of the player who took it."""
     for child, player in path:
@@ -359,8 +417,9 @@ class ISMCTS:
         :data:`PRESETS` (None: the defaults); ``options`` (the config's
         field names) replace its values.
       policies: :class:`SearchPolicies`, the heuristic that every
-        ``heuristic`` option and ``moves=shortlist`` use; needed only with
-        those options.
+        ``heuristic`` option and ``moves=shortlist`` use, the opponent model
+        of the ``model`` options and the prior (its ``prior``: PUCT at the
+        searcher's nodes); needed only with those options.
     """
 
     def __init__(self, game, player_id: int, rng: np.random.Generator,
@@ -375,6 +434,8 @@ class ISMCTS:
         self._belief_agents = None
         self._belief_cache = {}
         self._model_cache = {}  # (player, information-state string) -> the model's moves and cumulative weights
+        self._prior = policies.prior if policies is not None else None
+        self._prior_cache = {}  # the searcher's information state -> the prior over its legal moves (one search)
         self._memo = {}  # keyword arguments for the internal resample, set per search
         self._memo_root = None  # the state the memo is for
         #: worlds drawn and worlds kept by the belief filter (all searches)
@@ -402,6 +463,9 @@ class ISMCTS:
         if config.needs_model() and (policies is None or policies.model is None):
             raise ValueError(f"rollout, belief or opponents=model: no opponent model was given for game {short!r} "
                              f"(kibitz.agents.ismcts.make_search builds one from an agent spec)")
+        if config.prior and self._prior is None:
+            raise ValueError(f"prior={config.prior}: no prior policy was given for game {short!r} "
+                             f"(kibitz.agents.ismcts.make_search builds one from the agent spec)")
         if config.needs_policies():
             if policies is None or policies.agent is None:
                 raise ValueError(f"rollout, expand, belief or opponents=heuristic or moves=shortlist: "
@@ -452,6 +516,7 @@ class ISMCTS:
         self._mark = state.log_mark() if {game_search.DIRECT, game_search.VIEWS} <= self._caps else None
         root = self.root = _Node()
         legal_root = state.legal_actions()
+        self._prior_cache = {}
         self._model = None
         self._memo, self._memo_root = self._memo_for(), state
         if self.config.belief == "heuristic" or self.config.opponents == "heuristic":
@@ -690,6 +755,7 @@ class ISMCTS:
         opponents = self.config.opponents
         modelled = (self._model is not None and opponents == "heuristic") or opponents == "model"
         shortlist = self._shortlist
+        prior, puct_c = self._prior, self.config.puct_c
         node = root
         path = []  # (edge, the player who took it)
         player = state.current_player()
@@ -711,6 +777,19 @@ class ISMCTS:
                 legal = legal_of(player)
             if not legal:
                 _no_move(state, player)
+            if prior is not None and player == me:
+                action = _puct(node, legal, self._prior_at(state, legal), puct_c)
+                child = node.children.get(action)
+                new = child is None
+                if new:  # an unvisited move: the expansion
+                    child = node.children[action] = _Node()
+                node = child
+                path.append((node, player))
+                apply(action)
+                if new:
+                    break
+                player = state.current_player()
+                continue
             tried, untried, expand = self._tried(node, legal)
             if expand:
                 action, child = self._expand(node, state, player, legal, tried, untried, rand)
@@ -722,6 +801,22 @@ class ISMCTS:
             apply(action)
             player = state.current_player()
         _backup(path, self._playout(state, rand))
+
+    def _prior_at(self, state, legal):
+        """The prior's policy over ``legal`` (renormalized; uniform where it
+        gives them no mass) at the searcher's information state in
+        ``state``, asked once per information state in a search (kept by
+        the searcher's view since the root where the game has views, else by
+        its information-state string)."""
+        me = self.player_id
+        key = state.view_since(me, self._mark) if self._mark is not None else state.information_state_string(me)
+        p = self._prior_cache.get(key)
+        if p is None:
+            probs = self._prior(state, me)
+            total = sum(probs.get(a, 0.0) for a in legal)
+            p = self._prior_cache[key] = ({a: probs.get(a, 0.0) / total for a in legal} if total > 0
+                                          else {a: 1.0 / len(legal) for a in legal})
+        return p
 
     def _chance_run(self, state, apply, rand):
         """Plays the chance moves from ``state`` up to the next player's move;

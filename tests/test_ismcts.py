@@ -294,7 +294,7 @@ def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"preset", "sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
                                  "rollout_rounds", "widen", "expand", "rollout_moves", "belief", "belief_eps",
-                                 "belief_tries", "opponents", "playouts", "moves", "model"}
+                                 "belief_tries", "opponents", "playouts", "moves", "model", "prior", "puct_c"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     config = agent.search.config
