@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.kibitz-installed
 
-.PHONY: demo test browser bench strength trained trained-strength trained-vs-ismcts clean
+.PHONY: demo test docs browser bench strength trained trained-strength trained-vs-ismcts clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,13 @@ demo: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n 2
+
+# The API reference (pdoc, HTML) of the public Python API, in build/api-docs;
+# tests/test_api_reference.py builds the same modules and checks them.
+API_MODULES = kibitz.api kibitz.pettingzoo
+docs: $(STAMP)
+	$(BIN)/pdoc $(API_MODULES) -o build/api-docs
+	@echo "the API reference: build/api-docs/index.html"
 
 # The browser tests (tests/test_browser.py) drive Debian's Chromium through
 # Playwright (which is not allowed to download a browser of its own):
