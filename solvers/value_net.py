@@ -335,6 +335,77 @@ def mse(net_or_params, spec: ValueSpec, ex: Examples, rows, index=None, batch: i
     return total / max(len(rows) * spec.num_players, 1)
 
 
+def _check_fit_args(epochs, batch, checks, lr, weight_decay):
+    if epochs < 1 or batch < 1 or checks < 1 or not 0 < lr <= 1 or not 0 <= weight_decay < 1:
+        raise ValueError(f"epochs={epochs}, batch={batch}, checks={checks}, lr={lr}, weight_decay={weight_decay}: "
+                         "allowed epochs, batch and checks >= 1, lr in (0, 1], weight_decay in [0, 1)")
+
+
+def _rounded(params) -> dict:
+    """The parameters as numpy float32, rounded to float16 (as they are saved)."""
+    return {k: np.asarray(v, np.float16).astype(np.float32) for k, v in params.items()}
+
+
+def _adam_step(spec, loss, lr, weight_decay):
+    """A jitted ``step(params, opt_state, *batch) -> (params, opt_state,
+    loss)`` of Adam (AdamW with ``weight_decay`` above 0) on ``loss(params,
+    *batch)``, with its optimizer's ``init``; a factored network's factor
+    table keeps its last row ("no factor") at zero."""
+    import jax
+    import optax
+
+    opt = optax.adamw(lr, weight_decay=weight_decay) if weight_decay > 0 else optax.adam(lr)
+
+    @jax.jit
+    def step(p, s, *batch):
+        value, grad = jax.value_and_grad(loss)(p, *batch)
+        if spec.factored:
+            grad = {**grad, "E_action": grad["E_action"].at[-1].set(0.0)}
+        updates, s = opt.update(grad, s, p)
+        return optax.apply_updates(p, updates), s, value
+
+    step.init = opt.init
+    return step
+
+
+def _checked_fit(step, params, fit_rows, measure, rng, ids, start, start_score, *, initial=None, batch, epochs,
+                 checks, t0, time_limit, on_epoch):
+    """The training loop of the value networks: ``epochs`` passes over
+    ``ids`` in a random order, ``batch`` at a time (``fit_rows(rows) ->
+    (step's batch arguments, the rows' weight)``), measured ``checks``
+    times an epoch by ``measure(rounded params, epoch, train loss) ->
+    (score, extra, record)``; stops early after a check past
+    ``time_limit`` seconds from ``t0``. Returns ``(best parameters, (best
+    score, the records, the best's check number: 0 is ``start``), the
+    best's extra)``, the best being the lowest score; ``on_epoch(record)``
+    after each check."""
+    state = step.init(params)
+    best, best_score, best_extra, best_check, history = start, start_score, initial, 0, []
+    steps = -(-len(ids) // batch)
+    ends = {int(round(steps * c / checks)): c for c in range(1, checks + 1)}  # the steps after which to check
+    for epoch in range(epochs):
+        order = rng.permutation(ids)
+        total, count = 0.0, 0
+        for i, lo in enumerate(range(0, len(order), batch)):
+            args, weight = fit_rows(order[lo:lo + batch])
+            params, state, value = step(params, state, *args)
+            total += float(value) * weight
+            count += weight
+            if i + 1 not in ends:
+                continue
+            current = _rounded(params)
+            score, extra, record = measure(current, epoch + ends[i + 1] / checks, total / count)
+            total, count = 0.0, 0
+            history.append(record)
+            if score < best_score:
+                best, best_score, best_extra, best_check = current, score, extra, len(history)
+            if on_epoch is not None:
+                on_epoch(record)
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                return best, (best_score, history, best_check), best_extra
+    return best, (best_score, history, best_check), best_extra
+
+
 def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = ENCODING, epochs: int = 30,
                     batch: int = 512, lr: float = 1e-3, weight_decay: float = 0.0, checks: int = 4,
                     seed: int = 0, time_limit: float | None = None,
@@ -351,13 +422,9 @@ def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = 
     held-out games, ``r2``, ``train_mse``, ``epoch`` (of the kept check,
     fractional), ``epochs``, ``seconds``. ``on_epoch(record)`` after each
     check."""
-    import jax
     import jax.numpy as jnp
-    import optax
 
-    if epochs < 1 or batch < 1 or checks < 1 or not 0 < lr <= 1 or not 0 <= weight_decay < 1:
-        raise ValueError(f"epochs={epochs}, batch={batch}, checks={checks}, lr={lr}, weight_decay={weight_decay}: "
-                         "allowed epochs, batch and checks >= 1, lr in (0, 1], weight_decay in [0, 1)")
+    _check_fit_args(epochs, batch, checks, lr, weight_decay)
     spec = ValueSpec.for_game(game, encoding, hidden)
     if examples.x.shape[1:] != (spec.input_size,):
         raise ValueError(f"the examples have {examples.x.shape[1:]} features; {encoding} of {game} has "
@@ -373,61 +440,30 @@ def train_value_net(game, examples: Examples, *, hidden=HIDDEN, encoding: str = 
     index = games.action_factors(game)[0] if spec.factored else None
     jindex = None if index is None else jnp.asarray(index)
     params = {k: jnp.asarray(v) for k, v in init_params(spec, rng, mean).items()}
-    opt = optax.adamw(lr, weight_decay=weight_decay) if weight_decay > 0 else optax.adam(lr)
-    state = opt.init(params)
 
     def loss(p, x, a, k, g, w):
         q = forward(p, spec, x, a, k, xp=jnp, index=jindex)
         return jnp.sum(w[:, None] * (q - g) ** 2) / jnp.maximum(jnp.sum(w), 1.0) / spec.num_players
 
-    @jax.jit
-    def step(p, s, x, a, k, g, w):
-        value, grad = jax.value_and_grad(loss)(p, x, a, k, g, w)
-        if spec.factored:  # the factor table's last row ("no factor") stays zero
-            grad = {**grad, "E_action": grad["E_action"].at[-1].set(0.0)}
-        updates, s = opt.update(grad, s, p)
-        return optax.apply_updates(p, updates), s, value
+    step = _adam_step(spec, loss, lr, weight_decay)
+    mse_mean = float(((examples.returns[test_rows] - mean) ** 2).mean())
 
-    def rounded(p):
-        return {k: np.asarray(v, np.float16).astype(np.float32) for k, v in p.items()}
-
-    def padded(rows):
+    def fit_rows(rows):
         pad = batch - len(rows)
         w = np.concatenate([np.ones(len(rows), np.float32), np.zeros(pad, np.float32)])
         rows = np.concatenate([rows, np.full(pad, rows[0])])
         return (examples.x[rows].astype(np.float32), examples.action[rows], examples.kind[rows].astype(np.int32),
-                examples.returns[rows], w)
+                examples.returns[rows], w), len(rows) - pad
 
-    mse_mean = float(((examples.returns[test_rows] - mean) ** 2).mean())
-    best, history = rounded(params), []
-    best_mse, best_check = mse(best, spec, examples, test_rows, index), 0
-    steps = -(-len(train_rows) // batch)
-    ends = {int(round(steps * c / checks)): c for c in range(1, checks + 1)}  # the steps after which to check
-    stop = False
-    for epoch in range(epochs):
-        order = rng.permutation(train_rows)
-        total, rows = 0.0, 0
-        for i, lo in enumerate(range(0, len(order), batch)):
-            params, state, value = step(params, state, *padded(order[lo:lo + batch]))
-            total += float(value) * min(batch, len(order) - lo)
-            rows += min(batch, len(order) - lo)
-            if i + 1 not in ends:
-                continue
-            current = rounded(params)
-            held = mse(current, spec, examples, test_rows, index)
-            record = {"epoch": epoch + ends[i + 1] / checks, "train_mse": total / rows, "mse": held,
-                      "mse_mean": mse_mean, "seconds": time.perf_counter() - t0}
-            total, rows = 0.0, 0
-            history.append(record)
-            if held < best_mse:
-                best, best_mse, best_check = current, held, len(history)
-            if on_epoch is not None:
-                on_epoch(record)
-            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                stop = True
-                break
-        if stop:
-            break
+    def measure(current, epoch, train_loss):
+        held = mse(current, spec, examples, test_rows, index)
+        return held, held, {"epoch": epoch, "train_mse": train_loss, "mse": held, "mse_mean": mse_mean,
+                            "seconds": time.perf_counter() - t0}
+
+    start = _rounded(params)
+    best, (best_mse, history, best_check), _ = _checked_fit(
+        step, params, fit_rows, measure, rng, train_rows, start, mse(start, spec, examples, test_rows, index),
+        batch=batch, epochs=epochs, checks=checks, t0=t0, time_limit=time_limit, on_epoch=on_epoch)
     meta = {"training": {"method": "adam on the mean squared error to the final returns", "epochs": epochs,
                          "batch": batch, "lr": lr, "weight_decay": weight_decay, "checks": checks, "seed": seed,
                          "time_limit": time_limit, **(settings or {})},
@@ -640,13 +676,9 @@ def train_for_variance(game, data: NodeGames, *, hidden=HIDDEN, encoding: str = 
     ``meta["fit"]``: ``variance`` and ``variance_plain`` (summed over the
     players) of the held-out games, ``ratio`` per player (plain over
     corrected), ``train_loss`` (the training loss of the kept check), ``epoch``, ``epochs``, ``seconds``."""
-    import jax
     import jax.numpy as jnp
-    import optax
 
-    if epochs < 1 or batch < 1 or checks < 1 or not 0 < lr <= 1 or not 0 <= weight_decay < 1:
-        raise ValueError(f"epochs={epochs}, batch={batch}, checks={checks}, lr={lr}, weight_decay={weight_decay}: "
-                         "allowed epochs, batch and checks >= 1, lr in (0, 1], weight_decay in [0, 1)")
+    _check_fit_args(epochs, batch, checks, lr, weight_decay)
     spec = init.spec if init is not None else ValueSpec.for_game(game, encoding, hidden)
     if data.x.shape[1:] != (spec.input_size,):
         raise ValueError(f"the data have {data.x.shape[1:]} features; {spec.encoding} of {game} has "
@@ -663,22 +695,9 @@ def train_for_variance(game, data: NodeGames, *, hidden=HIDDEN, encoding: str = 
     jindex = None if index is None else jnp.asarray(index)
     start = init.params if init is not None else init_params(spec, rng, mean)
     params = {k: jnp.asarray(v) for k, v in start.items()}
-    opt = optax.adamw(lr, weight_decay=weight_decay) if weight_decay > 0 else optax.adam(lr)
-    state = opt.init(params)
     jmean = jnp.asarray(mean)
     loss = node_variance_loss if per_node else variance_loss
-
-    @jax.jit
-    def step(p, s, b):
-        value, grad = jax.value_and_grad(loss)(p, spec, b, jmean, jnp, jindex)
-        if spec.factored:
-            grad = {**grad, "E_action": grad["E_action"].at[-1].set(0.0)}
-        updates, s = opt.update(grad, s, p)
-        return optax.apply_updates(p, updates), s, value
-
-    def rounded(p):
-        return {k: np.asarray(v, np.float16).astype(np.float32) for k, v in p.items()}
-
+    step = _adam_step(spec, lambda p, b: loss(p, spec, b, jmean, jnp, jindex), lr, weight_decay)
     test = data.subset(test_games)
     test_returns = test.returns.astype(np.float64)
     plain = float(((test_returns - mean) ** 2).sum(axis=1).mean())
@@ -687,39 +706,20 @@ def train_for_variance(game, data: NodeGames, *, hidden=HIDDEN, encoding: str = 
         terms = aivat_terms(p, spec, test, index)
         return float(((test_returns - mean + terms) ** 2).sum(axis=1).mean()), variance_ratio(test_returns, terms)
 
-    best = rounded(params)
-    best_var, best_ratio = held_out(best)
-    best_check, history = 0, []
-    steps = -(-len(train_games) // batch)
-    ends = {int(round(steps * c / checks)): c for c in range(1, checks + 1)}
-    stop = False
-    for epoch in range(epochs):
-        order = rng.permutation(train_games)
-        total, count = 0.0, 0
-        for i, lo in enumerate(range(0, len(order), batch)):
-            rows = np.sort(order[lo:lo + batch])
-            b = {k: jnp.asarray(v) for k, v in variance_batch(data, rows, batch).items()}
-            params, state, value = step(params, state, b)
-            total += float(value) * len(rows)
-            count += len(rows)
-            if i + 1 not in ends:
-                continue
-            current = rounded(params)
-            held, ratio = held_out(current)
-            record = {"epoch": epoch + ends[i + 1] / checks, "train_loss": total / count, "variance": held,
-                      "variance_plain": plain, "ratio": [float(r) for r in ratio],
-                      "seconds": time.perf_counter() - t0}
-            total, count = 0.0, 0
-            history.append(record)
-            if held < best_var:
-                best, best_var, best_ratio, best_check = current, held, ratio, len(history)
-            if on_epoch is not None:
-                on_epoch(record)
-            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                stop = True
-                break
-        if stop:
-            break
+    def fit_rows(rows):
+        rows = np.sort(rows)
+        return ({k: jnp.asarray(v) for k, v in variance_batch(data, rows, batch).items()},), len(rows)
+
+    def measure(current, epoch, train_loss):
+        held, ratio = held_out(current)
+        return held, ratio, {"epoch": epoch, "train_loss": train_loss, "variance": held, "variance_plain": plain,
+                             "ratio": [float(r) for r in ratio], "seconds": time.perf_counter() - t0}
+
+    start = _rounded(params)
+    best_var, best_ratio = held_out(start)
+    best, (best_var, history, best_check), best_ratio = _checked_fit(
+        step, params, fit_rows, measure, rng, train_games, start, best_var, initial=best_ratio,
+        batch=batch, epochs=epochs, checks=checks, t0=t0, time_limit=time_limit, on_epoch=on_epoch)
     meta = {"training": {"objective": "variance",
                          "method": "adam on the variance of the AIVAT estimate over games (solvers/value_net.py)",
                          "loss": "node_variance_loss" if per_node else "variance_loss",
