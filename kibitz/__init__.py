@@ -1,13 +1,13 @@
 """kibitz: AI opponents for small bluffing card games.
 
 The Python API is :mod:`kibitz.api`, whose names are also here
-(``kibitz.solve``, ``kibitz.train``, ``kibitz.tournament``, ``kibitz.export``,
+(``kibitz.solve``, ``kibitz.train``, ``kibitz.tournament``, ``kibitz.exploit``, ``kibitz.export``,
 ``kibitz.make_agent``, ``kibitz.load_game``, ``kibitz.SolveConfig``);
 they are imported on first use, so ``import kibitz`` stays light.
 """
 
 _API = ("load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
-        "tournament")
+        "tournament", "exploit")
 
 __all__ = list(_API)
 

@@ -21,7 +21,7 @@ from kibitz.solvers.train_run import TrainRun
 # ``import kibitz.api`` (and the CLI's start) stays light
 
 __all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
-           "tournament"]
+           "tournament", "exploit"]
 
 
 def load_game(game_string: str):
@@ -115,3 +115,30 @@ def tournament(game, agents=None, games: int = 100, *, log: Callable[[str], None
     else:
         config = TournamentConfig(game, agents if agents is not None else (), games, **options)
     return config.run(log)
+
+
+def exploit(game: str, agent: str, out, *, method: str = "search", seats=None, games: int = 100,
+            sims=(25, 100, 400), iterations: int = 1000, points: int = 4, options: dict | None = None,
+            time: float | None = None, seed: int = 0, resume: bool = False, progress: bool = False,
+            stop_flag: dict | None = None) -> dict:
+    """A lower bound on the exploitability of ``agent`` (an agent spec) in
+    ``game``, as ``kibitz exploit`` measures it: a best response by
+    ``method`` (``search``: ISMCTS-BR at each of ``sims`` simulations a
+    move; ``learned`` or ``batched``: a network trained for ``iterations``
+    updates a seat, measured at ``points`` points) in each of ``seats``
+    (default all) against ``agent`` in the others, evaluated on ``games``
+    fresh deals. ``options``: the method's settings (IS-MCTS's options for
+    ``search``, the trained response's otherwise; docs/solvers/exploit.md).
+    ``time``: seconds before the run stops (the games so far count;
+    ``resume=True`` continues it in ``out``). ``stop_flag["signal"]`` set
+    by another thread stops it too. Writes ``out/exploit.json``,
+    ``curve.csv``, ``curve.png`` and returns the exploit.json document:
+    per seat the gain with its 95% interval, ``mean_gain`` and
+    ``mean_gain_ci95``. Bad input raises ValueError (``ExploitError``,
+    naming the option)."""
+    from kibitz.agents.exploit import TRAINED_METHODS, run_exploit
+
+    which = "learned_options" if method in TRAINED_METHODS else "search_options"
+    return run_exploit(str(load_game(game)), agent, out, method=method, seats=seats, games=games, sims=sims,
+                       seed=seed, time_limit=time, resume=resume, progress=progress, iterations=iterations,
+                       points=points, stop_flag=stop_flag, **{which: options or {}})
