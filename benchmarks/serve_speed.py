@@ -13,7 +13,7 @@ answer repeats and a cache could not help either server.
 
 The old server is the ThreadingHTTPServer that ``kibitz serve`` was before
 it moved to Starlette on uvicorn: its source is taken from git
-(``git show OLD:agents/serve.py``, OLD = :data:`OLD_COMMIT`) and run as it
+(``git show OLD:agents/serving/serve.py``, OLD = :data:`OLD_COMMIT`) and run as it
 was. The machine is shared, so the runs alternate (old, new, old, new, ...
 ``--rounds`` each) and the table gives medians over the rounds: requests/s,
 p50 and p99 latency, failures (connection errors and non-200 answers), and
@@ -45,7 +45,7 @@ OLD_COMMIT = "29fe265"
 
 _RUN_NEW = """
 import sys
-from kibitz.agents.web_app import Server, make_app
+from kibitz.agents.serving.web_app import Server, make_app
 server = Server(make_app([sys.argv[1]]), port=0)
 print(server.port, flush=True)
 server.run()
@@ -153,10 +153,10 @@ def start(which: str, agent: str, old_dir: str) -> tuple[subprocess.Popen, int]:
 
 def old_source(directory: str) -> None:
     try:
-        text = subprocess.run(["git", "show", f"{OLD_COMMIT}:agents/serve.py"], cwd=ROOT, check=True,
+        text = subprocess.run(["git", "show", f"{OLD_COMMIT}:agents/serving/serve.py"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"serve_speed: the old server is read from git ({OLD_COMMIT}:agents/serve.py), "
+        sys.exit(f"serve_speed: the old server is read from git ({OLD_COMMIT}:agents/serving/serve.py), "
                  f"which failed: {e}; run from a clone with its history")
     pathlib.Path(directory, "old_serve.py").write_text(text)
 

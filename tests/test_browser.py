@@ -17,7 +17,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from kibitz.agents.web_app import Server, make_app
+from kibitz.agents.serving.web_app import Server, make_app
 from kibitz.games import REGISTRY
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -94,7 +94,7 @@ def test_the_wheel_adds_exactly_one_import_name(tmp_path):
     for package in ("games", "solvers", "agents", "agents/heuristics", "experiments", "commands"):
         assert f"kibitz/{package}/__init__.py" in names
     for page in ("index.html", "table.js", "table.css"):  # the web table's page, package data
-        assert f"kibitz/agents/web/{page}" in names
+        assert f"kibitz/agents/serving/web/{page}" in names
     for game in ("underdog", "pub", "over_under", "doubt_and_bet"):  # the networks `trained` plays
         assert f"kibitz/agents/trained/{game}.json.gz" in names
 
@@ -196,3 +196,4 @@ ABOVE_GAMES = [(name, path, rank) for name, path, rank in MODULES if rank > 0]
 def test_no_private_game_names_above_the_games(name, path, rank):
     found = _private_uses(path, rank)
     assert not found, f"{name} reaches private names: " + "; ".join(found)
+

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from kibitz.agents.base import Agent
 from kibitz.agents.registry import AGENTS, agent_kinds, register_agent
-from kibitz.agents.serve import MAX_BODY, MAX_HISTORY, GameCache
-from kibitz.agents.web_app import Server, make_app
+from kibitz.agents.serving.serve import MAX_BODY, MAX_HISTORY, GameCache
+from kibitz.agents.serving.web_app import Server, make_app
 from kibitz.commands.serve import serve
 from helpers import call
 
@@ -252,7 +252,7 @@ def test_a_body_too_large_is_refused_before_it_is_read(url):
 
 
 def test_a_body_that_never_arrives_times_out(url, monkeypatch):
-    from kibitz.agents import web_app
+    from kibitz.agents.serving import web_app
 
     monkeypatch.setattr(web_app, "BODY_TIMEOUT", 0.3)
     head, body = raw_answer(url, b"POST /act HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
@@ -260,7 +260,7 @@ def test_a_body_that_never_arrives_times_out(url, monkeypatch):
 
 
 def test_headers_that_never_end_time_out_with_json(url, monkeypatch):
-    from kibitz.agents import web_app
+    from kibitz.agents.serving import web_app
 
     monkeypatch.setattr(web_app, "HEADER_TIMEOUT", 0.3)
     for start in (b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", b"\r\n"):  # a CRLF starts no request
@@ -280,7 +280,7 @@ def test_openapi_describes_the_api(url):
 
     status, doc = call(url, "/openapi.json")
     assert status == 200 and doc["openapi"].startswith("3.1")
-    from kibitz.agents.web_app import ROUTES
+    from kibitz.agents.serving.web_app import ROUTES
     served = {p: ms for p, ms in ROUTES.items() if p not in ("/", "/openapi.json")}  # the page and itself aside
     assert set(served) <= set(doc["paths"])
     for path, methods in served.items():
@@ -337,7 +337,7 @@ def test_the_game_cache_is_bounded():
 
 
 def test_a_simultaneous_move_game_is_refused_with_the_wrapper_named():
-    from kibitz.agents.serve import ApiError
+    from kibitz.agents.serving.serve import ApiError
 
     with pytest.raises(ApiError) as e:
         GameCache(size=3).get("matrix_rps")

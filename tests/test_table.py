@@ -13,8 +13,8 @@ import pytest
 
 from kibitz.agents.base import Agent
 from kibitz.agents.registry import AGENTS, agent_kinds, register_agent
-from kibitz.agents.table_views import ADAPTERS, seat_view
-from kibitz.agents.web_app import Server, make_app
+from kibitz.agents.serving.table_views import ADAPTERS, seat_view
+from kibitz.agents.serving.web_app import Server, make_app
 from kibitz.games import REGISTRY
 from helpers import call
 
@@ -309,7 +309,7 @@ def test_a_policy_files_search_fallback_is_held_to_the_tables_cap(tmp_path):
 
 # ------------------------------------------------------------------ the page's short rules
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-RULES_JS = ROOT / "agents" / "web" / "rules.js"
+RULES_JS = ROOT / "agents" / "serving" / "web" / "rules.js"
 
 
 def short_rules(markdown: str) -> list[str]:
@@ -330,7 +330,7 @@ def rules_js() -> str:
 def test_the_pages_short_rules_are_the_rules_pages():
     if os.environ.get("KIBITZ_WRITE_RULES") == "1":
         RULES_JS.write_text(rules_js())
-    assert RULES_JS.read_text() == rules_js(), "agents/web/rules.js is stale: rerun with KIBITZ_WRITE_RULES=1"
+    assert RULES_JS.read_text() == rules_js(), "agents/serving/web/rules.js is stale: rerun with KIBITZ_WRITE_RULES=1"
     assert all(len(short_rules((ROOT / "docs" / "rules" / f"{n}.md").read_text())) >= 4 for n in ADAPTERS)
 
 
@@ -348,7 +348,7 @@ def play_out(url, view, rng):
 
 def test_the_record_store_keeps_games_across_a_reopen_and_exports_what_replay_reads(tmp_path):
     from click.testing import CliRunner
-    from kibitz.agents.table_records import RecordStore
+    from kibitz.agents.serving.table_records import RecordStore
     from kibitz.agents.tournament import read_records, replay_record
     from kibitz.commands.replay import replay
 
@@ -388,7 +388,7 @@ def test_the_record_store_keeps_games_across_a_reopen_and_exports_what_replay_re
 
 
 def test_a_db_that_is_not_the_records_is_refused(tmp_path):
-    from kibitz.agents.table_records import RecordStore, RecordsDbError
+    from kibitz.agents.serving.table_records import RecordStore, RecordsDbError
 
     text = tmp_path / "notes.txt"
     text.write_text("my notes\n" * 100)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.table_records import RecordsDbError, default_path
-from kibitz.agents.web_app import Server, make_app
+from kibitz.agents.serving.table_records import RecordsDbError, default_path
+from kibitz.agents.serving.web_app import Server, make_app
 
 
 @click.command("serve")

@@ -3,12 +3,12 @@
 A table is made from a game string and one agent spec per seat, ``human``
 for the person's seat (none: a game of bots to watch), or from a record of a
 tournament's games.jsonl (a replay). The server holds the game; a page asks
-for its seat's view (:func:`kibitz.agents.table_views.seat_view`) and sends
+for its seat's view (:func:`kibitz.agents.serving.table_views.seat_view`) and sends
 the person's moves by action id. The bots move on the server, at most one
 every ``bot_delay`` seconds so that a person can follow them: a table moves
 on when its view is asked for (the page polls), so a table nobody looks at
 costs nothing. A bot is shown only its seat's information state, as at
-``POST /act`` (:func:`kibitz.agents.serve.private_view`). Chance is drawn from
+``POST /act`` (:func:`kibitz.agents.serving.serve.private_view`). Chance is drawn from
 the table's seed.
 
 A page that plays seat ``h`` gets only seat ``h``'s view; a page watching
@@ -21,7 +21,7 @@ keeps at most ``max_tables`` tables (the least recently used is dropped
 first) and drops a table unused for ``idle`` seconds.
 
 A game that ends (not a replay) is handed to the store's
-:class:`~kibitz.agents.table_records.RecordStore` as a games.jsonl record.
+:class:`~kibitz.agents.serving.table_records.RecordStore` as a games.jsonl record.
 A person who is out, or a page watching bots or a replay, may skip to the
 result: the bots then move without the delay. A seat's agent file
 (``policy(FILE)``, ``net(FILE)``) must be in the store's ``policy_dir``
@@ -40,8 +40,8 @@ import time
 import numpy as np
 
 from kibitz.agents.registry import agent_kinds, make_agent, split_specs
-from kibitz.agents.serve import MAX_HISTORY, ApiError, check_fields, is_int, private_view
-from kibitz.agents.table_views import ADAPTERS, cli_game_string, seat_view
+from kibitz.agents.serving.serve import MAX_HISTORY, ApiError, check_fields, is_int, private_view
+from kibitz.agents.serving.table_views import ADAPTERS, cli_game_string, seat_view
 
 #: the page's files (index.html, table.js, table.css), package data
 WEB_DIR = pathlib.Path(__file__).resolve().parent / "web"
@@ -140,7 +140,7 @@ class Table:
 
     def game_record(self) -> dict:
         """The finished game as a games.jsonl record without its index (see
-        :mod:`kibitz.agents.table_records`)."""
+        :mod:`kibitz.agents.serving.table_records`)."""
         names = list(dict.fromkeys(self.seats))
         return {"game": self.game_string, "deal": self.seed, "deal_seed": [], "arrangement": 0,
                 "seats": list(self.seats), "seat_agents": [names.index(s) for s in self.seats],
@@ -226,7 +226,7 @@ class TableStore:
 
     def __init__(self, games, bot_delay: float = 1.0, max_tables: int = 64, idle: float = 1800.0,
                  suggested: list[str] | None = None, records=None, policy_dir: str | None = None):
-        from kibitz.agents.table_records import RecordStore
+        from kibitz.agents.serving.table_records import RecordStore
 
         self.games = games
         self.bot_delay = float(bot_delay)

@@ -2,10 +2,10 @@
 
 This module is the request logic: :class:`AgentService` (``/act``,
 ``/agents``, ``/health``) and the body checks, with no HTTP in it.
-:mod:`kibitz.agents.web_app` puts it and the web table
-(:mod:`kibitz.agents.table`, the page in ``agents/web/``) behind a Starlette
+:mod:`kibitz.agents.serving.web_app` puts it and the web table
+(:mod:`kibitz.agents.serving.table`, the page in ``agents/serving/web/``) behind a Starlette
 application run on uvicorn. The API is in docs/serving.md; ``GET
-/openapi.json`` describes it (:mod:`kibitz.agents.openapi`).
+/openapi.json`` describes it (:mod:`kibitz.agents.serving.openapi`).
 
 Endpoints (all answers JSON, errors included):
 
@@ -19,7 +19,7 @@ Endpoints (all answers JSON, errors included):
   optional ``"seed"`` (int, default 0) and ``"player"`` (the seat the caller expects to be acting).
   Returns the seat to act, the chosen action and its name, and the agent's
   probabilities over the legal moves.
-* ``/tables...``: the web table's API (:mod:`kibitz.agents.table`).
+* ``/tables...``: the web table's API (:mod:`kibitz.agents.serving.table`).
 
 Every body is checked before it is read: at most :data:`MAX_BODY` bytes,
 nested at most :data:`MAX_DEPTH` deep, only the documented fields, each of

@@ -1,14 +1,14 @@
 """The OpenAPI 3.1 description of ``kibitz serve``, served at ``GET /openapi.json``.
 
-Written out by hand from the checks in :mod:`kibitz.agents.serve` and
-:mod:`kibitz.agents.table` (the limits are the same constants), so that a
+Written out by hand from the checks in :mod:`kibitz.agents.serving.serve` and
+:mod:`kibitz.agents.serving.table` (the limits are the same constants), so that a
 frontend can generate a client or a fuzzer (e.g. schemathesis) can test the
 server against it; docs/serving.md says the same in prose.
 """
 
 from __future__ import annotations
 
-from kibitz.agents.serve import MAX_DEPTH, MAX_GAME_STRING, MAX_HISTORY
+from kibitz.agents.serving.serve import MAX_DEPTH, MAX_GAME_STRING, MAX_HISTORY
 
 
 def _ref(name: str) -> dict:

@@ -1,10 +1,10 @@
 """``kibitz serve`` over HTTP: the Starlette application and the uvicorn server.
 
 :func:`make_app` routes ``/health``, ``/agents``, ``/act`` and
-``/openapi.json`` to :class:`~kibitz.agents.serve.AgentService`, ``/`` and
-``/static/`` to the web table's page (``agents/web/``), ``/tables...`` to
-its :class:`~kibitz.agents.table.TableStore` and ``/records...`` to the
-finished games it keeps (:class:`~kibitz.agents.table_records.RecordStore`). Every answer is JSON, errors
+``/openapi.json`` to :class:`~kibitz.agents.serving.serve.AgentService`, ``/`` and
+``/static/`` to the web table's page (``agents/serving/web/``), ``/tables...`` to
+its :class:`~kibitz.agents.serving.table.TableStore` and ``/records...`` to the
+finished games it keeps (:class:`~kibitz.agents.serving.table_records.RecordStore`). Every answer is JSON, errors
 included (unknown paths and methods, bodies too large or nested too deep,
 failures inside an agent). :class:`Server` runs the application on uvicorn
 on a socket it binds itself (port 0: a free one), with an idle timeout from
@@ -13,7 +13,7 @@ the moment a connection opens.
 Why Starlette and uvicorn: a small, maintained ASGI toolkit (routing,
 request streaming, static files) and a server that keeps connections alive
 and parses HTTP in C (httptools); the OpenAPI description is written out by
-hand (:mod:`kibitz.agents.openapi`), so no schema framework is needed.
+hand (:mod:`kibitz.agents.serving.openapi`), so no schema framework is needed.
 
 The web stack is imported only when an application is made: the agent
 registry imports every module of this package.
@@ -25,7 +25,7 @@ import asyncio
 import socket
 import threading
 
-from kibitz.agents.serve import MAX_BODY, ApiError, AgentService, parse_body
+from kibitz.agents.serving.serve import MAX_BODY, ApiError, AgentService, parse_body
 
 #: path -> the methods it answers (for 404 and 405 messages)
 ROUTES = {"/health": ("GET",), "/agents": ("GET",), "/act": ("POST",), "/openapi.json": ("GET",),
@@ -56,7 +56,7 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     used dropped), and a table unused for ``table_idle`` seconds is dropped.
     ``db``: the SQLite file of the tables' finished games (``:memory:``:
     kept while the process runs; a file that is not one raises
-    :class:`~kibitz.agents.table_records.RecordsDbError`, a ValueError).
+    :class:`~kibitz.agents.serving.table_records.RecordsDbError`, a ValueError).
     ``policy_dir``: the folder whose agent files (``policy(FILE)``,
     ``net(FILE)``) a table may seat; None: none but the served specs.
     ``loopback_only``: answer only requests whose Host is this machine's
@@ -66,9 +66,9 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
     from starlette.routing import Mount
     from starlette.staticfiles import StaticFiles
 
-    from kibitz.agents import openapi
-    from kibitz.agents.table import WEB_DIR, TableStore
-    from kibitz.agents.table_records import RecordStore
+    from kibitz.agents.serving import openapi
+    from kibitz.agents.serving.table import WEB_DIR, TableStore
+    from kibitz.agents.serving.table_records import RecordStore
 
     service = service or AgentService(specs)
     tables = TableStore(service.games, bot_delay=bot_delay, max_tables=max_tables, idle=table_idle,
@@ -139,7 +139,7 @@ def _service_routes(service: AgentService, document: dict) -> list:
     from starlette.responses import FileResponse
     from starlette.routing import Route
 
-    from kibitz.agents.table import WEB_DIR
+    from kibitz.agents.serving.table import WEB_DIR
 
     async def health(request):
         return service.health()

@@ -15,7 +15,7 @@ table's own replay read. In a table's record:
   and ``person`` is that seat (``null`` in a game of bots);
 * ``deal`` is the seed the game was dealt from (``table_seed`` too), and
   ``deal_seed`` is empty: a table mixes a number it never sends into a
-  person's deal (:mod:`kibitz.agents.table`), so ``kibitz replay --rerun``
+  person's deal (:mod:`kibitz.agents.serving.table`), so ``kibitz replay --rerun``
   does not apply; the recorded moves replay exactly;
 * ``finished`` is the time the game ended (UTC, ISO 8601).
 
