@@ -346,7 +346,7 @@ def run_jobs(play, jobs, write, workers: int = 1, should_stop=None) -> None:
     the order they finish); ``should_stop()``, asked after each write, ends
     it early and the jobs in flight are dropped. ``play`` must be a
     module-level function (it is sent to the workers by name)."""
-    from kibitz.agents.tournament import _start_method
+    from kibitz.agents.matches.tournament import _start_method
 
     if workers <= 1 or len(jobs) <= 1:
         for job in jobs:

@@ -1,6 +1,6 @@
 """Training data for AIVAT's value network (``solvers/value_net.py``).
 
-Games are played as a tournament plays them (``agents/tournament.py``'s
+Games are played as a tournament plays them (``agents/matches/tournament.py``'s
 :func:`play_recorded` with its :class:`DealChance`), the seats held by a
 list of agent specs rotated: in game ``i`` seat ``s`` holds
 ``specs[(i + s) % len(specs)]``. Deal ``i`` is drawn from the seed words
@@ -45,7 +45,7 @@ def agent_seed(seed: int, game_index: int, seat: int) -> int:
 def play_examples(game, specs: Sequence[str], game_index: int, features: value_net.Features, seed: int = 0,
                   keep: float = 1.0) -> value_net.Examples:
     """The examples of game ``game_index`` (the module docstring)."""
-    from kibitz.agents.tournament import DealChance, play_recorded
+    from kibitz.agents.matches.tournament import DealChance, play_recorded
 
     n = game.num_players()
     agents = [make_agent(spec, game, s, seed=agent_seed(seed, game_index, s))
@@ -112,7 +112,7 @@ def _play_games(play, start: int, games: int, on_game, should_stop, count) -> tu
 
 # ---------------------------------------------------------------- the variance objective's data
 #: the variance objective's games draw their deals from ``(SEED_OFFSET + seed, 43, i)``: never a
-#: tournament's deals (``(seed, deal)``, agents/tournament.py) nor the MSE objective's data
+#: tournament's deals (``(seed, deal)``, agents/matches/tournament.py) nor the MSE objective's data
 SEED_OFFSET = 10 ** 6
 
 
@@ -155,7 +155,7 @@ def play_nodes(game, specs: Sequence[str], game_index: int, features: value_net.
                seed: int = 0) -> value_net.NodeGames:
     """Game ``game_index`` (deal ``(SEED_OFFSET + seed, 43, game_index)``, the
     seats as :func:`play_examples` fills them) and the nodes AIVAT corrects in it."""
-    from kibitz.agents.tournament import DealChance, play_recorded
+    from kibitz.agents.matches.tournament import DealChance, play_recorded
 
     words = SEED_OFFSET + seed
     agents = [make_agent(spec, game, s, seed=agent_seed(words, game_index, s))
@@ -203,8 +203,8 @@ def position_sample(game, specs: Sequence[str], games: int, per_game: int, seed_
                     batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
     """``(features, returns)`` of ``per_game`` positions of each of ``games``
     batched games among ``specs`` (:func:`position_chunks`), from ``seed_sequence``."""
-    from kibitz.agents.batched_match import batched_agents, step_agents
-    from kibitz.agents.tournament import arrangements
+    from kibitz.agents.matches.batched_match import batched_agents, step_agents
+    from kibitz.agents.matches.tournament import arrangements
     from kibitz.games.batched import BatchedEnv
     from kibitz.solvers.state_value import compiled_features, feature_size
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kibitz.agents import tournament as tour
+from kibitz.agents.matches import tournament as tour
 
 
 class Eager:

@@ -1,5 +1,5 @@
 """Games per second of a match between the shipped network and random: the
-batched match (agents/batched_match.py, many games at once on the compiled
+batched match (agents/matches/batched_match.py, many games at once on the compiled
 rules, one batched inference per step) beside ``kibitz tournament`` (one
 game at a time through the pyspiel API, one worker), in one run.
 
@@ -20,8 +20,8 @@ import time
 import pyspiel
 
 from kibitz import games
-from kibitz.agents.batched_match import _Batched, batched_match
-from kibitz.agents.tournament import run_tournament
+from kibitz.agents.matches.batched_match import _Batched, batched_match
+from kibitz.agents.matches.tournament import run_tournament
 from kibitz.experiments import speed
 
 SPECS = ["trained", "random"]

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from kibitz.agents.tournament import run_tournament
+from kibitz.agents.matches.tournament import run_tournament
 from kibitz.experiments import speed
 from kibitz.games import load_game
 

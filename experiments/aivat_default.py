@@ -24,7 +24,7 @@ import shutil
 import time
 from pathlib import Path
 
-from kibitz.agents.tournament import Plan, play_one, run_tournament, variance_ratio
+from kibitz.agents.matches.tournament import Plan, play_one, run_tournament, variance_ratio
 from kibitz.experiments.records import write_markdown
 from kibitz.games import REGISTRY, load_game
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from kibitz.agents.registry import make_agent
-from kibitz.agents.tournament import run_tournament, variance_ratio
+from kibitz.agents.matches.tournament import run_tournament, variance_ratio
 from kibitz.experiments.exploit_small import cfr_policy
 from kibitz.experiments.records import write_markdown
 from kibitz.games import REGISTRY, load_game
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
                 out = run_tournament(small, specs, args.games, seed=args.seed, progress=False, value=value,
                                      out_dir=str(Path(tmp) / f"{name}-{value}"))
                 seconds = time.perf_counter() - t0
-                from kibitz.agents.tournament import arrangements
+                from kibitz.agents.matches.tournament import arrangements
                 exact = exact_means(small, specs, arrangements(len(specs), load_game(small).num_players()))
                 for a, agent in enumerate(out.results["agents"]):
                     inside = agent["aivat_ci95_low"] <= exact[a] <= agent["aivat_ci95_high"]

@@ -578,7 +578,7 @@ def _plot_training(records, out: Path):
 def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> list[dict]:
     """The tournaments of a strength spec; ``ray`` ({"address": ...}) plays
     them on Ray (``workers`` unused), with the same files."""
-    from kibitz.agents.tournament import ResumeError, run_tournament
+    from kibitz.agents.matches.tournament import ResumeError, run_tournament
 
     agents = list(spec["agents"])
     n_games = int(spec.get("games_per_match", 200))
@@ -687,7 +687,7 @@ def _ray_matches(selected: dict, out: Path, address, log, every: float = 30.0) -
     raises: its error is logged)."""
     import contextlib
 
-    from kibitz.agents.ray_pool import run_batches
+    from kibitz.agents.matches.ray_pool import run_batches
     from kibitz.experiments.ismcts_strength import (ismcts_config, ismcts_spec, match_file, opponent_label,
                                                     play_rows, report, row_game)
     from kibitz.solvers.ray_cluster import RayUnavailable, session

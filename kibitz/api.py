@@ -101,12 +101,12 @@ def tournament(game, agents=None, games: int = 100, *, log: Callable[[str], None
     """Plays ``agents`` (agent specs, a list or their comma-separated text)
     against each other as ``kibitz tournament`` does: duplicate deals,
     every seat arrangement, ``games`` rounded up to whole deals; options are
-    the fields of :class:`kibitz.agents.tournament.TournamentConfig`
+    the fields of :class:`kibitz.agents.matches.tournament.TournamentConfig`
     (``seed``, ``workers``, ``out``: the folder of its files, ``resume``,
     ``aivat``, ``progress``, ``ray``), or pass a whole config. The outcome
-    (``kibitz.agents.tournament.Outcome``)'s ``results`` hold each agent's
+    (``kibitz.agents.matches.tournament.Outcome``)'s ``results`` hold each agent's
     mean return with its 95% interval (and AIVAT's, with ``aivat``)."""
-    from kibitz.agents.tournament import TournamentConfig
+    from kibitz.agents.matches.tournament import TournamentConfig
 
     if isinstance(game, TournamentConfig):
         if agents is not None or options:
@@ -136,7 +136,7 @@ def exploit(game: str, agent: str, out, *, method: str = "search", seats=None, g
     per seat the gain with its 95% interval, ``mean_gain`` and
     ``mean_gain_ci95``. Bad input raises ValueError (``ExploitError``,
     naming the option)."""
-    from kibitz.agents.exploit import TRAINED_METHODS, run_exploit
+    from kibitz.agents.matches.exploit import TRAINED_METHODS, run_exploit
 
     which = "learned_options" if method in TRAINED_METHODS else "search_options"
     return run_exploit(str(load_game(game)), agent, out, method=method, seats=seats, games=games, sims=sims,

@@ -32,7 +32,7 @@ def pytest_runtest_makereport(item, call):
 def stop_tournament_at(monkeypatch, index: int) -> None:
     """Makes game ``index`` of every tournament raise KeyboardInterrupt, as
     Ctrl-C there would (in this process: run it with one worker)."""
-    import kibitz.agents.tournament as tour
+    import kibitz.agents.matches.tournament as tour
 
     real = tour.play_one
 

@@ -55,7 +55,7 @@ def cmdline(pid: int) -> str:
 def op_tournament(req):
     """run_tournament on this Ray; with ``kill_worker``, a thread SIGKILLs
     the first worker process it finds playing a batch, mid-run."""
-    from kibitz.agents.tournament import run_tournament
+    from kibitz.agents.matches.tournament import run_tournament
 
     killed = []
     stop = threading.Event()
@@ -144,7 +144,7 @@ def op_mccfr(req):
 
 def failing_play(payload, batch):
     """A batch that raises on game 3, as a game whose agent raises does."""
-    from kibitz.agents.tournament import GameFailed
+    from kibitz.agents.matches.tournament import GameFailed
 
     if 3 in batch:
         raise GameFailed("game 3 (deal 1, seats x, y) failed: ValueError: no move")
@@ -155,7 +155,7 @@ def op_failing(req):
     """run_batches over a batch function that raises: what the driver gets."""
     import ray
 
-    from kibitz.agents.ray_pool import run_batches
+    from kibitz.agents.matches.ray_pool import run_batches
 
     kept = []
     try:

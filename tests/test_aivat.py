@@ -1,4 +1,4 @@
-"""AIVAT (solvers/aivat.py, agents/tournament.py --aivat): unbiased, exact
+"""AIVAT (solvers/aivat.py, agents/matches/tournament.py --aivat): unbiased, exact
 where the value function is, the same games with it and without."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents import tournament as tour
+from kibitz.agents.matches import tournament as tour
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import REGISTRY, load_game

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from kibitz.agents import kibitz_agent_loader as loader
 from kibitz.agents.kibitz_agent_loader import AgentFileError, KibitzAgent
-from kibitz.agents.tournament import RecordsError, read_records, run_tournament
+from kibitz.agents.matches.tournament import RecordsError, read_records, run_tournament
 from kibitz.cli import main
 from kibitz.solvers import _io, driver, load_policy, read_policy_file
 from kibitz.solvers.cfr import CFRSolver, make_config

@@ -1,4 +1,4 @@
-"""Matches on the batched environment (agents/batched_match.py)."""
+"""Matches on the batched environment (agents/matches/batched_match.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pyspiel
 import pytest
 
 import kibitz.games  # noqa: F401  (registers the games)
-from kibitz.agents.batched_match import batched_match
-from kibitz.agents.tournament import run_tournament
+from kibitz.agents.matches.batched_match import batched_match
+from kibitz.agents.matches.tournament import run_tournament
 from kibitz.games import REGISTRY
 
 
@@ -51,7 +51,7 @@ def test_pubs_batched_heuristic_plays_the_python_heuristics_moves(game_string):
     played is the one agents/heuristics/pub.py chooses."""
     import numpy as np
 
-    from kibitz.agents.batched_match import _Batched
+    from kibitz.agents.matches.batched_match import _Batched
     from kibitz.agents.registry import make_agent
     from kibitz.games.batched import BatchedEnv
 

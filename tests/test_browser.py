@@ -189,7 +189,7 @@ def test_watch_a_bot_game(page, server):
 
 
 def test_replay_a_game_from_a_tournament_file(page, server, tmp_path):
-    from kibitz.agents.tournament import run_tournament
+    from kibitz.agents.matches.tournament import run_tournament
 
     game_string = REGISTRY["pub"].small
     run_tournament(game_string, ["heuristic", "random"], games=6, seed=2, out_dir=str(tmp_path), progress=False)

@@ -190,7 +190,7 @@ def test_inspect_reports_and_catches_mismatches(files, tmp_path):
 
 
 def test_exported_agent_plays_a_tournament(files):
-    from kibitz.agents.tournament import run_tournament
+    from kibitz.agents.matches.tournament import run_tournament
     _, paths = files
     out = run_tournament("kuhn_poker", [f"policy({paths['kuhn'][1]})", "random"], 400, seed=3,
                          progress=False)
@@ -200,7 +200,7 @@ def test_exported_agent_plays_a_tournament(files):
 
 
 def test_a_failing_agent_names_its_game(files, tmp_path):
-    from kibitz.agents.tournament import GameFailed, run_tournament
+    from kibitz.agents.matches.tournament import GameFailed, run_tournament
     _, paths = files
     doc = read_agent_file(paths["kuhn"][1])
     doc["unseen"] = {"behaviour": "error"}

@@ -197,3 +197,4 @@ def test_no_private_game_names_above_the_games(name, path, rank):
     found = _private_uses(path, rank)
     assert not found, f"{name} reaches private names: " + "; ".join(found)
 
+

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents.tournament import run_tournament
+from kibitz.agents.matches.tournament import run_tournament
 from kibitz.cli import main
 from kibitz.experiments import runner
 from kibitz.solvers.ray_cluster import loopback_argv, loopback_env

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents import tournament as tour
+from kibitz.agents.matches import tournament as tour
 from kibitz.agents import value_data
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main

@@ -163,7 +163,7 @@ def test_watch_a_bot_game_from_any_seat(server):
 
 
 def test_replay_a_tournament_game(server, tmp_path):
-    from kibitz.agents.tournament import run_tournament
+    from kibitz.agents.matches.tournament import run_tournament
 
     run_tournament(SMALL["doubt_and_bet"], ["random", "heuristic"], games=2, seed=3, out_dir=str(tmp_path),
                    progress=False)
@@ -212,7 +212,7 @@ def test_move_fields_of_the_wrong_type_are_400s(server):
 
 
 def test_a_replay_with_a_human_seat_plays_its_recorded_moves(server, tmp_path):
-    from kibitz.agents.tournament import run_tournament
+    from kibitz.agents.matches.tournament import run_tournament
 
     run_tournament(SMALL["pub"], ["random", "heuristic"], games=1, seed=2, out_dir=str(tmp_path),
                    progress=False)
@@ -349,7 +349,7 @@ def play_out(url, view, rng):
 def test_the_record_store_keeps_games_across_a_reopen_and_exports_what_replay_reads(tmp_path):
     from click.testing import CliRunner
     from kibitz.agents.serving.table_records import RecordStore
-    from kibitz.agents.tournament import read_records, replay_record
+    from kibitz.agents.matches.tournament import read_records, replay_record
     from kibitz.commands.replay import replay
 
     game = pyspiel.load_game(SMALL["pub"])

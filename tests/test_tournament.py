@@ -10,8 +10,8 @@ import pyspiel
 import pytest
 from click.testing import CliRunner
 
-import kibitz.agents.tournament as tour
-from kibitz.agents.tournament import DealChance, arrangements, compute_results, run_tournament
+import kibitz.agents.matches.tournament as tour
+from kibitz.agents.matches.tournament import DealChance, arrangements, compute_results, run_tournament
 from kibitz.commands.replay import replay
 from kibitz.commands.tournament import tournament
 from conftest import stop_tournament_at
@@ -489,7 +489,7 @@ def test_tournaments_of_other_plans_are_not_compared(tmp_path):
 
 def test_the_python_api_plays_a_config_and_names_bad_options(tmp_path):
     import kibitz
-    from kibitz.agents.tournament import TournamentConfig
+    from kibitz.agents.matches.tournament import TournamentConfig
     from kibitz.solvers.solve import ConfigError
 
     config = TournamentConfig("kuhn_poker", "random,random", 8, seed=3, out=str(tmp_path / "t"))

@@ -204,7 +204,7 @@ def test_node_data_terms_are_the_tournaments_and_the_loss_is_the_variance():
     in play_recorded, and the loss is the empirical mean squared deviation
     of returns + terms, summed over the players, for any mean."""
     from kibitz.agents.registry import make_agent
-    from kibitz.agents.tournament import DealChance, play_recorded
+    from kibitz.agents.matches.tournament import DealChance, play_recorded
     from kibitz.solvers.aivat import Corrections
 
     game = small("underdog")

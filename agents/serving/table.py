@@ -424,7 +424,7 @@ class TableStore:
         return resolved
 
     def _record(self, record):
-        from kibitz.agents.tournament import record_problem, replay_record
+        from kibitz.agents.matches.tournament import record_problem, replay_record
         problem = record_problem(record)
         if problem:
             raise ApiError(400, f"'replay': {problem}")

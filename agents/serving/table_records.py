@@ -4,9 +4,9 @@
 (watched games of bots too; replays are not new games), committed as the
 game ends, so a server that is stopped or crashes loses at most the games
 still in play. Each row holds the game as a record of a tournament's
-``games.jsonl`` (:func:`kibitz.agents.tournament.play_one`; the fields of
-:data:`kibitz.agents.tournament.RECORD_FIELDS`, checked by
-:func:`kibitz.agents.tournament.record_problem` before it is stored), so
+``games.jsonl`` (:func:`kibitz.agents.matches.tournament.play_one`; the fields of
+:data:`kibitz.agents.matches.tournament.RECORD_FIELDS`, checked by
+:func:`kibitz.agents.matches.tournament.record_problem` before it is stored), so
 :meth:`RecordStore.export` writes a file that ``kibitz replay`` and the
 table's own replay read. In a table's record:
 
@@ -21,7 +21,7 @@ table's own replay read. In a table's record:
 
 :meth:`RecordStore.standings` is each bot's record against people, game by
 game: the games with a person seated, rated as a tournament is
-(:func:`kibitz.agents.tournament.compute_results`: mean payoff with its
+(:func:`kibitz.agents.matches.tournament.compute_results`: mean payoff with its
 95% t interval and an OpenSkill Plackett-Luce rating, updated game by game
 in the order played), with the people as one more player (``people``).
 
@@ -105,7 +105,7 @@ class RecordStore:
     def add(self, record: dict) -> int:
         """Stores one finished game (a games.jsonl record without its
         ``index``; ValueError if it is not one) and commits; returns its index."""
-        from kibitz.agents.tournament import record_problem
+        from kibitz.agents.matches.tournament import record_problem
 
         problem = record_problem({**record, "index": 0})
         if problem:
@@ -146,7 +146,7 @@ class RecordStore:
                 return self._standings[1]
             rows = self._db.execute("SELECT id, game, record FROM games WHERE person IS NOT NULL "
                                     "ORDER BY id").fetchall()
-        from kibitz.agents.tournament import compute_results
+        from kibitz.agents.matches.tournament import compute_results
 
         by_game: dict[str, list[dict]] = {}
         for i, game, text in rows:

@@ -124,7 +124,7 @@ def demo(out_dir, iterations, games, workers, seed, play_only):
         play_game(game, build_seats(game, PLAY_SEATS, seed), seed)
         return
     from kibitz.agents.export import export_agent
-    from kibitz.agents.tournament import format_table, run_tournament
+    from kibitz.agents.matches.tournament import format_table, run_tournament
 
     _take_over(out_dir)
     click.echo(f"kibitz demo\n\n1. Solve {DEMO_GAME} with CFR+")

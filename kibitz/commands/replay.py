@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.tournament import RecordsError, read_records_and_tail, replay_record
+from kibitz.agents.matches.tournament import RecordsError, read_records_and_tail, replay_record
 
 
 @click.command("replay")

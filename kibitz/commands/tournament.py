@@ -6,8 +6,8 @@ import os
 
 import click
 
-from kibitz.agents.ray_pool import RayRunError
-from kibitz.agents.tournament import (MAX_GAMES, MAX_WORKERS, GameFailed, RecordsError, TournamentConfig,
+from kibitz.agents.matches.ray_pool import RayRunError
+from kibitz.agents.matches.tournament import (MAX_GAMES, MAX_WORKERS, GameFailed, RecordsError, TournamentConfig,
                                       format_table, read_plan)
 from kibitz.api import tournament as run_tournament
 from kibitz.commands._paths import check_ray, ray_options, refuse_foreign_folder
@@ -105,7 +105,7 @@ def compare(dir_a, dir_b):
       kibitz tournament underdog --agents trained,heuristic --games 10000 --seed 11 --out old
       kibitz compare new old
     """
-    from kibitz.agents.tournament import paired_comparison
+    from kibitz.agents.matches.tournament import paired_comparison
 
     try:
         out = paired_comparison(dir_a, dir_b)

@@ -197,7 +197,7 @@ def _state_value(game, out, agents_text, games, seed, limit, hidden, progress):
     :func:`kibitz.agents.value_data.position_chunks`, for ``limit`` seconds
     or ``games`` games."""
     from kibitz.agents import value_data
-    from kibitz.agents.batched_match import BATCHED_KINDS
+    from kibitz.agents.matches.batched_match import BATCHED_KINDS
     from kibitz.agents.registry import split_specs
     from kibitz.solvers import state_value
 

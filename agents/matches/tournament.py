@@ -1011,7 +1011,7 @@ def _drain(finished, keep, wait: float = 0.0) -> None:
 
 def _ray_games(plan: Plan, todo: list[int], keep, bar, address, log) -> bool:
     """Plays the games ``todo`` on Ray; True if interrupted."""
-    from kibitz.agents.ray_pool import run_batches
+    from kibitz.agents.matches.ray_pool import run_batches
     from kibitz.solvers.ray_cluster import session
 
     with session(address) as ray:

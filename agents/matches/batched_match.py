@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kibitz.agents.tournament import arrangements
+from kibitz.agents.matches.tournament import arrangements
 from kibitz.games.batched import ENCODINGS, BatchedEnv
 from kibitz.solvers.stats import mean_interval
 
