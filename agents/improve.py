@@ -163,7 +163,7 @@ def shard_arrays(games: list, size: int) -> dict[str, np.ndarray]:
 
 
 def _play_chunk(job):
-    from kibitz.agents.export import network_of_agent_file
+    from kibitz.agents.formats.export import network_of_agent_file
     from kibitz.agents.registry import make_agent
     from kibitz.games import load_game
 
@@ -202,8 +202,8 @@ def collect(path, opponent: str, seed: int, games: int, folder, chunk: int = 20,
     (not the file's, which records when it was exported)."""
     import hashlib
 
-    from kibitz.agents.export import network_of_agent_file
-    from kibitz.agents.kibitz_agent_loader import model_bytes, read_document
+    from kibitz.agents.formats.export import network_of_agent_file
+    from kibitz.agents.formats.kibitz_agent_loader import model_bytes, read_document
     from kibitz.games import load_game
     from kibitz.solvers._io import atomic_write
 

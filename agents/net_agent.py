@@ -3,7 +3,7 @@
 ``net(path/to/agent.json.gz)`` plays a network agent file (format version 2,
 ``"agent": "network"``, made by ``kibitz export`` from ``kibitz train``'s
 network file) through onnxruntime, with the reference loader
-agents/kibitz_net_loader.py: it feeds the acting player's encoding (the
+agents/formats/kibitz_net_loader.py: it feeds the acting player's encoding (the
 file's ``network.encoding``, through ``kibitz.games.encoding_tensor``: the
 information-state tensor, or e.g. Doubt and Bet's ``compact``) and the
 legal-action mask to the model and plays its probabilities. The file's game must be the game being played, and
@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 from kibitz.agents.base import Agent
-from kibitz.agents.kibitz_agent_loader import AgentFileError, agent_kind
+from kibitz.agents.formats.kibitz_agent_loader import AgentFileError, agent_kind
 from kibitz.agents.registry import register_agent
 
 #: where the shipped networks live: GAME.json.gz for each game's short name
@@ -35,10 +35,10 @@ def load_network(path) -> "KibitzNetAgent":  # noqa: F821 (imported below, with 
     """The network agent file ``path``, read once per (path, modification
     time), checked by the loaders and by ``onnx.checker``;
     :class:`AgentFileError` naming the file and the problem otherwise."""
-    from kibitz.agents import onnx_model
-    from kibitz.agents.export import check_game, check_sizes
-    from kibitz.agents.kibitz_agent_loader import model_bytes, read_document
-    from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+    from kibitz.agents.formats import onnx_model
+    from kibitz.agents.formats.export import check_game, check_sizes
+    from kibitz.agents.formats.kibitz_agent_loader import model_bytes, read_document
+    from kibitz.agents.formats.kibitz_net_loader import KibitzNetAgent
 
     try:
         key = (os.path.abspath(path), os.stat(path).st_mtime_ns)

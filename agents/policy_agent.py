@@ -20,7 +20,7 @@ import os
 import threading
 
 from kibitz.agents.base import Agent
-from kibitz.agents.kibitz_agent_loader import AgentFileError, KibitzAgent, UnseenInformationState
+from kibitz.agents.formats.kibitz_agent_loader import AgentFileError, KibitzAgent, UnseenInformationState
 from kibitz.agents.registry import make_agent, register_agent
 
 _CACHE: dict = {}
@@ -36,7 +36,7 @@ def load_cached(path: str, game) -> KibitzAgent:
     """The file's table, read once per (path, modification time) and checked
     by the loader's validation and against ``game`` (its game string and
     number of players); :class:`AgentFileError` naming the problem otherwise."""
-    from kibitz.agents.export import check_game, read_agent_file
+    from kibitz.agents.formats.export import check_game, read_agent_file
 
     try:
         key = (os.path.abspath(path), os.stat(path).st_mtime_ns)
@@ -103,7 +103,7 @@ def fallback_agent_spec(document: dict, unseen: str = "file") -> str | None:
 
 def _file_game(path="", unseen="file") -> str:
     """The game string of the file a ``policy`` spec names (read and checked)."""
-    from kibitz.agents.export import check_game, read_agent_file
+    from kibitz.agents.formats.export import check_game, read_agent_file
 
     if not path:
         raise ValueError("policy needs a file: policy(path/to/agent.json.gz)")

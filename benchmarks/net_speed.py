@@ -33,7 +33,7 @@ import numpy as np
 
 from kibitz import games
 from kibitz.experiments import speed
-from kibitz.agents.export import export_agent
+from kibitz.agents.formats.export import export_agent
 from kibitz.agents.registry import make_agent
 from kibitz.solvers import network
 

@@ -93,7 +93,7 @@ def train(game: str | TrainRun, *, log: Callable[[str], None] = quiet, **options
 def export(source, out, *, unseen: str | None = None, name: str | None = None, temperature: float = 1.0) -> dict:
     """Writes the portable agent file ``out`` from a policy file or a
     network checkpoint ``source`` (``kibitz export``); returns its document."""
-    from kibitz.agents.export import export_agent
+    from kibitz.agents.formats.export import export_agent
     return export_agent(source, out, unseen=unseen, name=name, temperature=temperature)
 
 

@@ -51,7 +51,7 @@ _CHUNK = 2**20
 def max_bytes() -> int:
     """The decompressed size limit of kibitz's file readers: :data:`MAX_BYTES`,
     or the MiB that the environment variable :data:`MAX_BYTES_VARIABLE` gives.
-    (agents/kibitz_agent_loader.py, which must run without kibitz, keeps the
+    (agents/formats/kibitz_agent_loader.py, which must run without kibitz, keeps the
     same limit under the same name.)"""
     text = os.environ.get(MAX_BYTES_VARIABLE)
     if text is None:

@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents import kibitz_agent_loader as loader
-from kibitz.agents.kibitz_agent_loader import AgentFileError, KibitzAgent
+from kibitz.agents.formats import kibitz_agent_loader as loader
+from kibitz.agents.formats.kibitz_agent_loader import AgentFileError, KibitzAgent
 from kibitz.agents.matches.tournament import RecordsError, read_records, run_tournament
 from kibitz.cli import main
 from kibitz.solvers import _io, driver, load_policy, read_policy_file
@@ -36,7 +36,7 @@ from kibitz.solvers.policy_file import PolicyFileError
 from kibitz.solvers.tree import compile_tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOADER = os.path.join(ROOT, "agents", "kibitz_agent_loader.py")
+LOADER = os.path.join(ROOT, "agents", "formats", "kibitz_agent_loader.py")
 REPO = pathlib.Path(ROOT)
 MIB = 2**20
 
@@ -308,7 +308,7 @@ NET_CASES = {
 
 @pytest.mark.parametrize("case", sorted(NET_CASES))
 def test_a_bad_network_file_is_refused_with_one_line(case, net_doc, tmp_path):
-    from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+    from kibitz.agents.formats.kibitz_net_loader import KibitzNetAgent
 
     make, loader_needle, kibitz_needle = NET_CASES[case]
     path = tmp_path / ("bad.json.gz" if "gzip" in case else "bad.json")

@@ -11,15 +11,15 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents.export import read_agent_file
-from kibitz.agents.kibitz_agent_loader import KibitzAgent, UnseenInformationState, document_problems
+from kibitz.agents.formats.export import read_agent_file
+from kibitz.agents.formats.kibitz_agent_loader import KibitzAgent, UnseenInformationState, document_problems
 from kibitz.agents.registry import make_agent
 from kibitz.commands.export import export, inspect
 from kibitz.commands.solve import solve
 from kibitz.solvers import load_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOADER = os.path.join(ROOT, "agents", "kibitz_agent_loader.py")
+LOADER = os.path.join(ROOT, "agents", "formats", "kibitz_agent_loader.py")
 SMALL = "underdog(players=3,cards=5,bank=2)"
 
 

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from kibitz.agents import distill as teacher_games
 from kibitz.agents import improve
-from kibitz.agents.export import export_network, network_of_agent_file
-from kibitz.agents.kibitz_agent_loader import read_document
-from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+from kibitz.agents.formats.export import export_network, network_of_agent_file
+from kibitz.agents.formats.kibitz_agent_loader import read_document
+from kibitz.agents.formats.kibitz_net_loader import KibitzNetAgent
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import encoding_tensor, load_game

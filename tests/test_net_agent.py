@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from kibitz.agents import net_agent
-from kibitz.agents.export import DOCUMENTED_GAMES, layout_markdown, tensor_layout
-from kibitz.agents.kibitz_agent_loader import AgentFileError, KibitzAgent, document_problems
-from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+from kibitz.agents.formats.export import DOCUMENTED_GAMES, layout_markdown, tensor_layout
+from kibitz.agents.formats.kibitz_agent_loader import AgentFileError, KibitzAgent, document_problems
+from kibitz.agents.formats.kibitz_net_loader import KibitzNetAgent
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import encoding_layout, encoding_size, encoding_tensor, load_game
@@ -222,7 +222,7 @@ def test_the_net_loader_runs_without_kibitz_or_pyspiel(tmp_path):
     lib = tmp_path / "lib"
     lib.mkdir()
     for name in ("kibitz_agent_loader.py", "kibitz_net_loader.py"):
-        shutil.copy(os.path.join(ROOT, "agents", name), lib / name)
+        shutil.copy(os.path.join(ROOT, "agents", "formats", name), lib / name)
     x, mask = random_states(game, 1, seed=2)
     legal = np.flatnonzero(mask[0]).tolist()
     script = (

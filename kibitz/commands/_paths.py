@@ -69,7 +69,7 @@ def run_options(what: str):
 
 #: the JSON files kibitz writes (policy and agent files), by their "format"
 JSON_KINDS = {"kibitz-policy": "policy file", "kibitz-agent": "agent file"}
-#: what a file kibitz writes begins with: its "format" first (solvers/policy_file.py, agents/export.py)
+#: what a file kibitz writes begins with: its "format" first (solvers/policy_file.py, agents/formats/export.py)
 _JSON_HEAD = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"([^"]*)"')
 #: what may be replaced at the --out of a policy or agent file, and of a network file
 POLICY_KINDS = ("policy file", "agent file")

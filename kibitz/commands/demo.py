@@ -123,7 +123,7 @@ def demo(out_dir, iterations, games, workers, seed, play_only):
         click.echo(f"kibitz demo: {PLAY_GAME}, seats {', '.join(PLAY_SEATS)}, seed {seed}\n")
         play_game(game, build_seats(game, PLAY_SEATS, seed), seed)
         return
-    from kibitz.agents.export import export_agent
+    from kibitz.agents.formats.export import export_agent
     from kibitz.agents.matches.tournament import format_table, run_tournament
 
     _take_over(out_dir)

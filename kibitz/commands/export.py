@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from kibitz.commands._paths import POLICY_KINDS, NumberRange, refuse_same_file, refuse_to_replace, writable_file
-from kibitz.agents.export import check_against_game, check_network_against_game, export_agent
-from kibitz.agents.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
+from kibitz.agents.formats.export import check_against_game, check_network_against_game, export_agent
+from kibitz.agents.formats.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
                                                read_bytes)
 
 
@@ -27,10 +27,10 @@ def export(source, out, unseen, name, temperature, overwrite):
     """Export a solve result (policy file), checkpoint (.ckpt.npz) or trained network (.npz) as an agent file.
 
     The agent file is versioned JSON (docs/formats/agent-file.md). A tabular
-    one (from kibitz solve) a frontend reads with agents/kibitz_agent_loader.py
+    one (from kibitz solve) a frontend reads with agents/formats/kibitz_agent_loader.py
     (standard library only), and kibitz plays it as policy(FILE); a network
     one (from kibitz train, an ONNX model inside) a frontend runs with
-    agents/kibitz_net_loader.py (onnxruntime), and kibitz plays it as net(FILE).
+    agents/formats/kibitz_net_loader.py (onnxruntime), and kibitz plays it as net(FILE).
     """
     from kibitz.solvers.driver import checkpoint_path
 

@@ -78,8 +78,8 @@ def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, 
     """
     from kibitz.agents import distill as teacher_games
     from kibitz.agents import improve as rollouts
-    from kibitz.agents.export import network_of_agent_file
-    from kibitz.agents.kibitz_agent_loader import AgentFileError
+    from kibitz.agents.formats.export import network_of_agent_file
+    from kibitz.agents.formats.kibitz_agent_loader import AgentFileError
     from kibitz.games import load_game
     from kibitz.solvers import distill as distill_mod
     from kibitz.solvers import network

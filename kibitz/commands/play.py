@@ -8,7 +8,7 @@ import click
 import numpy as np
 
 from kibitz.agents.human import HumanAgent, Quit
-from kibitz.agents.kibitz_agent_loader import AgentFileError
+from kibitz.agents.formats.kibitz_agent_loader import AgentFileError
 from kibitz.agents.registry import make_agent, split_specs
 from kibitz.agents.base import check_turn_based
 from kibitz.games import GameStringError, load_game

@@ -6,16 +6,16 @@ policy file of ``kibitz solve`` (solvers/policy_file.py): the same metadata
 and the same ``policy`` table keyed by information-state string, plus the
 creation time, where it came from, how the key is built, and ``unseen``, the
 behaviour on information states that are not in the table. The stdlib-only
-reader a frontend can copy is agents/kibitz_agent_loader.py.
+reader a frontend can copy is agents/formats/kibitz_agent_loader.py.
 
 Format version 2 adds the network agent (``"agent": "network"``): a network
 file of solvers/network.py (``kibitz train``) becomes an ONNX model
-(agents/onnx_model.py) inside the agent file, base64 with its SHA-256, and
+(agents/formats/onnx_model.py) inside the agent file, base64 with its SHA-256, and
 the input (the information-state tensor, or another encoding the game
 offers) and the output documented in the file itself (:func:`tensor_layout`).
 Tabular files are still written as version 1, which every reader of version
 1 keeps reading. The reference loader for network files is
-agents/kibitz_net_loader.py (onnxruntime).
+agents/formats/kibitz_net_loader.py (onnxruntime).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kibitz.agents.kibitz_agent_loader import (FORMAT, POLICY_FORMAT, UNSEEN_BEHAVIOURS, AgentFileError,
+from kibitz.agents.formats.kibitz_agent_loader import (FORMAT, POLICY_FORMAT, UNSEEN_BEHAVIOURS, AgentFileError,
                                                check_document, model_bytes, read_document)
 
 #: the version tabular files are written in (readers of version 1 read them)
@@ -208,7 +208,7 @@ def network_document(spec, params, *, name: str | None = None, source: dict | No
     """The version-2 agent document of the network ``spec``, ``params``; its
     game must load and have the spec's input and output sizes
     (:class:`AgentFileError` otherwise)."""
-    from kibitz.agents import onnx_model
+    from kibitz.agents.formats import onnx_model
     from kibitz.games import load_game
     from kibitz.solvers.policy_file import kibitz_version
 
@@ -394,8 +394,8 @@ def check_network_against_game(doc: dict, games: int = 5, seed: int = 0) -> dict
     game's sizes are the file's, and at every decision the probabilities
     are finite, sum to 1 over the legal actions and are 0 elsewhere.
     Returns counts; :class:`AgentFileError` naming the first problem."""
-    from kibitz.agents import onnx_model
-    from kibitz.agents.kibitz_net_loader import KibitzNetAgent
+    from kibitz.agents.formats import onnx_model
+    from kibitz.agents.formats.kibitz_net_loader import KibitzNetAgent
     from kibitz.solvers.network import NetworkSpec
 
     from kibitz.games import encoding_tensor
@@ -475,7 +475,7 @@ def network_of_agent_file(path) -> tuple:
     import onnx
     from onnx import numpy_helper
 
-    from kibitz.agents.kibitz_agent_loader import agent_kind, model_bytes, read_document
+    from kibitz.agents.formats.kibitz_agent_loader import agent_kind, model_bytes, read_document
     from kibitz.solvers.network import NetworkSpec
 
     doc = read_document(path)
