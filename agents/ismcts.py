@@ -145,7 +145,7 @@ class ISMCTSAgent(Agent):
 
     def policy_and_visits(self, state) -> tuple[dict[int, float], dict[int, float]]:
         """The policy of :meth:`action_probabilities` and the root's visit
-        shares, from one search (distillation's targets: agents/distill.py)."""
+        shares, from one search (distillation's targets: agents/training/distill.py)."""
         return self.search.policy_and_visits(state)
 
 

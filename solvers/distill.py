@@ -4,7 +4,7 @@ Policy distillation (Rusu et al., "Policy Distillation", ICLR 2016) of a
 search, as in expert iteration (Anthony, Tian, Barber, "Thinking Fast and
 Slow with Deep Learning and Tree Search", NeurIPS 2017): a teacher, here an
 IS-MCTS search that beats the heuristics, labels the decisions of its own
-games (``agents/distill.py`` writes them), and the network of
+games (``agents/training/distill.py`` writes them), and the network of
 :mod:`solvers.network` is fitted to the labels by minimising the
 cross-entropy over each decision's legal moves,
 
@@ -38,7 +38,7 @@ H. Hu, A. Bakhtin, J. Andreas, N. Brown, "Modeling Strong and Human-Like
 Gameplay with KL-Regularized Search", ICML 2022).
 
 With ``objective="improve"`` the same machinery makes one step of policy
-improvement from rollout labels (``agents/improve.py``: every legal move
+improvement from rollout labels (``agents/training/improve.py``: every legal move
 ``a`` of a decision rolled out once from the true state, return ``R_a``;
 the played network's probabilities ``pi_0``): the fit maximises the
 expected advantage of its own policy under a KL leash to ``pi_0``,
@@ -138,7 +138,7 @@ def load_examples(paths, target: str = "moves") -> Examples:
 
 
 def load_rollouts(paths) -> Examples:
-    """The decisions of rollout-label shards (``agents/improve.py``), in
+    """The decisions of rollout-label shards (``agents/training/improve.py``), in
     order: ``target`` the advantages ``R_a - mean_a R_a`` of each decision's
     legal moves, ``base`` the played probabilities."""
     parts, offset = _read_shards(paths, ("x", "legal", "offset", "taken", "policy", "value", "game"),

@@ -22,7 +22,7 @@ squared error, Adam) over positions of freshly played games, streamed:
 every batch comes from games the fit has not seen, so it cannot learn games
 by heart, and the data is as large as the time allows (the batched
 environment plays tens of thousands of games a second of network play:
-agents/value_data.py's ``stream``). The inputs are divided by a per-feature
+agents/training/value_data.py's ``stream``). The inputs are divided by a per-feature
 scale (the largest magnitude in a first sample, at least 1), stored with the
 weights.
 """

@@ -40,7 +40,7 @@ Training (:func:`train_value_net`, JAX and optax, as ``solvers/train.py``
 and ``solvers/distill.py`` do; inference is numpy only, so that a
 tournament never imports JAX): Adam on the mean squared error between
 ``Q(x(h), a, k)`` and the game's final returns, over examples ``(x(h), a,
-k, returns)`` from played games (``agents/value_data.py``), starting from
+k, returns)`` from played games (``agents/training/value_data.py``), starting from
 the mean predictor. A tenth of the games is held out (:func:`held_out_games`);
 the fit reported is the held-out MSE against that of predicting the
 training examples' mean returns (and ``R^2 = 1 - mse / mse_mean``). The

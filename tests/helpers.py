@@ -68,7 +68,7 @@ def call(url, path, body=None, raw=None, method=None, headers=None):
 def data_shards(folder):
     """``{(lo, hi): {array name: array}}`` of the shards of a data folder
     (teacher games or rollout labels)."""
-    from kibitz.agents.distill import done_shards
+    from kibitz.agents.training.distill import done_shards
 
     out = {}
     for lo, hi, path in done_shards(folder):

@@ -1,4 +1,4 @@
-"""Distillation: teacher games (agents/distill.py), the fit (solvers/distill.py)
+"""Distillation: teacher games (agents/training/distill.py), the fit (solvers/distill.py)
 and `kibitz distill`: the data does not depend on workers or interruptions,
 the fit learns the teacher and is deterministic, bad input is one line."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents import distill as teacher_games
+from kibitz.agents.training import distill as teacher_games
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import load_game

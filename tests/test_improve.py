@@ -1,4 +1,4 @@
-"""One step of policy improvement: rollout labels (agents/improve.py), the
+"""One step of policy improvement: rollout labels (agents/training/improve.py), the
 "improve" fit (solvers/distill.py) and `kibitz improve`: the labels are the
 information sets' action values, the data does not depend on workers or
 interruptions, the fit moves towards the better moves under its leash,
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kibitz.agents import distill as teacher_games
-from kibitz.agents import improve
+from kibitz.agents.training import distill as teacher_games
+from kibitz.agents.training import improve
 from kibitz.agents.formats.export import export_network, network_of_agent_file
 from kibitz.agents.formats.kibitz_agent_loader import read_document
 from kibitz.agents.formats.kibitz_net_loader import KibitzNetAgent

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kibitz.agents.matches import tournament as tour
-from kibitz.agents import value_data
+from kibitz.agents.training import value_data
 from kibitz.agents.registry import make_agent
 from kibitz.cli import main
 from kibitz.games import REGISTRY, load_game

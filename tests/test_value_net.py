@@ -1,4 +1,4 @@
-"""AIVAT's value network (solvers/value_net.py), its data (agents/value_data.py)
+"""AIVAT's value network (solvers/value_net.py), its data (agents/training/value_data.py)
 and ``kibitz value-net``: feature and protocol shapes, every child's value
 equal to the one-child reference, the file round trip, training on a
 synthetic set, reproducible data, and the command's bad input."""
@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from kibitz import games
-from kibitz.agents import value_data
+from kibitz.agents.training import value_data
 from kibitz.cli import main
 from kibitz.games import REGISTRY, load_game
 from kibitz.solvers import value_net

@@ -10,7 +10,7 @@
 Two stages (docs/solvers/training.md, "Distillation"): the teacher (an agent
 spec, e.g. ``ismcts(one_step)``) plays ``--games`` games against
 ``--opponent`` and its decisions are written to ``--data``
-(agents/distill.py: a folder of shards that a later run with the same
+(agents/training/distill.py: a folder of shards that a later run with the same
 settings continues, so an interrupted collection loses at most the games
 in flight; ``--time`` ends the collection early and fits what is there);
 then the network is fitted to them (solvers/distill.py) and written to
@@ -65,11 +65,11 @@ def data_folder(data_dir, out: str) -> Path:
 
 def collect_with_progress(folder: Path, games: int, time_limit, progress: bool, desc: str, collect):
     """Runs ``collect(on_shard, should_stop)`` (a data collection of
-    ``agents/distill.py``'s kind into ``folder``) with a progress bar of the
+    ``agents/training/distill.py``'s kind into ``folder``) with a progress bar of the
     games and decisions, stopped after ``time_limit``; a data folder of
     other settings is one line naming the option, Ctrl-C exits 130 keeping
     the finished shards. Returns ``(games the folder holds, seconds)``."""
-    from kibitz.agents import distill as teacher_games
+    from kibitz.agents.training import distill as teacher_games
 
     limit = parse_duration(time_limit)
     t0 = time.perf_counter()
@@ -220,7 +220,7 @@ def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk
       kibitz distill over_under --teacher 'ismcts(one_step)' --encoding compact --games 2000 -j 2 --out ou.npz
       kibitz distill 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --teacher 'ismcts(sims=200)' --out pub.npz
     """
-    from kibitz.agents import distill as teacher_games
+    from kibitz.agents.training import distill as teacher_games
     from kibitz.solvers import distill as distill_mod
     from kibitz.solvers import network
     from kibitz.solvers import train as train_mod

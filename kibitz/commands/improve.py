@@ -9,7 +9,7 @@ the network of AGENT_FILE (a network agent file, e.g. a shipped
 ``agents/trained/GAME.json.gz``: its policy as played) plays ``--games``
 games against ``--opponent``, and every move of each of its decisions is
 rolled out once from the true state with common random numbers
-(agents/improve.py; the labels go to ``--data``, a folder of shards that a
+(agents/training/improve.py; the labels go to ``--data``, a folder of shards that a
 later run with the same settings continues); then a copy of the network is
 moved towards the better moves under a KL leash (solvers/distill.py,
 ``objective="improve"``), keeping the epoch with the highest held-out gain
@@ -76,8 +76,8 @@ def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, 
       kibitz improve agents/trained/underdog.json.gz --rounds 1 --games 8000 -j 2 --out underdog-better.npz
       kibitz export underdog-better.npz -o underdog-better.json.gz
     """
-    from kibitz.agents import distill as teacher_games
-    from kibitz.agents import improve as rollouts
+    from kibitz.agents.training import distill as teacher_games
+    from kibitz.agents.training import improve as rollouts
     from kibitz.agents.formats.export import network_of_agent_file
     from kibitz.agents.formats.kibitz_agent_loader import AgentFileError
     from kibitz.games import load_game

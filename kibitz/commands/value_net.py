@@ -7,7 +7,7 @@
 Plays N games with the agent specs rotated over the seats and fits the
 afterstate value network of :mod:`kibitz.solvers.value_net`. With
 ``--objective variance`` (the default) it records the nodes AIVAT corrects
-(:func:`kibitz.agents.value_data.collect_nodes`, deals from seed words
+(:func:`kibitz.agents.training.value_data.collect_nodes`, deals from seed words
 ``10**6 + S``) and minimises the variance of the AIVAT estimate over the
 games; with ``mse`` it takes every node (or a share ``--keep``) as an
 example and fits the games' final returns. Writes FILE and prints the data,
@@ -97,7 +97,7 @@ def value_net(game_string, out, objective, agents_text, games, keep, seed, time_
       kibitz value-net underdog --objective mse --games 12000 --keep 0.25 --out underdog.value.npz
       kibitz value-net 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --agents random --games 500 --out v.npz
     """
-    from kibitz.agents import value_data
+    from kibitz.agents.training import value_data
     from kibitz.games import check_encoding
     from kibitz.solvers import value_net as vn
 
@@ -194,9 +194,9 @@ STATE_CHUNK, STATE_PER_GAME, STATE_HELD_OUT = 8192, 6, 4096
 
 def _state_value(game, out, agents_text, games, seed, limit, hidden, progress):
     """--objective state: :func:`kibitz.solvers.state_value.train` on
-    :func:`kibitz.agents.value_data.position_chunks`, for ``limit`` seconds
+    :func:`kibitz.agents.training.value_data.position_chunks`, for ``limit`` seconds
     or ``games`` games."""
-    from kibitz.agents import value_data
+    from kibitz.agents.training import value_data
     from kibitz.agents.matches.batched_match import BATCHED_KINDS
     from kibitz.agents.registry import split_specs
     from kibitz.solvers import state_value

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kibitz.agents.distill import check_folder, game_start, missing_runs, run_jobs
+from kibitz.agents.training.distill import check_folder, game_start, missing_runs, run_jobs
 
 #: the settings that make a rollout-data folder
 META_KEYS = ("game", "network", "opponent", "rounds", "moves", "seed", "chunk", "kind")
