@@ -215,6 +215,40 @@ def _undo(before, saved_rng, rng, ctr, t_key, e_tpos, e_start, e_n, regret, avg,
     rng[:] = saved_rng
 
 
+@numba.njit(inline="always", **_JIT)
+def _es_scratch(width, n, max_branch, max_len):
+    """External sampling's working arrays: a state, the players' hashes,
+    moves, their probabilities, a strategy, returns, the path; then, for
+    the traverser's decisions on the walk's path, their states, hashes,
+    path lengths, entries, the next move to walk there and the moves'
+    values; the generator's saved state, and a stored path's start and length."""
+    d = max_len + 1
+    return (np.empty(width, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(max_branch, dtype=np.int64),
+            np.empty(max_branch, dtype=np.float64), np.empty(max_branch, dtype=np.float64),
+            np.empty(n, dtype=np.float64), np.empty(d, dtype=np.int32),
+            np.empty((d, width), dtype=np.int64), np.empty((d, n), dtype=np.uint64),
+            np.empty(d, dtype=np.int64), np.empty(d, dtype=np.int64), np.empty(d, dtype=np.int64),
+            np.empty((d, max_branch), dtype=np.float64), np.empty(4, dtype=np.uint64),
+            np.empty(2, dtype=np.int64))
+
+
+@numba.njit(inline="always", **_JIT)
+def _begun(rng, saved_rng, ctr):
+    """Starts an iteration: the generator's state saved, the journal emptied; the counters before it."""
+    saved_rng[:] = rng
+    before = ctr.copy()
+    ctr[NJ] = ctr[NJE] = 0
+    return before
+
+
+@numba.njit(inline="always", **_JIT)
+def _at_root(initial, n, pos, h):
+    """``pos`` the initial state, ``h`` the players' hashes of no token seen."""
+    pos[:] = initial
+    for p in range(n):
+        h[p] = mix64(np.uint64(p + 1) * _GOLDEN)
+
+
 _U64, _I64, _I32, _F64 = nt.uint64[::1], nt.int64[::1], nt.int32[::1], nt.float64[::1]
 _SIGNATURE = nt.int64(
     *(nt.FunctionType(RULE_SIGNATURES[name]) for name in
@@ -328,34 +362,16 @@ def es_batch(kind, legal, outcomes, apply, returns, token, initial, prm, n, max_
     decisions); DONE or FULL. ``epsilon`` is not used. Every update is
     journaled (an entry may be updated several times: the undo, in reverse,
     puts back the oldest values)."""
-    width = len(initial)
-    pos = np.empty(width, dtype=np.int64)
-    h = np.empty(n, dtype=np.uint64)
-    acts = np.empty(max_branch, dtype=np.int64)
-    probs = np.empty(max_branch, dtype=np.float64)
-    sig = np.empty(max_branch, dtype=np.float64)
-    ret = np.empty(n, dtype=np.float64)
-    path = np.empty(max_len + 1, dtype=np.int32)
-    f_pos = np.empty((max_len + 1, width), dtype=np.int64)  # the traverser's decisions on the walk's path
-    f_h = np.empty((max_len + 1, n), dtype=np.uint64)
-    f_plen = np.empty(max_len + 1, dtype=np.int64)
-    f_entry = np.empty(max_len + 1, dtype=np.int64)
-    f_next = np.empty(max_len + 1, dtype=np.int64)  # the next move to walk there
-    f_vals = np.empty((max_len + 1, max_branch), dtype=np.float64)
-    saved_rng = np.empty(4, dtype=np.uint64)
-    stored = np.empty(2, dtype=np.int64)
+    (pos, h, acts, probs, sig, ret, path, f_pos, f_h, f_plen, f_entry, f_next, f_vals, saved_rng,
+     stored) = _es_scratch(len(initial), n, max_branch, max_len)
     for _ in range(batch):
         if ctr[ITERATION] >= limit:
             break
-        saved_rng[:] = rng
-        before = ctr.copy()
-        ctr[NJ] = ctr[NJE] = 0
+        before = _begun(rng, saved_rng, ctr)
         full = False
         for traverser in range(n):
             averaging = (traverser + 1) % n
-            pos[:] = initial
-            for p in range(n):
-                h[p] = mix64(np.uint64(p + 1) * _GOLDEN)
+            _at_root(initial, n, pos, h)
             plen = 0
             top = -1
             while True:  # walk down from pos to the traverser's next decision or the end
@@ -387,10 +403,8 @@ def es_batch(kind, legal, outcomes, apply, returns, token, initial, prm, n, max_
                     # the next move of the decision on top
                     pos[:] = f_pos[top]
                     h[:] = f_h[top]
-                    plen = f_plen[top]
-                    e = f_entry[top]
+                    plen, e, who = f_plen[top], f_entry[top], traverser
                     a = s_action[e_start[e] + f_next[top]]
-                    who = traverser
                 elif who == -1:
                     k = outcomes(pos, prm, acts, probs)
                     a = acts[_pick(probs, k, uniform(rng))]
@@ -412,9 +426,7 @@ def es_batch(kind, legal, outcomes, apply, returns, token, initial, prm, n, max_
                             top += 1
                             f_pos[top] = pos
                             f_h[top] = h
-                            f_plen[top] = plen
-                            f_entry[top] = e
-                            f_next[top] = 0
+                            f_plen[top], f_entry[top], f_next[top] = plen, e, 0
                             a = acts[0]
                         else:
                             if e == -2:  # a hash collision: uniform, no update

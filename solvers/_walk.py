@@ -88,6 +88,77 @@ def regrown(keys1, keys2, values, size):
     return new1, new2, new_values
 
 
+@numba.njit(inline="always", **_JIT)
+def _scratch(width, n, max_branch):
+    """The walk's working arrays: a state, its players' own slots, its
+    sequences (each player's private one, the public one), the tokens a
+    move shows, moves, their probabilities, and returns."""
+    return (np.empty(width, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64),
+            np.empty(n, dtype=np.int64), np.empty(max_branch, dtype=np.int64),
+            np.empty(max_branch, dtype=np.float64), np.empty(n, dtype=np.float64))
+
+
+@numba.njit(inline="always", **_JIT)
+def _room(count, stop_at, sp, nch, nterm, ninf, nslots, interned, n, max_branch, sizes):
+    """DONE when the walk may take its next node, else why it stops
+    (PAUSED, FULL, FULL_STACK, FULL_TABLE). ``sizes``: the lengths of the
+    per-node outputs, chance edges, terminals, information states, slots,
+    the stack and the two tables."""
+    nodes, edges, terminals, infosets, slots, stack, intern, infoset_table = sizes
+    if count == stop_at:
+        return PAUSED
+    if (count >= nodes or nch + max_branch > edges or nterm >= terminals or ninf >= infosets
+            or nslots + max_branch > slots):
+        return FULL
+    if sp + max_branch > stack:
+        return FULL_STACK
+    if 2 * (interned + n * max_branch) > intern or 2 * (ninf + 1) > infoset_table:
+        return FULL_TABLE
+    return DONE
+
+
+@numba.njit(inline="always", **_JIT)
+def _chance_edges(k, acts, probs, chance_prob, nch, ctr):
+    """Writes a chance node's ``k`` outcome probabilities from edge ``nch``
+    on; the count of edges after them, or -1 (``ctr[ERROR]`` set) at an
+    outcome whose probability is not above 0."""
+    for j in range(k):
+        if not probs[j] > 0.0:
+            ctr[ERROR], ctr[ERROR_AT] = BAD_CHANCE, acts[j]
+            return -1
+        chance_prob[nch] = probs[j]
+        nch += 1
+    return nch
+
+
+@numba.njit(inline="always", **_JIT)
+def _new_infoset(at, who, k, acts, keys, own, n, inf, nslots, infoset1, infoset2, infoset_values,
+                 infoset_player, infoset_slots, slot_action, infoset_parent_slot):
+    """Makes ``inf`` the information state of player ``who``'s sequences
+    ``keys`` (at the empty place ``at`` of the table), its ``k`` slots the
+    moves ``acts[:k]`` from slot ``nslots`` on; the count of slots after them."""
+    infoset1[at], infoset2[at] = keys[n], keys[who]
+    infoset_values[at] = inf
+    infoset_player[inf] = who
+    slot_action[nslots:nslots + k] = acts[:k]
+    nslots += k
+    infoset_slots[inf + 1] = nslots
+    infoset_parent_slot[inf] = own[who]
+    return nslots
+
+
+@numba.njit(inline="always", **_JIT)
+def _kept(ctr, status, sp, count, nch, nterm, ninf, nslots):
+    """``status``, the walk's counters kept in ``ctr`` for the next call
+    (over the budget, only the count)."""
+    if status == OVER_BUDGET:
+        ctr[COUNT] = count
+        return status
+    ctr[SP], ctr[COUNT] = sp, count
+    ctr[CHANCE_EDGES], ctr[TERMINALS], ctr[INFOSETS], ctr[SLOTS] = nch, nterm, ninf, nslots
+    return status
+
+
 _I64, _I32 = nt.int64[::1], nt.int32[::1]
 #: an open-addressing table: two key arrays (``keys1`` -1: empty) and values
 _TABLE = (_I64, _I64, _I64)
@@ -108,32 +179,15 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
          term_nodes, term_returns, infoset_player, infoset_slots, slot_action,
          infoset_parent_slot, intern1, intern2, intern_values, infoset1, infoset2, infoset_values,
          stop_at, max_nodes):
-    width = st_state.shape[1]
-    cur = np.empty(width, dtype=np.int64)
-    own = np.empty(n, dtype=np.int64)
-    keys = np.empty(n + 1, dtype=np.int64)  # each player's private sequence, the public one
-    seen = np.empty(n, dtype=np.int64)
-    acts = np.empty(max_branch, dtype=np.int64)
-    probs = np.empty(max_branch, dtype=np.float64)
-    ret = np.empty(n, dtype=np.float64)
+    cur, own, keys, seen, acts, probs, ret = _scratch(st_state.shape[1], n, max_branch)
+    sizes = (parent.shape[0], chance_prob.shape[0], term_nodes.shape[0], infoset_player.shape[0],
+             slot_action.shape[0], st_state.shape[0], intern1.shape[0], infoset1.shape[0])
     sp, count = ctr[SP], ctr[COUNT]
     nch, nterm, ninf, nslots = ctr[CHANCE_EDGES], ctr[TERMINALS], ctr[INFOSETS], ctr[SLOTS]
     status = DONE
     while sp > 0:
-        if count == stop_at:
-            status = PAUSED
-            break
-        if (count >= parent.shape[0] or nch + max_branch > chance_prob.shape[0]
-                or nterm >= term_nodes.shape[0] or ninf >= infoset_player.shape[0]
-                or nslots + max_branch > slot_action.shape[0]):
-            status = FULL
-            break
-        if sp + max_branch > st_state.shape[0]:
-            status = FULL_STACK
-            break
-        if (2 * (ctr[INTERNED] + n * max_branch) > intern1.shape[0]
-                or 2 * (ninf + 1) > infoset1.shape[0]):
-            status = FULL_TABLE
+        status = _room(count, stop_at, sp, nch, nterm, ninf, nslots, ctr[INTERNED], n, max_branch, sizes)
+        if status != DONE:
             break
         sp -= 1
         node = count
@@ -163,12 +217,9 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
             node_infoset[node] = -1
             k = outcomes(cur, prm, acts, probs)
             e0 = nch  # the children's chance edges
-            for j in range(k):
-                if not probs[j] > 0.0:
-                    ctr[ERROR], ctr[ERROR_AT] = BAD_CHANCE, acts[j]
-                    return ERROR_RAISED
-                chance_prob[nch] = probs[j]
-                nch += 1
+            nch = _chance_edges(k, acts, probs, chance_prob, nch, ctr)
+            if nch < 0:
+                return ERROR_RAISED
         else:
             if who < 0 or who >= n:
                 ctr[ERROR], ctr[ERROR_AT] = BAD_PLAYER, node
@@ -177,13 +228,9 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
             at = _slot(infoset1, infoset2, keys[n], keys[who])
             if infoset1[at] == -1:
                 inf = ninf
-                infoset1[at], infoset2[at] = keys[n], keys[who]
-                infoset_values[at] = inf
-                infoset_player[inf] = who
-                slot_action[nslots:nslots + k] = acts[:k]
-                nslots += k
-                infoset_slots[inf + 1] = nslots
-                infoset_parent_slot[inf] = own[who]
+                nslots = _new_infoset(at, who, k, acts, keys, own, n, inf, nslots, infoset1, infoset2,
+                                      infoset_values, infoset_player, infoset_slots, slot_action,
+                                      infoset_parent_slot)
                 ninf += 1
             else:
                 inf = infoset_values[at]
@@ -223,9 +270,4 @@ def walk(kind, legal, outcomes, apply, returns, token, prm, n, num_tokens, max_b
             if who >= 0:
                 st_own[sp, who] = e0 + j
             sp += 1
-    if status == OVER_BUDGET:
-        ctr[COUNT] = count
-        return status
-    ctr[SP], ctr[COUNT] = sp, count
-    ctr[CHANCE_EDGES], ctr[TERMINALS], ctr[INFOSETS], ctr[SLOTS] = nch, nterm, ninf, nslots
-    return status
+    return _kept(ctr, status, sp, count, nch, nterm, ninf, nslots)
