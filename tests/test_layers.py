@@ -198,3 +198,17 @@ def test_no_private_game_names_above_the_games(name, path, rank):
     assert not found, f"{name} reaches private names: " + "; ".join(found)
 
 
+
+
+def test_no_function_outside_tests_is_longer_than_100_lines():
+    """Issue 46: a function a reader can hold at once; its lines from ``def``
+    to its last statement, decorators not counted."""
+    long = []
+    for folder in ("kibitz", "experiments", "agents", "solvers", "games", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > 100:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines")
+    assert long == []
