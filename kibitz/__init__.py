@@ -7,7 +7,7 @@ they are imported on first use, so ``import kibitz`` stays light.
 """
 
 _API = ("load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
-        "tournament", "exploit")
+        "tournament", "compare", "exploit")
 
 __all__ = list(_API)
 

@@ -21,7 +21,7 @@ from kibitz.solvers.train_run import TrainRun
 # ``import kibitz.api`` (and the CLI's start) stays light
 
 __all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
-           "tournament", "exploit"]
+           "tournament", "compare", "exploit"]
 
 
 def load_game(game_string: str):
@@ -142,3 +142,15 @@ def exploit(game: str, agent: str, out, *, method: str = "search", seats=None, g
     return run_exploit(str(load_game(game)), agent, out, method=method, seats=seats, games=games, sims=sims,
                        seed=seed, time_limit=time, resume=resume, progress=progress, iterations=iterations,
                        points=points, stop_flag=stop_flag, **{which: options or {}})
+
+
+def compare(dir_a, dir_b) -> dict:
+    """Pairs two tournaments of the same game, seed and agent count game by
+    game, as ``kibitz compare`` does: games with the same index share their
+    deal, seating and seeds, so each agent slot's difference A - B loses the
+    luck they share. Returns ``{"game", "seed", "games", "aivat", "slots"}``,
+    per slot both means, ``difference``, ``se`` and its 95% interval
+    (deals as clusters), and AIVAT's where both have it. A folder that is
+    not such a tournament raises ValueError (``RecordsError``, naming it)."""
+    from kibitz.agents.matches.tournament import paired_comparison
+    return paired_comparison(str(dir_a), str(dir_b))

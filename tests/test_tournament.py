@@ -471,6 +471,8 @@ def test_two_tournaments_of_one_plan_are_compared_game_by_game(tmp_path):
     assert all(s["difference"] == 0 and s["se"] == 0 for s in same["slots"])
     result = CliRunner().invoke(main, ["compare", str(dirs["a"]), str(dirs["b"])])
     assert result.exit_code == 0 and "heuristic (A) vs random (B)" in result.output
+    import kibitz
+    assert kibitz.compare(dirs["a"], dirs["b"]) == out  # the Python API, as the command calls it
 
 
 def test_tournaments_of_other_plans_are_not_compared(tmp_path):

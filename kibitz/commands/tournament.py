@@ -105,10 +105,10 @@ def compare(dir_a, dir_b):
       kibitz tournament underdog --agents trained,heuristic --games 10000 --seed 11 --out old
       kibitz compare new old
     """
-    from kibitz.agents.matches.tournament import paired_comparison
+    from kibitz import api
 
     try:
-        out = paired_comparison(dir_a, dir_b)
+        out = api.compare(dir_a, dir_b)
     except RecordsError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{out['game']}, seed {out['seed']}: {out['games']:,} games finished in both")
