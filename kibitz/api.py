@@ -22,6 +22,7 @@ from kibitz.solvers.train_run import TrainRun
 
 __all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
            "tournament", "compare", "exploit"]
+# each section below adds its names to __all__ beside its definitions
 
 
 def load_game(game_string: str):
@@ -154,3 +155,28 @@ def compare(dir_a, dir_b) -> dict:
     not such a tournament raises ValueError (``RecordsError``, naming it)."""
     from kibitz.agents.matches.tournament import paired_comparison
     return paired_comparison(str(dir_a), str(dir_b))
+
+
+# ---------------------------------------------------------------------------
+# errors and limits of solve, tournament, train and exploit
+# ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# distill and improve
+# ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# value networks
+# ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# play, replay, serve, the lists of games and agents
+# ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# agent files, experiments, the demo
+# ---------------------------------------------------------------------------
