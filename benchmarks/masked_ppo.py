@@ -51,7 +51,9 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--eval-games", type=int, default=500, help="games for each policy's evaluation (default 500)")
     p.add_argument("--sample", action="store_true",
                    help="evaluate by sampling the masked policy (default: its most probable legal action)")
-    p.add_argument("--out", help="folder for masked_ppo.json and model.zip")
+    p.add_argument("--out", help="folder for masked_ppo.json, table.md and model.zip")
+    p.add_argument("--table-from", metavar="JSON",
+                   help="only write table.md beside this masked_ppo.json (needs no sb3-contrib)")
     return p.parse_args(argv)
 
 
@@ -83,8 +85,26 @@ def summary(name: str, returns, seconds: float | None = None) -> dict:
     return row
 
 
+def table(record: dict) -> str:
+    """The markdown table of a run's masked_ppo.json (docs/environments.md copies it)."""
+    games = record["trained"]["games"]
+    rows = [(f"MaskablePPO, {record['steps']:,} steps, {record['evaluation']} legal action", record["trained"]),
+            ("uniform random legal action", record["random"]), ("the heuristic itself", record["heuristic"]),
+            ("MaskablePPO - random, same deals", record["trained_minus_random"]),
+            ("MaskablePPO - heuristic, same deals", record["trained_minus_heuristic"])]
+    lines = [f"| seat {record['seat']}, against three heuristics, {games:,} games | mean return | 95% interval |",
+             "| --- | ---: | --- |"]
+    lines += [f"| {name} | {r['mean']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] |" for name, r in rows]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> None:
     args = parse(argv)
+    if args.table_from:
+        source = Path(args.table_from)
+        write_atomic(source.with_name("table.md"), table(json.loads(source.read_text())))
+        print(f"wrote {source.with_name('table.md')}")
+        return
     try:
         import sb3_contrib
         import torch
@@ -128,7 +148,8 @@ def main(argv=None) -> None:
                   "steps": model.num_timesteps, "train_seconds": round(train_seconds, 1), "evaluation": how,
                   "sb3_contrib": sb3_contrib.__version__, "torch": torch.__version__, **result}
         write_atomic(out / "masked_ppo.json", json.dumps(record, indent=1) + "\n")
-        print(f"wrote {out / 'masked_ppo.json'} and {out / 'model.zip'}")
+        write_atomic(out / "table.md", table(record))
+        print(f"wrote {out / 'masked_ppo.json'}, table.md and {out / 'model.zip'}")
 
 
 if __name__ == "__main__":
