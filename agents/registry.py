@@ -157,6 +157,20 @@ def make_agent(spec: str, game, player_id: int, seed: int | None = None):
     return kind.factory(game, player_id, seed, **options)
 
 
+def check_automatic_agent(spec: str, game, option: str, doing: str) -> None:
+    """A ``ConfigError`` naming ``option`` unless ``spec`` makes an automatic
+    agent for ``game`` (a ``human`` cannot ``doing``, e.g. "play teacher
+    games")."""
+    from kibitz.solvers.solve import ConfigError
+
+    try:
+        if parse_spec(spec)[0] == "human":
+            raise ValueError(f"a human cannot {doing}; allowed: an automatic agent (kibitz agents lists them)")
+        make_agent(spec, game, 0, 0)
+    except (ValueError, FileNotFoundError) as e:
+        raise ConfigError(f"{spec!r}: {e}", option) from None
+
+
 def resolve_spec(spec: str) -> tuple[AgentKind, dict]:
     """The kind a spec names and its options by name, each option checked
     against the kind's (name and type); ValueError naming the fault."""

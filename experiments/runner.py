@@ -71,6 +71,7 @@ from pathlib import Path
 import numpy as np
 
 from kibitz.experiments.records import write_csv
+from kibitz.solvers.solve import ConfigError
 
 KINDS = ("convergence", "strength", "mccfr_convergence", "training", "ismcts_match")
 
@@ -79,8 +80,16 @@ class MatchesFailed(RuntimeError):
     """Matches of an ismcts_match run that stopped with an error (their logs say which)."""
 
 
-class SpecError(ValueError):
+class ExperimentSpecError(ValueError):
     """A spec, or a ``--set`` override, that names an unknown key or a bad value."""
+
+
+class ExperimentInterrupted(Exception):
+    """Ctrl-C stopped a run; what finished is kept and the message says how to continue."""
+
+
+#: their short names in this module
+SpecError, Interrupted = ExperimentSpecError, ExperimentInterrupted
 
 
 def _games(v):
@@ -256,6 +265,8 @@ def _read_spec(folder) -> dict:
         raise SpecError(f"{path}: not valid TOML: not UTF-8 text") from None
     except RecursionError:
         raise SpecError(f"{path}: not valid TOML: nested too deeply") from None
+    except OSError as e:
+        raise SpecError(f"{path}: cannot be read ({e.strerror or e})") from None
     if "kind" not in spec:
         raise SpecError(f"{path}: no 'kind' key: not an experiment spec (kinds: {', '.join(KINDS)}; "
                         "experiments/NAME/spec.toml shows one)")
@@ -623,10 +634,6 @@ def run_strength(spec: dict, out: Path, log=print, ray: dict | None = None) -> l
     return records
 
 
-class Interrupted(Exception):
-    """Ctrl-C stopped a run; what finished is kept and the message says how to continue."""
-
-
 def _rating_value(rating):
     if isinstance(rating, dict):
         return float(rating.get("ordinal", rating.get("mu", float("nan"))))
@@ -806,11 +813,12 @@ RAY_KINDS = ("strength", "ismcts_match")
 def run(folder, out=None, log=print, overrides: dict | None = None, ray: dict | None = None) -> Path:
     """Runs the experiment in ``folder``; returns the output folder. ``ray``
     ({"address": ADDRESS or None}) plays the games of the kinds in
-    ``RAY_KINDS`` on Ray (docs/scaling.md)."""
+    ``RAY_KINDS`` on Ray (docs/scaling.md); another kind raises ConfigError
+    (``param`` "--ray") before anything runs, as a bad spec raises SpecError."""
     spec = load_spec(folder, overrides)
     if ray is not None and spec["kind"] not in RAY_KINDS:
-        raise ValueError(f"--ray: kind {spec['kind']} runs in one process; --ray runs kinds "
-                         f"{', '.join(RAY_KINDS)}")
+        raise ConfigError(f"kind {spec['kind']} runs in one process; --ray runs the kinds {', '.join(RAY_KINDS)}",
+                          "--ray")
     out = Path(out or Path("runs") / spec["name"])
     out.mkdir(parents=True, exist_ok=True)
     log(f"experiment {spec['name']} ({spec['kind']}) -> {out}")

@@ -405,3 +405,35 @@ def test_kibitz_distill_with_a_behaviour(tmp_path):
     assert r.exit_code == 2 and "--behaviour" in r.output and "Traceback" not in r.output, r.output
     r = CliRunner().invoke(main, [*base, "--behaviour", "random", "--replay", str(tmp_path), "--overwrite"])
     assert r.exit_code == 2 and "--behaviour" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_the_api_distills_a_small_game_without_printing(tmp_path, capsys):
+    """kibitz.api.distill runs what the command runs: the data, the fit, the network
+    (written to out when given), its progress to a callback and nothing printed."""
+    from kibitz import api
+
+    reports = []
+    result = api.distill("kuhn_poker", teacher="random", opponent="none", games=10, chunk=5, hidden=(8,), epochs=2,
+                         out=str(tmp_path / "k.npz"), progress=reports.append)
+    assert (result.played, len(result.history), result.stopped) == (10, 2, None)
+    assert result.decisions > 10 and result.held_out > 0 and result.folder == tmp_path / "k.npz.data"
+    spec, params = network.load(tmp_path / "k.npz")
+    assert spec == result.spec and spec.hidden == (8,)
+    for a, b in zip(params, result.params):
+        np.testing.assert_array_equal(a, b)
+    assert [(r.stage, r.done, r.total) for r in reports] == [
+        ("teacher games", 0, 10), ("teacher games", 5, 10), ("teacher games", 10, 10),
+        ("fit", 0, 2), ("fit", 1, 2), ("fit", 2, 2)]
+    assert result.lines()[0] == "game:        kuhn_poker()" and capsys.readouterr().out == ""
+    # the same run again from its config: the folder holds the games, the fit is the same
+    again = api.distill(result.config, progress=reports.append)
+    for a, b in zip(again.params, result.params):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="not both"):
+        api.distill(result.config, games=20)
+    with pytest.raises(api.ConfigError) as bad:
+        api.distill("kuhn_poker", teacher="random", games=0, out=str(tmp_path / "b.npz"))
+    assert bad.value.param == "--games"
+    with pytest.raises(api.ConfigError) as bad:
+        api.distill("kuhn_poker", teacher="nobody", data=str(tmp_path / "d"))
+    assert bad.value.param == "--teacher" and not (tmp_path / "d").exists()

@@ -308,7 +308,7 @@ def test_export_replaces_only_an_earlier_kibitz_output(files, tmp_path):
 
 
 def test_kibitz_outputs_are_recognised_by_their_contents(files, tmp_path):
-    from kibitz.commands._paths import kibitz_file_kind
+    from kibitz.api import file_kind as kibitz_file_kind
     from kibitz.solvers import network
 
     pol, agent = files[1]["kuhn"]

@@ -442,3 +442,21 @@ def test_a_move_limit_backs_up_the_standing():
     assert set(full) <= {0.0, 1.0, 0.5, 1 / 3}  # win shares at the end (ties split)
     assert cut != full  # standings one move on, not the ends of the games
     assert all(0 <= v <= 1 for v in cut)
+
+
+def test_the_api_improves_a_network_agent_without_printing(tmp_path, capsys):
+    from kibitz import api
+
+    path, spec, _ = _agent_file(tmp_path, GAME)
+    reports = []
+    result = api.improve(str(path), data=str(tmp_path / "d"), games=10, chunk=5, rounds=1, epochs=2,
+                         progress=reports.append)
+    assert (result.played, len(result.history), result.stopped, result.spec) == (10, 2, None, spec)
+    assert result.gain_games == 1 and result.kept in (None, 1, 2)
+    assert [(r.stage, r.done) for r in reports] == [("rollout games", 0), ("rollout games", 5),
+                                                   ("rollout games", 10), ("fit", 0), ("fit", 1), ("fit", 2)]
+    assert result.lines()[-1] == "written:     not written" and capsys.readouterr().out == ""
+    assert [p.name for p in tmp_path.glob("*.npz")] == ["net.npz"]  # no out: the network is only in the result
+    with pytest.raises(api.ConfigError) as bad:
+        api.improve(str(path), data=str(tmp_path / "d"), kl=-1)
+    assert bad.value.param == "--kl"

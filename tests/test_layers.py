@@ -212,3 +212,25 @@ def test_no_function_outside_tests_is_longer_than_100_lines():
                     if lines > 100:
                         long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines")
     assert long == []
+
+
+def _public_api() -> set[str]:
+    """The modules `make docs` documents (the Makefile's API_MODULES) and the
+    package itself: what a user of the library imports."""
+    import re
+    line = re.search(r"^API_MODULES = (.+)$", (ROOT / "Makefile").read_text(), re.M)
+    return {"kibitz", *line.group(1).split()}
+
+
+CLI = [(name, path) for name, path, _ in MODULES if name == "kibitz.cli" or name.startswith("kibitz.commands")]
+
+
+@pytest.mark.parametrize("name,path", CLI, ids=[m[0] for m in CLI])
+def test_the_cli_calls_only_the_public_api(name, path):
+    """The CLI parses, calls the API, prints: its modules import kibitz only
+    through the public API (and each other), never solvers, agents, games
+    or experiments directly."""
+    allowed = _public_api()
+    below = [f"line {line}: {m}" for m, line in _imports(name, path)
+             if m not in allowed and m != "kibitz.cli" and not m.startswith("kibitz.commands")]
+    assert not below, f"{name} imports past the public API: " + "; ".join(below)

@@ -168,6 +168,7 @@ def run(args):
     (["--agents", "human"], "--agents", "human"),
     (["--encoding", "pixels"], "--encoding", "allowed: information_state_tensor"),
     (["--games", "5"], "--games", "5"),
+    (["--games", "12"], "--games", "at least 22 for the variance objective"),
     (["--keep", "0", "--objective", "mse"], "--keep", "0"),
     (["--time", "soon"], "--time", "soon"),
     (["--hidden", "0"], "--hidden", "allowed"),
@@ -196,6 +197,26 @@ def test_cli_writes_and_refuses_to_overwrite(tmp_path):
     refused = run([*args[:-1], str(other), "--overwrite"])
     assert refused.exit_code == 2 and "never replaced" in refused.output
     assert run([*args[:-1], str(tmp_path / "v.txt")]).exit_code == 2
+
+
+def test_api_builds_a_small_value_network(tmp_path):
+    """kibitz.api.value_net: the defaults filled in the config, progress
+    reported by stage, the network returned and written; a bad option
+    raises ConfigError naming it."""
+    from kibitz import api
+
+    out, seen = tmp_path / "v.npz", []
+    result = api.value_net(REGISTRY["pub"].small, objective="mse", agents="random", games=20, epochs=1,
+                           out=str(out), progress=lambda stage, record: seen.append((stage, record is None)))
+    assert result.config.agents == ("random",) and result.config.hidden == value_net.HIDDEN
+    assert seen[0] == ("play", True) and seen.count(("play", False)) == 20 and ("fit", True) in seen
+    assert result.net.meta["data"]["games"] == 20 and result.lines()[-1] == f"written:   {out}"
+    assert value_net.load(out).meta["fit"]["mse"] == result.net.meta["fit"]["mse"]
+    with pytest.raises(ValueError, match="not both"):
+        api.value_net(result.config, games=30)
+    with pytest.raises(api.ConfigError) as e:
+        api.ValueNetConfig(REGISTRY["pub"].small, keep=0.5)
+    assert e.value.param == "--keep"
 
 
 # ---------------------------------------------------------------- the variance objective

@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from kibitz.agents.formats.kibitz_agent_loader import (FORMAT, POLICY_FORMAT, UNSEEN_BEHAVIOURS, AgentFileError,
-                                               check_document, model_bytes, read_document)
+                                                       agent_kind, check_document, document_problems, model_bytes,
+                                                       parse_json, read_bytes, read_document)
 
 #: the version tabular files are written in (readers of version 1 read them)
 TABULAR_FORMAT_VERSION = 1
@@ -427,6 +428,39 @@ def check_network_against_game(doc: dict, games: int = 5, seed: int = 0) -> dict
 
     decisions = play_games(game, games, rng, check)
     return {"game": str(game), "num_players": game.num_players(), "games": games, "decisions": decisions}
+
+
+#: the random games :func:`inspect_file` plays by default, by the file's kind (a network's through its model)
+INSPECT_GAMES = {"tabular": 200, "network": 5}
+
+
+def inspect_file(path, games: int | None = None, seed: int = 0) -> dict:
+    """What ``kibitz inspect`` reports on the agent or policy file ``path``:
+    its ``document``, ``kind`` (:func:`kibitz_agent_loader.agent_kind`),
+    the random ``games`` played (default :data:`INSPECT_GAMES`), ``check``
+    (the report of :func:`check_network_against_game` or
+    :func:`check_against_game`; None when the document has a problem or the
+    check fails) and ``problems``, the document's and the check's: none
+    when the file matches its game. A file that cannot be read or is not a
+    JSON object raises :class:`AgentFileError`."""
+    doc = parse_json(read_bytes(path), path)
+    problems = document_problems(doc)
+    if not isinstance(doc, dict):
+        raise AgentFileError(f"{path}: {problems[0]}")
+    kind = agent_kind(doc)
+    network = kind == "network"
+    games = INSPECT_GAMES["network" if network else "tabular"] if games is None else games
+    report = None
+    if not problems:
+        try:
+            report = (check_network_against_game if network else check_against_game)(doc, games=games, seed=seed)
+        except AgentFileError as e:
+            problems.append(str(e))
+        if report is not None and not network:
+            problems += report["mismatches"]
+            if report["visited"] and report["found"] == 0:
+                problems.append("none of the visited information states is in the file")
+    return {"document": doc, "kind": kind, "games": games, "check": report, "problems": problems}
 
 
 def play_games(game, games: int, rng: np.random.Generator, decide) -> int:

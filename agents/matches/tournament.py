@@ -499,6 +499,10 @@ def variance_ratio(agent: dict) -> float:
 
 
 def format_table(results: dict) -> str:
+    """The table ``kibitz tournament`` prints of ``results`` (results.json's
+    document): per agent games, mean with its 95% interval, win rate and
+    rating, and AIVAT's mean, interval and variance ratio where every agent
+    has them."""
     def f(x, nd=3):
         return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
     aivat = all("aivat_mean" in a for a in results["agents"])

@@ -8,7 +8,8 @@ finished games it keeps (:class:`~kibitz.agents.serving.table_records.RecordStor
 included (unknown paths and methods, bodies too large or nested too deep,
 failures inside an agent). :class:`Server` runs the application on uvicorn
 on a socket it binds itself (port 0: a free one), with an idle timeout from
-the moment a connection opens.
+the moment a connection opens. :class:`ServeConfig` is one ``kibitz serve``
+(its options, checked), :meth:`ServeConfig.listen` its server.
 
 Why Starlette and uvicorn: a small, maintained ASGI toolkit (routing,
 request streaming, static files) and a server that keeps connections alive
@@ -22,10 +23,15 @@ registry imports every module of this package.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
+import os
 import socket
 import threading
 
 from kibitz.agents.serving.serve import MAX_BODY, ApiError, AgentService, parse_body
+from kibitz.agents.serving.table_records import RecordsDbError, RecordStore, default_path
+from kibitz.solvers.solve import ConfigError
 
 #: path -> the methods it answers (for 404 and 405 messages)
 ROUTES = {"/health": ("GET",), "/agents": ("GET",), "/act": ("POST",), "/openapi.json": ("GET",),
@@ -68,7 +74,6 @@ def make_app(specs: list[str], *, bot_delay: float = 1.0, max_tables: int = 64, 
 
     from kibitz.agents.serving import openapi
     from kibitz.agents.serving.table import WEB_DIR, TableStore
-    from kibitz.agents.serving.table_records import RecordStore
 
     service = service or AgentService(specs)
     tables = TableStore(service.games, bot_delay=bot_delay, max_tables=max_tables, idle=table_idle,
@@ -416,3 +421,59 @@ class Server:
         self.server.should_exit = True
         if self._thread is not None:
             self._thread.join(10)
+
+
+#: the agents ``kibitz serve`` serves when it is given none
+DEFAULT_AGENTS = ("heuristic", "random")
+#: the host names that reach only this machine: a server on one answers only requests that name it
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServeConfig:
+    """One ``kibitz serve``: every field is an option of the command
+    (``agents``: the ``--agent`` specs, a sequence or one spec;
+    ``bot_delay`` and ``table_idle`` in seconds; ``db`` None: the file of
+    :func:`~kibitz.agents.serving.table_records.default_path`; ``log``:
+    every request logged to stderr), checked when it is made
+    (:class:`kibitz.solvers.solve.ConfigError` naming the option). The
+    agent specs are checked when :meth:`listen` makes the server."""
+
+    agents: tuple = DEFAULT_AGENTS
+    host: str = "127.0.0.1"
+    port: int = 8000
+    bot_delay: float = 1.0
+    max_tables: int = 64
+    table_idle: float = 1800.0
+    db: str | None = None
+    policy_dir: str | None = None
+    log: bool = False
+
+    def __post_init__(self):
+        agents = (self.agents,) if isinstance(self.agents, str) else tuple(self.agents)
+        if not agents:
+            raise ConfigError("serve needs at least one --agent", "--agent")
+        object.__setattr__(self, "agents", agents)
+        for name, value, low, high in (("--port", self.port, 0, 65535), ("--bot-delay", self.bot_delay, 0, 60),
+                                       ("--max-tables", self.max_tables, 1, 10_000),
+                                       ("--table-idle", self.table_idle, 1, math.inf)):
+            if not low <= value <= high:
+                raise ConfigError(f"{value}: allowed: {low} to {high:,}" if high < math.inf
+                                  else f"{value}: at least {low}", name)
+        if self.policy_dir is not None and not os.path.isdir(self.policy_dir):
+            raise ConfigError(f"{self.policy_dir}: not a folder", "--policy-dir")
+
+    def listen(self) -> Server:
+        """The server: the agents checked and the application made
+        (ConfigError naming ``--agent``, or ``--db`` for a records file that
+        cannot be opened), listening on ``host:port`` (OSError if it cannot)
+        but not yet answering: :meth:`Server.run` or :meth:`Server.start`."""
+        try:
+            app = make_app(list(self.agents), bot_delay=self.bot_delay, max_tables=self.max_tables,
+                           table_idle=self.table_idle, loopback_only=self.host in LOOPBACK_HOSTS,
+                           db=default_path() if self.db is None else self.db, policy_dir=self.policy_dir)
+        except RecordsDbError as e:
+            raise ConfigError(str(e), "--db") from None
+        except ValueError as e:
+            raise ConfigError(str(e), "--agent") from None
+        return Server(app, self.host, self.port, quiet=not self.log)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import os
-import re
 import tempfile
-import zipfile
-import zlib
 from pathlib import Path
 
 import click
+
+from kibitz.api import checkpoint_path
+from kibitz.api import file_kind as kibitz_file_kind
 
 
 def writable_file(ctx, param, value):
@@ -67,66 +65,10 @@ def run_options(what: str):
     return decorate
 
 
-#: the JSON files kibitz writes (policy and agent files), by their "format"
-JSON_KINDS = {"kibitz-policy": "policy file", "kibitz-agent": "agent file"}
-#: what a file kibitz writes begins with: its "format" first (solvers/policy_file.py, agents/formats/export.py)
-_JSON_HEAD = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"([^"]*)"')
 #: what may be replaced at the --out of a policy or agent file, and of a network file
 POLICY_KINDS = ("policy file", "agent file")
 NETWORK_KINDS = ("network file",)
 VALUE_NETWORK_KINDS = ("value network file",)
-#: a JSON file whose head does not say is read whole up to this size (kibitz's own readers take any key order)
-_WHOLE_JSON_BYTES = 16 * 2**20
-
-
-def kibitz_file_kind(path) -> str | None:
-    """What kibitz output the regular file ``path`` is, from its contents:
-    "policy file" or "agent file" (JSON, gzip or not, whose "format" says
-    so), "checkpoint", "network file" or "value network file" (a NumPy .npz
-    whose 'meta' entry is the JSON that solvers/driver.py, solvers/network.py
-    or solvers/value_net.py writes); None for
-    any other file. Only the head of a file is read (a JSON file of another
-    key order whole, up to 16 MiB)."""
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
-            if magic.startswith(b"PK\x03\x04"):
-                return _npz_kind(path)
-            f.seek(0)
-            stream = gzip.GzipFile(fileobj=f, mode="rb") if magic[:2] == b"\x1f\x8b" else f
-            m = _JSON_HEAD.match(stream.read(4096))
-        if m:
-            return JSON_KINDS.get(m.group(1).decode("utf-8", "replace"))
-        if os.path.getsize(path) > _WHOLE_JSON_BYTES:
-            return None
-        from kibitz.solvers._io import read_json
-        doc = read_json(path)
-    except (OSError, ValueError, EOFError, zlib.error):  # unreadable, not JSON, damaged gzip
-        return None
-    return JSON_KINDS.get(doc.get("format")) if isinstance(doc, dict) and isinstance(doc.get("format"), str) else None
-
-
-def _npz_kind(path) -> str | None:
-    """"checkpoint", "network file" or "value network file" for a kibitz .npz, from its 'meta' entry alone."""
-    import numpy as np
-
-    try:
-        with zipfile.ZipFile(path) as z:
-            if z.getinfo("meta.npy").file_size > 2**20:
-                return None
-            with z.open("meta.npy") as f:
-                meta = json.loads(np.lib.format.read_array(f, allow_pickle=False).tobytes().decode("utf-8"))
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, RecursionError):
-        return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("game"), str):
-        return None
-    if isinstance(meta.get("algorithm"), str) and isinstance(meta.get("settings"), dict):
-        return "checkpoint"
-    if meta.get("format") in ("kibitz-value-net", "kibitz-state-value"):  # solvers/value_net.py, state_value.py
-        return "value network file"
-    if "input_size" in meta and "num_actions" in meta:
-        return "network file"
-    return None
 
 
 def refuse_to_replace(files: dict, *, overwrite: bool, resume: bool = False, option: str = "--out",
@@ -170,8 +112,6 @@ def refuse_to_replace_run(out, kinds: tuple, *, resume: bool, overwrite: bool) -
     """:func:`refuse_to_replace` for a resumable run (solve, train) writing
     ``out`` (of ``kinds``) and its checkpoint OUT.ckpt.npz, which --resume
     reads (and judges) first."""
-    from kibitz.solvers.driver import checkpoint_path
-
     checkpoint = checkpoint_path(out)
     files = {out: kinds, checkpoint: None if resume else ("checkpoint",)}
     refuse_to_replace(files, overwrite=overwrite, resume=resume, resumable=checkpoint.is_file())

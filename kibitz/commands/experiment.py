@@ -6,6 +6,8 @@ import tomllib
 
 import click
 
+from kibitz.api import (ConfigError, ExperimentInterrupted, ExperimentSpecError, MatchesFailed, RayUnavailable,
+                        experiment as run_experiment)
 from kibitz.commands._paths import check_ray, ray_options
 
 
@@ -22,9 +24,6 @@ def experiment():
 @ray_options("kinds strength and ismcts_match: their games as Ray tasks in batches; the same results")
 def run_command(folder, out, settings, ray, ray_address):
     """Run the experiment in FOLDER and write its results."""
-    from kibitz.experiments import runner
-    from kibitz.solvers.ray_cluster import RayUnavailable
-
     ray = check_ray(ray, ray_address, 1)
     if out is not None and not out.strip():
         raise click.BadParameter("an empty folder name; give a folder, or leave --out out for runs/NAME",
@@ -39,25 +38,19 @@ def run_command(folder, out, settings, ray, ray_address):
         except tomllib.TOMLDecodeError:
             overrides[key.strip()] = value
     try:
-        spec = runner.load_spec(folder, overrides)
-    except runner.SpecError as e:
+        run_experiment(folder, out=out, overrides=overrides, ray=ray, ray_address=ray_address, log=click.echo)
+    except ExperimentSpecError as e:
         if overrides and str(e).startswith("--set"):
             raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--set") from None
         raise click.ClickException(str(e)) from None
-    except FileNotFoundError as e:
-        raise click.ClickException(str(e)) from None
-    if ray and spec["kind"] not in runner.RAY_KINDS:
-        raise click.UsageError(f"--ray: kind {spec['kind']} runs in one process; --ray runs the kinds "
-                               f"{', '.join(runner.RAY_KINDS)}")
-    try:
-        runner.run(folder, out=out, log=click.echo, overrides=overrides,
-                   ray={"address": ray_address} if ray else None)
+    except ConfigError as e:  # --ray with a kind that runs in one process
+        raise click.UsageError(f"{e.param}: {e}") from None
     except RayUnavailable as e:
         raise click.UsageError(str(e)) from None
-    except runner.Interrupted as e:
+    except ExperimentInterrupted as e:
         click.echo(f"\n{e}", err=True)
         raise SystemExit(130) from None
-    except (ValueError, FileNotFoundError, runner.MatchesFailed) as e:
+    except (ValueError, FileNotFoundError, MatchesFailed) as e:
         raise click.ClickException(str(e)) from None
     except OSError as e:  # --out names a file, or a folder that cannot be written
         raise click.ClickException(f"--out: {e.filename or out}: {e.strerror or e}") from None

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
+from kibitz.api import AgentFileError, checkpoint_path, inspect_agent_file
+from kibitz.api import export as export_agent
 from kibitz.commands._paths import POLICY_KINDS, NumberRange, refuse_same_file, refuse_to_replace, writable_file
-from kibitz.agents.formats.export import check_against_game, check_network_against_game, export_agent
-from kibitz.agents.formats.kibitz_agent_loader import (AgentFileError, agent_kind, document_problems, parse_json,
-                                               read_bytes)
 
 
 @click.command("export")
@@ -32,8 +31,6 @@ def export(source, out, unseen, name, temperature, overwrite):
     one (from kibitz train, an ONNX model inside) a frontend runs with
     agents/formats/kibitz_net_loader.py (onnxruntime), and kibitz plays it as net(FILE).
     """
-    from kibitz.solvers.driver import checkpoint_path
-
     refuse_same_file(out, {"the source": source, "the source's checkpoint": checkpoint_path(source)})
     refuse_to_replace({out: POLICY_KINDS}, overwrite=overwrite)
     try:
@@ -43,7 +40,7 @@ def export(source, out, unseen, name, temperature, overwrite):
         raise click.ClickException(f"cannot export: {why if str(source) in why else f'{source}: {why}'}") from None
     except OSError as e:
         raise click.ClickException(f"cannot write {out}: {e.strerror or e}") from None
-    if agent_kind(doc) == "network":
+    if doc.get("agent") == "network":
         net = doc["network"]
         factors = f"{net['factors']:,} factors -> " if net["output"] == "factored" else ""
         click.echo(f"wrote {out}: {doc['name']}, {doc['game']}, network ({net['encoding']}) {net['input_size']:,} "
@@ -71,16 +68,22 @@ def inspect(path, games, seed):
     status 1 if the file is malformed or does not match the game.
     """
     try:
-        doc = parse_json(read_bytes(path), path)
+        result = inspect_agent_file(path, games=games, seed=seed)
     except AgentFileError as e:
         raise click.ClickException(str(e)) from None
-    problems = document_problems(doc)
-    if not isinstance(doc, dict):
-        raise click.ClickException(f"{path}: {problems[0]}")
-    if agent_kind(doc) == "network":
-        _inspect_network(doc, problems, 5 if games is None else games, seed)
-        return
-    games = 200 if games is None else games
+    doc, report, games = result["document"], result["check"], result["games"]
+    network = result["kind"] == "network"
+    (_show_network if network else _show_tabular)(doc)
+    if report is not None and network:
+        click.echo(f"check: onnx.checker passed, the SHA-256 matches, the sizes are the game's; {games} "
+                   f"random games played through the model ({report['decisions']:,} decisions)")
+    elif report is not None and games:
+        click.echo(f"check: {games} random games visited {report['visited']:,} information "
+                   f"states, {report['found']:,} in the file")
+    _verdict(result["problems"])
+
+
+def _show_tabular(doc):
     _fields(doc, ("format", "format_version", "name", "kibitz_version", "created", "game", "num_players",
                   "algorithm", "settings", "iterations", "nash_conv", "expected_returns"))
     unseen = doc.get("unseen") if isinstance(doc.get("unseen"), dict) else {}
@@ -88,22 +91,9 @@ def inspect(path, games, seed):
                + (f" (kibitz fallback: {unseen['kibitz_fallback']})" if "kibitz_fallback" in unseen else ""))
     if isinstance(doc.get("policy"), dict):
         click.echo(f"information states: {len(doc['policy']):,}")
-    if not problems:
-        try:
-            report = check_against_game(doc, games=games, seed=seed)
-        except AgentFileError as e:
-            problems.append(str(e))
-        else:
-            problems += report["mismatches"]
-            if games:
-                click.echo(f"check: {games} random games visited {report['visited']:,} information "
-                           f"states, {report['found']:,} in the file")
-            if report["visited"] and report["found"] == 0:
-                problems.append("none of the visited information states is in the file")
-    _verdict(problems)
 
 
-def _inspect_network(doc, problems, games, seed):
+def _show_network(doc):
     _fields(doc, ("format", "format_version", "agent", "name", "kibitz_version", "created", "game", "num_players"))
     net, model = doc.get("network"), doc.get("model")
     if isinstance(net, dict):
@@ -114,15 +104,6 @@ def _inspect_network(doc, problems, games, seed):
     if isinstance(model, dict):
         click.echo(f"{'model:':18}{model.get('format')} opset {model.get('opset')}, {model.get('bytes')} bytes, "
                    f"sha256 {model.get('sha256')}")
-    if not problems:
-        try:
-            report = check_network_against_game(doc, games=games, seed=seed)
-        except AgentFileError as e:
-            problems.append(str(e))
-        else:
-            click.echo(f"check: onnx.checker passed, the SHA-256 matches, the sizes are the game's; {games} "
-                       f"random games played through the model ({report['decisions']:,} decisions)")
-    _verdict(problems)
 
 
 def _verdict(problems):

@@ -16,18 +16,19 @@ moved towards the better moves under a KL leash (solvers/distill.py,
 (or the network itself if none gains), and written to FILE with
 :func:`solvers.network.save`. Its logits are the policy as played: export
 it with ``kibitz export FILE -o AGENT.json.gz`` (no temperature).
+
+The command parses its options into a :class:`kibitz.api.ImproveConfig`,
+runs :func:`kibitz.api.improve` (the run: agents/training/distill_run.py)
+with progress bars and prints its summary.
 """
 
 from __future__ import annotations
 
-import time
-
 import click
 
 from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace
-from kibitz.commands.distill import _agent, collect_with_progress, data_folder, fit_with_progress, \
-    stopped_after_fit
-from kibitz.commands.solve import parse_duration
+from kibitz.commands.distill import print_result, progress_bars
+from kibitz.commands.solve import parse_duration, solve_errors
 from kibitz.commands.train import _npz
 
 
@@ -76,66 +77,14 @@ def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, 
       kibitz improve agents/trained/underdog.json.gz --rounds 1 --games 8000 -j 2 --out underdog-better.npz
       kibitz export underdog-better.npz -o underdog-better.json.gz
     """
-    from kibitz.agents.training import distill as teacher_games
-    from kibitz.agents.training import improve as rollouts
-    from kibitz.agents.formats.export import network_of_agent_file
-    from kibitz.agents.formats.kibitz_agent_loader import AgentFileError
-    from kibitz.games import load_game
-    from kibitz.solvers import distill as distill_mod
-    from kibitz.solvers import network
-    from kibitz.solvers import train as train_mod
+    from kibitz.api import ImproveConfig
+    from kibitz.api import improve as run_improve
 
-    try:
-        spec, params = network_of_agent_file(agent_file)
-    except AgentFileError as e:
-        raise click.BadParameter(str(e), param_hint="AGENT_FILE") from None
-    game = load_game(spec.game)
     refuse_to_replace({out: NETWORK_KINDS}, overwrite=overwrite)
-    _agent(opponent, game, "--opponent")
-    try:
-        rollouts.check_rounds(game, rounds, moves)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--rounds" if rounds else "--moves") from None
-    parse_duration(time_limit)  # a bad --time is refused before anything is made
-    folder = data_folder(data_dir, out)
-    played, collect_seconds = collect_with_progress(
-        folder, games, time_limit, progress, "rollout games",
-        lambda on_shard, should_stop: rollouts.collect(
-            agent_file, opponent, seed, games, folder, chunk=chunk, workers=workers, rounds=rounds, moves=moves,
-            on_shard=on_shard, should_stop=should_stop))
-    try:
-        ex = distill_mod.load_rollouts(teacher_games.shards_for(folder, games))
-        if (ex.game >= games).any():  # a shard of an earlier run with more games
-            ex = ex.rows((ex.game < games).nonzero()[0])
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    inv = 1.0 / train_mod.input_scale(game, spec.encoding, seed)
-    t1 = time.perf_counter()
-    new, history, stopped = fit_with_progress(
-        lambda on_epoch, should_stop: distill_mod.fit(
-            game, spec, ex, epochs=epochs, lr=lr, batch=batch, seed=seed, inv_scale=inv, init=params,
-            on_epoch=on_epoch, objective="improve", kl=kl, should_stop=should_stop),
-        epochs, progress, lambda r: {"loss": f"{r['loss']:.4f}", "held_out_gain": f"{r['held_out_gain']:+.5f}"},
-        f"the rollout labels are kept in {folder}")
-    network.save(out, spec, new)
-    gain, se, held_games = distill_mod.held_out_gain(game, spec, new, ex)
-    best = max(history, key=lambda r: r["held_out_gain"], default=None)  # the first of the highest
-    kept = best["epoch"] if best is not None and best["held_out_gain"] > 0 else None
-    limits = ([f"{rounds} round{'s' if rounds > 1 else ''}"] if rounds else []) \
-        + ([f"{moves} move{'s' if moves != 1 else ''}"] if moves >= 0 else [])
-    click.echo(f"game:        {game}")
-    click.echo(f"network:     {agent_file} (its policy as played) against {opponent}")
-    click.echo(f"data:        {folder}: {played:,} games, {len(ex):,} decisions "
-               f"({int(distill_mod.held_out(ex).sum()):,} held out), every legal move rolled out "
-               f"{' and '.join(limits) or 'to the end'}; collection {collect_seconds:.1f} s this run")
-    click.echo(f"fit:         {epochs} epochs, batch {batch}, lr {lr:g}, KL weight {kl:g}, seed {seed}: "
-               f"{time.perf_counter() - t1:.1f} s")
-    for r in history:
-        click.echo(f"  epoch {r['epoch']:>3}: loss {r['loss']:+.5f}, held-out gain {r['held_out_gain']:+.5f} "
-                   "a decision")
-    click.echo("kept:        " + (f"epoch {kept}" if kept else "the played network (no epoch gained on the "
-                                                                  "held-out games)")
-               + (f": held-out gain {gain:+.5f} ({se:.5f}) a decision over {held_games:,} games"
-                  if held_games else ""))
-    click.echo(f"written:     {out}; export it with: kibitz export {out} -o AGENT.json.gz")
-    stopped_after_fit(stopped, len(history), epochs)
+    limit = parse_duration(time_limit)
+    with solve_errors(), progress_bars(progress) as bars:
+        config = ImproveConfig(agent_file, out=out, opponent=opponent, data=data_dir, games=games, rounds=rounds,
+                               moves=moves, workers=workers, chunk=chunk, time_limit=limit, epochs=epochs, lr=lr,
+                               batch=batch, kl=kl, seed=seed)
+        result = run_improve(config, progress=bars)
+    print_result(result)

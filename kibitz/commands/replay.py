@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.matches.tournament import RecordsError, read_records_and_tail, replay_record
+from kibitz.api import ConfigError
+from kibitz.api import replay as run_replay
 
 
 @click.command("replay")
@@ -20,34 +21,19 @@ def replay(path, index, rerun):
     must equal the record.
     """
     try:
-        records, torn = read_records_and_tail(path)
-    except RecordsError as e:
+        replayed = run_replay(path, index, rerun=rerun)
+    except ConfigError as e:  # no such game
+        raise click.BadParameter(str(e), param_hint=e.param) from None
+    except ValueError as e:  # RecordsError: not a games.jsonl; or a record that does not replay
         raise click.ClickException(str(e)) from None
-    matches = [r for r in records if r["index"] == index]
-    if not matches and torn:  # perhaps the game asked for
-        raise click.ClickException(f"{path}, {torn}, as a run killed while writing a game leaves its last "
-                                   f"line; game {index} is not among the {len(records)} games before it")
-    if not matches:
-        held = sorted(r["index"] for r in records)
-        raise click.BadParameter(f"no game {index} in {path} ("
-                                 + (f"it holds {len(held)} games, numbered {held[0]}..{held[-1]})" if held
-                                    else "it holds no games)"), param_hint="--game")
-    rec = matches[0]
-    try:
-        final = replay_record(rec, rerun=rerun)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    game = final.get_game()
+    rec = replayed.record
     click.echo(f"game {index} of {path}: {rec['game']}, deal {rec['deal']}, "
                f"seats {', '.join(f'p{s} {spec}' for s, spec in enumerate(rec['seats']))}")
-    state = game.new_initial_state()
-    for a in rec["moves"]:
-        p = state.current_player()
-        who = "chance" if state.is_chance_node() else f"p{p} ({rec['seats'][p]})"
-        click.echo(f"{who}: {state.action_to_string(p, a)}")
-        state.apply_action(a)
+    for player, move in replayed.moves:
+        who = "chance" if player is None else f"p{player} ({rec['seats'][player]})"
+        click.echo(f"{who}: {move}")
     click.echo("")
-    click.echo(str(final))
-    click.echo("returns: " + "  ".join(f"p{i} {r:g}" for i, r in enumerate(final.returns())))
+    click.echo(str(replayed.final))
+    click.echo("returns: " + "  ".join(f"p{i} {r:g}" for i, r in enumerate(replayed.final.returns())))
     if rerun:
         click.echo("rerun: every move equals the record")

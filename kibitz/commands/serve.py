@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kibitz.agents.serving.table_records import RecordsDbError, default_path
-from kibitz.agents.serving.web_app import Server, make_app
+from kibitz.api import ConfigError, ServeConfig
+from kibitz.api import serve as open_server
 
 
 @click.command("serve")
@@ -22,7 +22,7 @@ from kibitz.agents.serving.web_app import Server, make_app
               help="Web tables kept at once (the least recently used is closed first).")
 @click.option("--table-idle", type=click.FloatRange(1, None), default=1800, show_default=True,
               help="Seconds after which an unused web table is closed.")
-@click.option("--db", default=default_path, show_default="$XDG_DATA_HOME/kibitz/table-records.sqlite, or "
+@click.option("--db", default=None, show_default="$XDG_DATA_HOME/kibitz/table-records.sqlite, or "
               "~/.local/share/kibitz/table-records.sqlite", type=click.Path(dir_okay=False),
               help="SQLite file that keeps every finished web-table game (made if missing; ':memory:' keeps "
                    "them until the server stops).")
@@ -38,21 +38,16 @@ def serve(specs, host, port, bot_delay, max_tables, table_idle, db, policy_dir, 
     resamples the hidden cards before asking it); a page at the web table is
     sent only its seat's view.
     """
-    specs = list(specs) or ["heuristic", "random"]
-    loopback = host in ("127.0.0.1", "localhost", "::1")
     try:
-        app = make_app(specs, bot_delay=bot_delay, max_tables=max_tables, table_idle=table_idle,
-                       loopback_only=loopback, db=db, policy_dir=policy_dir)
-    except RecordsDbError as e:
-        raise click.BadParameter(str(e), param_hint="--db") from None
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--agent") from None
-    try:
-        server = Server(app, host, port, quiet=not log)
+        server = open_server(ServeConfig(agents=tuple(specs) or ServeConfig.agents, host=host, port=port,
+                                         bot_delay=bot_delay, max_tables=max_tables, table_idle=table_idle, db=db,
+                                         policy_dir=policy_dir, log=log))
+    except ConfigError as e:
+        raise click.BadParameter(str(e), param_hint=e.param) from None
     except OSError as e:
         raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    click.echo(f"kibitz serve: {', '.join(app.state.service.specs.values())} on {server.url} (Ctrl-C stops); "
-               f"the web table is {server.url}/")
+    click.echo(f"kibitz serve: {', '.join(server.app.state.service.specs.values())} on {server.url} (Ctrl-C "
+               f"stops); the web table is {server.url}/")
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn shuts down, then raises the signal again

@@ -16,11 +16,9 @@ import click
 
 from kibitz.commands._paths import (POLICY_KINDS, NumberRange, check_ray, ray_options, refuse_to_replace_run,
                                     run_options, writable_file)
-from kibitz.api import SolveConfig
+from kibitz.api import (ALGORITHMS, DEFAULT_BATCH, DEFAULT_ITERATIONS, MAX_ACTORS, UNLIMITED_EVAL_EVERY,
+                        ConfigError, SolveConfig, SolveFailed, SolveStopped)
 from kibitz.api import solve as run_solve
-from kibitz.solvers.mccfr_ray import DEFAULT_BATCH
-from kibitz.solvers.solve import (DEFAULT_ITERATIONS, MAX_ACTORS, UNLIMITED_EVAL_EVERY, ConfigError,
-                                  SolveFailed, SolveStopped)
 
 
 def parse_size(text: str | None, param_hint: str = "--max-memory") -> int | None:
@@ -58,7 +56,7 @@ def parse_duration(text: str | None) -> float | None:
 
 @click.command()
 @click.argument("game_string", metavar="GAME")
-@click.option("--algorithm", "-a", type=click.Choice(["cfr", "cfr+", "lcfr", "dcfr", "mccfr-es", "mccfr-os"]),
+@click.option("--algorithm", "-a", type=click.Choice(ALGORITHMS),
               default="cfr+", show_default=True,
               help="CFR variant (docs/solvers/cfr.md), or Monte Carlo CFR with external or outcome "
                    "sampling over game states (docs/solvers/mccfr.md).")

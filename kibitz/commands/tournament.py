@@ -6,13 +6,11 @@ import os
 
 import click
 
-from kibitz.agents.matches.ray_pool import RayRunError
-from kibitz.agents.matches.tournament import (MAX_GAMES, MAX_WORKERS, GameFailed, RecordsError, TournamentConfig,
-                                      format_table, read_plan)
+from kibitz.api import (MAX_GAMES, MAX_WORKERS, GameFailed, RayRunError, RayUnavailable, RecordsError,
+                        TournamentConfig, format_table, read_plan)
 from kibitz.api import tournament as run_tournament
 from kibitz.commands._paths import check_ray, ray_options, refuse_foreign_folder
 from kibitz.commands.solve import solve_errors
-from kibitz.solvers.ray_cluster import RayUnavailable
 
 #: the files of a tournament folder, its plan first
 TOURNAMENT_FILES = ("tournament.json", "games.jsonl", "results.json", "results.csv")

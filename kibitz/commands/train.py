@@ -31,8 +31,7 @@ import click
 
 from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace_run, run_options, writable_file
 from kibitz.commands.solve import parse_duration, solve_errors
-from kibitz.solvers.solve import ConfigError
-from kibitz.solvers.train_run import DEFAULT_PROBE_NODES, DEFAULT_STEPS
+from kibitz.api import DEFAULT_PROBE_NODES, DEFAULT_STEPS, ConfigError
 
 
 #: the widest hidden layer, the most hidden layers, the most episodes a step
@@ -59,9 +58,9 @@ def _npz(ctx, param, value):
 
 
 def network_io(game, encoding: str, output_kind: str | None) -> str:
-    """:func:`kibitz.solvers.train_run.output_kind`, its errors as one line
-    naming GAME, --encoding or --output."""
-    from kibitz.solvers.train_run import output_kind as check
+    """:func:`kibitz.api.output_kind`, its errors as one line naming GAME,
+    --encoding or --output."""
+    from kibitz.api import output_kind as check
 
     with solve_errors():
         return check(game, encoding, output_kind)
@@ -127,9 +126,8 @@ def train(game_string, out, steps, time_limit, seed, encoding, output_kind, hidd
       kibitz train 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --time 5m --out pub-net.npz
       kibitz train doubt_and_bet --encoding compact --time 1h --out db-net.npz
     """
+    from kibitz.api import TrainConfig, TrainRun
     from kibitz.api import train as run_train
-    from kibitz.solvers.train import TrainConfig
-    from kibitz.solvers.train_run import TrainRun
 
     refuse_to_replace_run(out, NETWORK_KINDS, resume=resume, overwrite=overwrite)
     limit = parse_duration(time_limit)
