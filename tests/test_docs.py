@@ -16,6 +16,7 @@ still occur in the docs.
 import pathlib
 import re
 import shlex
+import subprocess
 
 import pytest
 from click.testing import CliRunner
@@ -182,6 +183,14 @@ def test_readme_has_the_two_setup_commands():
     text = (ROOT / "README.md").read_text()
     assert re.search(r"^make demo", text, re.M) and re.search(r"^make test", text, re.M)
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_is_short_and_results_live_in_docs_results():
+    """The README is read in five minutes (at most 150 lines); the games
+    runs played are not kept in docs (their commands and seeds replay them)."""
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+    tracked = subprocess.run(["git", "ls-files", "docs"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    assert [f for f in tracked if f.endswith("games.jsonl")] == []
 
 
 def scripts(path):
