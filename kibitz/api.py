@@ -113,31 +113,34 @@ def tournament(game, agents=None, games: int = 100, *, log: Callable[[str], None
     return config.run(log)
 
 
-def exploit(game: str, agent: str, out, *, method: str = "search", seats=None, games: int = 100,
-            sims=(25, 100, 400), iterations: int = 1000, points: int = 4, options: dict | None = None,
-            time: float | None = None, seed: int = 0, resume: bool = False, progress: bool = False,
-            stop_flag: dict | None = None) -> dict:
+def exploit(game, agent: str | None = None, out=None, *, stop_flag: dict | None = None, **options) -> dict:
     """A lower bound on the exploitability of ``agent`` (an agent spec) in
     ``game``, as ``kibitz exploit`` measures it: a best response by
     ``method`` (``search``: ISMCTS-BR at each of ``sims`` simulations a
     move; ``learned`` or ``batched``: a network trained for ``iterations``
     updates a seat, measured at ``points`` points) in each of ``seats``
     (default all) against ``agent`` in the others, evaluated on ``games``
-    fresh deals. ``options``: the method's settings (IS-MCTS's options for
-    ``search``, the trained response's otherwise; docs/solvers/exploit.md).
-    ``time``: seconds before the run stops (the games so far count;
-    ``resume=True`` continues it in ``out``). ``stop_flag["signal"]`` set
-    by another thread stops it too. Writes ``out/exploit.json``,
-    ``curve.csv``, ``curve.png`` and returns the exploit.json document:
-    per seat the gain with its 95% interval, ``mean_gain`` and
-    ``mean_gain_ci95``. Bad input raises ValueError (``ExploitError``,
-    naming the option)."""
-    from kibitz.agents.matches.exploit import TRAINED_METHODS, run_exploit
+    fresh deals. ``options`` are the fields of :class:`ExploitConfig`
+    (``method``, ``seats``, ``games``, ``sims``, ``iterations``, ``points``,
+    ``options``: the method's settings, docs/solvers/exploit.md;
+    ``time_limit`` in seconds: the games so far count and ``resume=True``
+    continues the run in ``out``; ``seed``, ``progress``), or pass a whole
+    config. ``stop_flag["signal"]`` set by another thread stops it too.
+    Writes ``out/exploit.json``, ``curve.csv``, ``curve.png`` and returns the
+    exploit.json document: per seat the gain with its 95% interval,
+    ``mean_gain`` and ``mean_gain_ci95``. Bad input raises ValueError
+    (``ExploitError``, naming the option)."""
+    from kibitz.agents.matches.exploit import ExploitConfig
 
-    which = "learned_options" if method in TRAINED_METHODS else "search_options"
-    return run_exploit(str(load_game(game)), agent, out, method=method, seats=seats, games=games, sims=sims,
-                       seed=seed, time_limit=time, resume=resume, progress=progress, iterations=iterations,
-                       points=points, stop_flag=stop_flag, **{which: options or {}})
+    if isinstance(game, ExploitConfig):
+        if agent is not None or out is not None or options:
+            raise ValueError("give an ExploitConfig or options, not both")
+        config = game
+    else:
+        if "time" in options:  # the command's name for it
+            options["time_limit"] = options.pop("time")
+        config = ExploitConfig(game, agent, out, **options)
+    return config.run(stop_flag=stop_flag)
 
 
 def compare(dir_a, dir_b) -> dict:
@@ -158,7 +161,7 @@ def compare(dir_a, dir_b) -> dict:
 
 from kibitz.agents.formats.kinds import file_kind  # noqa: E402
 from kibitz.agents.matches import exploit as _exploit  # noqa: E402
-from kibitz.agents.matches.exploit import ExploitError  # noqa: E402
+from kibitz.agents.matches.exploit import ExploitConfig, ExploitError  # noqa: E402
 from kibitz.agents.matches.ray_pool import RayRunError  # noqa: E402
 from kibitz.agents.matches import tournament as _tournament  # noqa: E402
 from kibitz.agents.matches.tournament import (GameFailed, Outcome, RecordsError, TournamentConfig,  # noqa: E402
@@ -196,7 +199,7 @@ EXPLOIT_SETTINGS: str = _exploit.SETTINGS
 """The settings file an exploit run writes in its folder (what ``resume`` compares)."""
 
 __all__ += ["ConfigError", "SolveFailed", "SolveStopped", "TournamentConfig", "Outcome", "GameFailed",
-            "RecordsError", "RayUnavailable", "RayRunError", "TrainConfig", "TrainResult", "ExploitError",
+            "RecordsError", "RayUnavailable", "RayRunError", "TrainConfig", "TrainResult", "ExploitError", "ExploitConfig",
             "ALGORITHMS", "DEFAULT_ITERATIONS", "UNLIMITED_EVAL_EVERY", "MAX_ACTORS", "DEFAULT_BATCH",
             "MAX_GAMES", "MAX_WORKERS", "DEFAULT_STEPS", "DEFAULT_PROBE_NODES", "EXPLOIT_METHODS",
             "EXPLOIT_SETTINGS", "output_kind", "format_table", "read_plan", "checkpoint_path", "stop_on_signals", "file_kind"]
