@@ -63,19 +63,21 @@ strength: $(STAMP)
 # when the network changes; and its result is exported); a TRAIN_GAME recipe
 # trains by MMD (kibitz train: a stopped run resumes from its checkpoint in
 # build/trained/ and ends with the parameters of an uninterrupted one).
+# INIT_, DISTILL_ and IMPROVE_GAME name a preset of the command (its settings:
+# PRESETS in agents/training/distill_run.py; kibitz distill --help and kibitz
+# improve --help list them).
 # Hours on 2 cores: run it in the background.
-DISTILL_over_under  = --teacher "ismcts(one_step)" --encoding compact --games 320 --chunk 8 --epochs 40
+DISTILL_over_under  = --preset over_under
 TEMP_over_under     = 0.1
-INIT_underdog       = --teacher heuristic --encoding observation_tensor --games 3000 --chunk 100 --epochs 30
-DISTILL_underdog    = --teacher "ismcts(belief_opponents,sims=400)" --encoding observation_tensor --games 500 --chunk 4 --epochs 15 --lr 1e-3
+INIT_underdog       = --preset underdog-init
+DISTILL_underdog    = --preset underdog
 TEMP_underdog       = 0.1
-IMPROVE_underdog    = --rounds 1 --games 8000 --chunk 20 --epochs 8 --lr 3e-4 --kl 0.01
-INIT_pub            = --teacher heuristic --opponent none --encoding compact --games 4000 --chunk 100 --epochs 20
-DISTILL_pub         = --teacher ismcts --encoding compact --games 1404 --chunk 4 --epochs 15
+IMPROVE_underdog    = --preset underdog
+INIT_pub            = --preset pub-init
+DISTILL_pub         = --preset pub
 TEMP_pub            = 0.1
-INIT_doubt_and_bet  = --teacher heuristic --opponent none --encoding compact --games 1500 --chunk 50 --epochs 3
-DISTILL_doubt_and_bet = --teacher "ismcts(shortlist_model,sims=300)" --encoding compact --games 724 --chunk 4 \
-    --epochs 15 --lr 3e-4 --anchor build/distill/doubt_and_bet_heuristic --anchor-games 150 --anchor-weight 0.25
+INIT_doubt_and_bet  = --preset doubt_and_bet-init
+DISTILL_doubt_and_bet = --preset doubt_and_bet
 TEMP_doubt_and_bet  = 0.1
 NET = build/trained/$(GAME).npz
 DATA = $(or $(DATA_$(GAME)),build/distill/$(GAME))

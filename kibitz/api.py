@@ -213,24 +213,27 @@ from kibitz.agents.training.distill_run import (DistillConfig, DistillProgress, 
                                                 ImproveConfig, ImproveResult)
 
 
-def _run_config(cls, first, options: dict):
-    """``first`` if it is a ``cls`` (and no ``options``), else ``cls(first, **options)``."""
+def _run_config(cls, first, options: dict, preset: str | None = None):
+    """``first`` if it is a ``cls`` (and no ``preset`` or ``options``), else
+    ``cls.preset(preset, first, **options)`` or ``cls(first, **options)``."""
     if isinstance(first, cls):
-        if options:
+        if options or preset is not None:
             raise ValueError(f"give a {cls.__name__} or options, not both")
         return first
-    return cls(first, **options)
+    return cls(first, **options) if preset is None else cls.preset(preset, first, **options)
 
 
-def distill(game: str | DistillConfig, *, progress: Callable[[DistillProgress], None] | None = None,
-            **options) -> DistillResult:
+def distill(game: str | DistillConfig, *, preset: str | None = None,
+            progress: Callable[[DistillProgress], None] | None = None, **options) -> DistillResult:
     """Fits a network policy for ``game`` to a teacher's moves as ``kibitz
     distill`` does: ``options`` are the fields of :class:`DistillConfig`
     (``teacher``, ``opponent``, ``out``, ``data``, ``games``,
-    ``time_limit`` in seconds, ``hidden``, ``epochs``, ...), or pass a
-    whole config. The teacher's games go to the data folder (``data``,
-    default ``OUT.data``; a later run with the same settings continues it),
-    the network is written to ``out`` when given. ``progress`` receives a
+    ``time_limit`` in seconds, ``hidden``, ``epochs``, ...), replacing the
+    values of ``preset`` when given (the name of a shipped network's
+    settings: :meth:`DistillConfig.preset`), or pass a whole config. The
+    teacher's games go to the data folder (``data``, default ``OUT.data``;
+    a later run with the same settings continues it), the network is
+    written to ``out`` when given. ``progress`` receives a
     :class:`DistillProgress` after each data shard and each epoch. Returns
     a :class:`DistillResult` (``.params``, ``.history``, ``.best``,
     ``.lines()``). Raises ConfigError (naming the option), SolveFailed
@@ -238,23 +241,25 @@ def distill(game: str | DistillConfig, *, progress: Callable[[DistillProgress], 
     could be written; Ctrl-C after an epoch ends the fit with the best
     epoch so far, the result's ``.stopped``)."""
     from kibitz.agents.training.distill_run import distill as run
-    return run(_run_config(DistillConfig, game, options), progress=progress)
+    return run(_run_config(DistillConfig, game, options, preset), progress=progress)
 
 
-def improve(agent_file: str | ImproveConfig, *, progress: Callable[[DistillProgress], None] | None = None,
-            **options) -> ImproveResult:
+def improve(agent_file: str | ImproveConfig, *, preset: str | None = None,
+            progress: Callable[[DistillProgress], None] | None = None, **options) -> ImproveResult:
     """One step of policy improvement of the network agent file
     ``agent_file`` as ``kibitz improve`` does: ``options`` are the fields of
     :class:`ImproveConfig` (``out``, ``opponent``, ``data``, ``games``,
     ``rounds``, ``moves``, ``time_limit`` in seconds, ``epochs``, ``kl``,
-    ...), or pass a whole config. The rollout labels go to the data folder
-    (``data``, default ``OUT.data``), the network to ``out`` when given
-    (its logits are the policy as played: export it with no temperature).
+    ...), replacing the values of ``preset`` when given
+    (:meth:`ImproveConfig.preset`), or pass a whole config. The rollout
+    labels go to the data folder (``data``, default ``OUT.data``), the
+    network to ``out`` when given (its logits are the policy as played:
+    export it with no temperature).
     ``progress`` as in :func:`distill`. Returns an :class:`ImproveResult`
     (``.params``, ``.history``, ``.kept``, ``.gain``, ``.lines()``); raises
     as :func:`distill`."""
     from kibitz.agents.training.distill_run import improve as run
-    return run(_run_config(ImproveConfig, agent_file, options), progress=progress)
+    return run(_run_config(ImproveConfig, agent_file, options, preset), progress=progress)
 
 
 __all__ += ["distill", "DistillConfig", "DistillResult", "DistillProgress", "improve", "ImproveConfig",

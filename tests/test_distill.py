@@ -437,3 +437,108 @@ def test_the_api_distills_a_small_game_without_printing(tmp_path, capsys):
     with pytest.raises(api.ConfigError) as bad:
         api.distill("kuhn_poker", teacher="nobody", data=str(tmp_path / "d"))
     assert bad.value.param == "--teacher" and not (tmp_path / "d").exists()
+
+
+#: the Makefile's INIT_GAME and DISTILL_GAME before they became presets (the
+#: flags that made the shipped networks), by preset name: (game, flags, the
+#: options the recipe adds)
+MAKEFILE_FLAGS = {
+    "underdog-init": ("underdog", "--teacher heuristic --encoding observation_tensor --games 3000 --chunk 100 "
+                      "--epochs 30", "init"),
+    "underdog": ("underdog", "--teacher 'ismcts(belief_opponents,sims=400)' --encoding observation_tensor "
+                 "--games 500 --chunk 4 --epochs 15 --lr 1e-3", "main"),
+    "pub-init": ("pub", "--teacher heuristic --opponent none --encoding compact --games 4000 --chunk 100 --epochs 20",
+                 "init"),
+    "pub": ("pub", "--teacher ismcts --encoding compact --games 1404 --chunk 4 --epochs 15", "main"),
+    "over_under": ("over_under", "--teacher 'ismcts(one_step)' --encoding compact --games 320 --chunk 8 --epochs 40",
+                   "alone"),
+    "doubt_and_bet-init": ("doubt_and_bet", "--teacher heuristic --opponent none --encoding compact --games 1500 "
+                           "--chunk 50 --epochs 3", "init"),
+    "doubt_and_bet": ("doubt_and_bet", "--teacher 'ismcts(shortlist_model,sims=300)' --encoding compact --games 724 "
+                      "--chunk 4 --epochs 15 --lr 3e-4 --anchor build/distill/doubt_and_bet_heuristic "
+                      "--anchor-games 150 --anchor-weight 0.25", "main"),
+}
+
+
+def _recipe_options(game, step):
+    """The options ``make trained`` adds to a distill step: ``init`` (the
+    first of two), ``main`` (the second, from the first's network) or
+    ``alone``."""
+    if step == "init":
+        return (f"--seed 0 --workers 2 --no-progress --data build/distill/{game}_heuristic "
+                f"--out build/trained/{game}_init.npz --overwrite")
+    return ("--seed 0 --workers 2 --no-progress" + (f" --init build/trained/{game}_init.npz" if step == "main" else "")
+            + f" --data build/distill/{game} --out build/trained/{game}.npz --overwrite")
+
+
+def _distill_config(command_line):
+    """The config that ``kibitz distill`` builds from ``command_line`` (without running it)."""
+    import shlex
+
+    from kibitz.commands.distill import distill as command, distill_config
+
+    return distill_config(command.make_context("distill", shlex.split(command_line)))
+
+
+@pytest.fixture
+def recipe_folders(tmp_path, monkeypatch):
+    """A folder like the repository's root after the first distillations,
+    where the recipes' --init files and --anchor folder exist."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "build/distill/doubt_and_bet_heuristic").mkdir(parents=True)
+    (tmp_path / "build/trained").mkdir()
+    for game in ("underdog", "pub", "doubt_and_bet"):
+        (tmp_path / f"build/trained/{game}_init.npz").write_bytes(b"")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", list(MAKEFILE_FLAGS))
+def test_each_preset_is_the_makefile_flags_it_replaced(recipe_folders, name):
+    from kibitz.agents.training.distill_run import PRESETS, DistillConfig
+
+    game, flags, step = MAKEFILE_FLAGS[name]
+    recipe = _recipe_options(game, step)
+    config = _distill_config(f"{game} --preset {name} {recipe}")
+    assert config == _distill_config(f"{game} {flags} {recipe}")
+    assert config == DistillConfig.preset(name, game, seed=0, workers=2, data=config.data, out=config.out,
+                                          init=config.init)
+    assert set(MAKEFILE_FLAGS) == set(PRESETS["distill"])
+
+
+def test_an_option_given_replaces_the_presets_value_and_a_default_does_not(recipe_folders):
+    base = "underdog --preset underdog --out build/trained/n.npz"
+    config = _distill_config(f"{base} --games 20 --lr 0.01 --opponent random")
+    assert (config.games, config.lr, config.opponent, config.chunk) == (20, 0.01, "random", 4)
+    assert config.teacher == "ismcts(belief_opponents,sims=400)" and config.encoding == "observation_tensor"
+    # an option given at its default value is given: it replaces the preset's
+    assert _distill_config(f"{base} --encoding information_state_tensor").encoding == "information_state_tensor"
+    assert _distill_config("pub --preset pub-init --out build/trained/n.npz").opponent == ""
+
+
+@pytest.mark.parametrize("extra, where", [
+    (["--preset", "nobody"], "--preset"),
+    ([], "--teacher"),  # neither --teacher nor --preset
+])
+def test_a_bad_preset_is_one_line(tmp_path, extra, where):
+    r = CliRunner().invoke(main, ["distill", GAME, *extra, "--out", str(tmp_path / "n.npz")])
+    assert r.exit_code == 2, r.output
+    errors = [line for line in r.output.splitlines() if line.startswith("Error")]
+    assert "Traceback" not in r.output and len(errors) == 1 and where in errors[0], r.output
+    if where == "--preset":
+        assert "allowed: underdog-init, underdog, pub-init, pub, over_under, doubt_and_bet-init" in errors[0]
+    assert not (tmp_path / "n.npz.data").exists()
+
+
+def test_the_api_takes_a_preset(tmp_path):
+    from kibitz import api
+
+    config = api.DistillConfig.preset("pub", "pub", games=3, out=str(tmp_path / "p.npz"))
+    assert (config.teacher, config.encoding, config.games, config.epochs) == ("ismcts", "compact", 3, 15)
+    with pytest.raises(api.ConfigError) as bad:
+        api.distill("pub", preset="nobody", out=str(tmp_path / "p.npz"))
+    assert bad.value.param == "--preset" and "doubt_and_bet-init" in str(bad.value)
+    with pytest.raises(ValueError, match="not both"):
+        api.distill(config, preset="pub")
+    with pytest.raises(api.ConfigError) as bad:  # an override is checked as any option
+        api.DistillConfig.preset("pub", "pub", games=0, out=str(tmp_path / "p.npz"))
+    assert bad.value.param == "--games"

@@ -460,3 +460,34 @@ def test_the_api_improves_a_network_agent_without_printing(tmp_path, capsys):
     with pytest.raises(api.ConfigError) as bad:
         api.improve(str(path), data=str(tmp_path / "d"), kl=-1)
     assert bad.value.param == "--kl"
+
+
+def _improve_config(command_line):
+    """The config that ``kibitz improve`` builds from ``command_line`` (without running it)."""
+    import shlex
+
+    from kibitz.commands.improve import improve as command, improve_config
+
+    return improve_config(command.make_context("improve", shlex.split(command_line)))
+
+
+def test_the_preset_is_the_makefile_flags_it_replaced_and_options_replace_its_values(tmp_path, monkeypatch):
+    """IMPROVE_underdog before it became a preset, with the options the recipe adds."""
+    from kibitz.agents.training.distill_run import PRESETS, ImproveConfig
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "build/trained").mkdir(parents=True)
+    (tmp_path / "build/trained/underdog_distilled.json.gz").write_bytes(b"")
+    recipe = ("build/trained/underdog_distilled.json.gz {} --seed 0 --workers 2 --no-progress "
+              "--data build/improve/underdog --out build/trained/underdog_improved.npz --overwrite")
+    config = _improve_config(recipe.format("--preset underdog"))
+    assert config == _improve_config(recipe.format("--rounds 1 --games 8000 --chunk 20 --epochs 8 --lr 3e-4 --kl 0.01"))
+    assert config == ImproveConfig.preset("underdog", config.agent_file, seed=0, workers=2, data=config.data,
+                                          out=config.out)
+    assert list(PRESETS["improve"]) == ["underdog"]
+    given = _improve_config(recipe.format("--preset underdog --games 40 --kl 0.5"))
+    assert (given.games, given.kl, given.rounds, given.epochs) == (40, 0.5, 1, 8)
+    r = CliRunner().invoke(main, ["improve", "build/trained/underdog_distilled.json.gz", "--preset", "nobody",
+                                  "--out", "n.npz"])
+    errors = [line for line in r.output.splitlines() if line.startswith("Error")]
+    assert r.exit_code == 2 and len(errors) == 1 and "--preset" in errors[0] and "allowed: underdog" in errors[0]

@@ -8,7 +8,10 @@
 A run is one frozen config, checked when it is made (:class:`ConfigError`
 names the option at fault): :class:`DistillConfig` (a teacher's moves,
 docs/solvers/training.md, "Distillation") or :class:`ImproveConfig` (one
-step of policy improvement of a network agent from rollouts of its moves).
+step of policy improvement of a network agent from rollouts of its moves);
+the settings that made the shipped networks are named presets
+(:data:`PRESETS`): ``DistillConfig.preset("underdog", "underdog",
+out="net.npz")``.
 Both have two stages. The data is collected into a folder of shards
 (:mod:`.distill`'s teacher games, :mod:`.improve`'s rollout labels; default
 ``OUT.data``) that a later run with the same settings continues, so an
@@ -30,7 +33,8 @@ import numbers
 import signal
 import time
 from pathlib import Path
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, ClassVar, Mapping
 
 from kibitz.solvers.solve import ConfigError, SolveFailed, SolveStopped
 
@@ -69,6 +73,48 @@ def _check_common(config) -> None:
         raise ConfigError("give --out (the network file; the data goes to OUT.data) or --data", "--out")
 
 
+#: The settings of the shipped networks (agents/trained/README.md; ``make
+#: trained GAME=...`` runs them), by command and name: each maps the
+#: config's fields to the values that made the network, and
+#: :meth:`DistillConfig.preset` / :meth:`ImproveConfig.preset` (``kibitz
+#: distill|improve --preset NAME``) build a config from them. A name is the
+#: game's short name; ``GAME-init`` is the first distillation of a game
+#: whose network starts (``init``) from one fitted to its heuristic, into
+#: ``build/distill/GAME_heuristic`` (Doubt and Bet's ``anchor``: a path
+#: relative to the repository's root, where ``make trained`` runs).
+PRESETS = MappingProxyType({
+    "distill": MappingProxyType({
+        "underdog-init": MappingProxyType(dict(teacher="heuristic", encoding="observation_tensor", games=3000,
+                                               chunk=100, epochs=30)),
+        "underdog": MappingProxyType(dict(teacher="ismcts(belief_opponents,sims=400)", encoding="observation_tensor",
+                                          games=500, chunk=4, epochs=15, lr=1e-3)),
+        "pub-init": MappingProxyType(dict(teacher="heuristic", opponent="none", encoding="compact", games=4000,
+                                          chunk=100, epochs=20)),
+        "pub": MappingProxyType(dict(teacher="ismcts", encoding="compact", games=1404, chunk=4, epochs=15)),
+        "over_under": MappingProxyType(dict(teacher="ismcts(one_step)", encoding="compact", games=320, chunk=8,
+                                            epochs=40)),
+        "doubt_and_bet-init": MappingProxyType(dict(teacher="heuristic", opponent="none", encoding="compact",
+                                                    games=1500, chunk=50, epochs=3)),
+        "doubt_and_bet": MappingProxyType(dict(teacher="ismcts(shortlist_model,sims=300)", encoding="compact",
+                                               games=724, chunk=4, epochs=15, lr=3e-4,
+                                               anchor="build/distill/doubt_and_bet_heuristic", anchor_games=150,
+                                               anchor_weight=0.25)),
+    }),
+    "improve": MappingProxyType({
+        "underdog": MappingProxyType(dict(rounds=1, games=8000, chunk=20, epochs=8, lr=3e-4, kl=0.01)),
+    }),
+})
+
+
+def _from_preset(cls, name: str, first: str, overrides: dict):
+    """``cls(first, ...)`` with the values of its preset ``name``
+    (``cls.PRESETS``), those in ``overrides`` replaced; ConfigError naming
+    ``--preset`` for an unknown name."""
+    if name not in cls.PRESETS:
+        raise ConfigError(f"{name!r}; allowed: {', '.join(cls.PRESETS)}", "--preset")
+    return cls(first, **{**cls.PRESETS[name], **overrides})
+
+
 @dataclasses.dataclass(frozen=True)
 class DistillConfig:
     """One ``kibitz distill`` run; every field is an option of the command
@@ -77,6 +123,9 @@ class DistillConfig:
     ``--anchor`` and ``--replay``). ``opponent`` ``"none"`` (or ``""``): the
     teacher holds every seat. ``out`` None: the network is not written (the
     result holds it), and ``data`` must be given."""
+
+    #: the presets of :meth:`preset`: ``PRESETS["distill"]``
+    PRESETS: ClassVar[Mapping[str, Mapping]] = PRESETS["distill"]
 
     game: str
     teacher: str
@@ -126,6 +175,14 @@ class DistillConfig:
             raise ConfigError("--replay takes no --behaviour: a behaviour agent's games are not replayed "
                               "from the teacher's labels")
 
+    @classmethod
+    def preset(cls, name: str, game: str, **overrides) -> DistillConfig:
+        """The config of ``PRESETS["distill"][name]`` (the settings of a
+        shipped network) for ``game``, any field in ``overrides`` replacing
+        the preset's value (``out``, ``data``, ``seed``, ...); ConfigError
+        naming ``--preset`` (with the allowed names) for an unknown ``name``."""
+        return _from_preset(cls, name, game, overrides)
+
 
 @dataclasses.dataclass(frozen=True)
 class ImproveConfig:
@@ -133,6 +190,9 @@ class ImproveConfig:
     (``agent_file`` the network agent file AGENT_FILE, ``time_limit`` in
     seconds, ``data`` the folder ``--data``). ``out`` None: the network is
     not written (the result holds it), and ``data`` must be given."""
+
+    #: the presets of :meth:`preset`: ``PRESETS["improve"]``
+    PRESETS: ClassVar[Mapping[str, Mapping]] = PRESETS["improve"]
 
     agent_file: str
     out: str | None = None
@@ -155,6 +215,14 @@ class ImproveConfig:
         _at_least((("--rounds", self.rounds, 0), ("--moves", self.moves, -1)))
         if not 0 <= self.kl <= 1000:
             raise ConfigError(f"{self.kl}: allowed: 0 <= x <= 1000", "--kl")
+
+    @classmethod
+    def preset(cls, name: str, agent_file: str, **overrides) -> ImproveConfig:
+        """The config of ``PRESETS["improve"][name]`` (the settings of a
+        shipped network's improvement step) for ``agent_file``, any field in
+        ``overrides`` replacing the preset's value; ConfigError naming
+        ``--preset`` (with the allowed names) for an unknown ``name``."""
+        return _from_preset(cls, name, agent_file, overrides)
 
 
 def _share(x: float) -> str:

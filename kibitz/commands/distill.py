@@ -1,6 +1,6 @@
 """``kibitz distill``: a network policy fitted to a teacher's moves.
 
-    kibitz distill GAME --teacher SPEC --out FILE.npz [--opponent SPEC|none]
+    kibitz distill GAME (--teacher SPEC | --preset NAME) --out FILE.npz [--opponent SPEC|none]
                    [--games N] [--data DIR] [--workers W] [--time LIMIT]
                    [--encoding NAME] [--output dense|factored] [--hidden 128,128]
                    [--epochs E] [--lr X] [--batch B] [--target moves|visits] [--seed S]
@@ -24,9 +24,13 @@ again. ``--behaviour`` plays the teacher's seats with another agent (e.g.
 the network being improved) while the teacher only labels their
 decisions: the data comes from the states that agent reaches (DAgger).
 
-The command parses its options into a :class:`kibitz.api.DistillConfig`,
-runs :func:`kibitz.api.distill` (the run: agents/training/distill_run.py)
-with progress bars and prints its summary.
+``--preset NAME`` takes the settings that made a shipped network
+(``PRESETS`` in agents/training/distill_run.py; ``make trained`` uses
+them), any option given on the command line replacing its value.
+
+The command parses its options into a :class:`kibitz.api.DistillConfig`
+(:func:`distill_config`), runs :func:`kibitz.api.distill` (the run:
+agents/training/distill_run.py) with progress bars and prints its summary.
 """
 
 from __future__ import annotations
@@ -35,10 +39,53 @@ import contextlib
 import signal
 
 import click
+from click.core import ParameterSource
 
+from kibitz.api import ConfigError, DistillConfig
 from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace
 from kibitz.commands.solve import parse_duration, solve_errors
 from kibitz.commands.train import _hidden, _npz
+
+#: the options of ``kibitz distill`` named otherwise in :class:`kibitz.api.DistillConfig`
+DISTILL_FIELDS = {"data_dir": "data", "output_kind": "output", "init_file": "init", "anchor_dir": "anchor",
+                  "replay_dir": "replay"}
+
+
+def command_config(cls, ctx: click.Context, argument: str, fields: dict):
+    """The ``cls`` config (:class:`kibitz.api.DistillConfig` or
+    :class:`kibitz.api.ImproveConfig`) of the parsed command line ``ctx``:
+    the parameter ``argument`` as its first field, the options as the others
+    (``fields`` maps an option to a field named otherwise; ``--time``
+    parsed as a duration; ``--overwrite`` and ``--progress`` are not the
+    run's). With ``--preset NAME``, ``cls.preset`` builds it and only the
+    options given on the command line replace the preset's values; without,
+    every option is taken, a default too."""
+    preset = ctx.params.get("preset")
+    options = {}
+    for name, value in ctx.params.items():
+        if name in (argument, "preset", "overwrite", "progress"):
+            continue
+        if preset is not None and ctx.get_parameter_source(name) is ParameterSource.DEFAULT:
+            continue
+        options[fields.get(name, name)] = parse_duration(value) if name == "time_limit" else value
+    if preset is not None:
+        return cls.preset(preset, ctx.params[argument], **options)
+    return cls(ctx.params[argument], **options)
+
+
+def distill_config(ctx: click.Context):
+    """The :class:`kibitz.api.DistillConfig` of a parsed ``kibitz distill``
+    command line (:func:`command_config`); ConfigError naming ``--teacher``
+    if neither it nor ``--preset`` is given."""
+    if ctx.params["preset"] is None and ctx.params["teacher"] is None:
+        raise ConfigError("give --teacher SPEC (or --preset NAME)", "--teacher")
+    return command_config(DistillConfig, ctx, "game_string", DISTILL_FIELDS)
+
+
+def preset_help(cls) -> str:
+    """The help of the ``--preset`` option of ``cls``'s command (a config class): its preset names."""
+    return ("The settings that made a shipped network (make trained uses them), any option given here replacing "
+            f"its value: {', '.join(cls.PRESETS)}.")
 
 
 @contextlib.contextmanager
@@ -86,8 +133,10 @@ def print_result(result) -> None:
 
 @click.command()
 @click.argument("game_string", metavar="GAME")
-@click.option("--teacher", required=True, metavar="SPEC",
-              help="The agent whose moves are fitted, e.g. 'ismcts(one_step)' (kibitz agents lists them).")
+@click.option("--preset", default=None, metavar="NAME", help=preset_help(DistillConfig))
+@click.option("--teacher", default=None, metavar="SPEC",
+              help="The agent whose moves are fitted, e.g. 'ismcts(one_step)' (kibitz agents lists them); "
+                   "required unless --preset gives it.")
 @click.option("--opponent", default="heuristic", show_default=True, metavar="SPEC",
               help="The agent in the seats the teacher does not hold (it holds 1..n-1 seats a game); "
                    "'none': the teacher holds every seat.")
@@ -141,26 +190,20 @@ def print_result(result) -> None:
               help="Replace the network file of an earlier run at --out (never any other file).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
-def distill(game_string, teacher, opponent, out, data_dir, games, workers, chunk, time_limit, encoding, output_kind,
-            hidden, epochs, lr, batch, init_file, anchor_dir, anchor_games, anchor_weight, replay_dir, behaviour, target,
-            seed, overwrite, progress):
+@click.pass_context
+def distill(ctx, out, overwrite, progress, **_options):
     """Fit a network policy for GAME to a teacher's moves (policy distillation) and save it.
 
     \b
     Examples:
       kibitz distill over_under --teacher 'ismcts(one_step)' --encoding compact --games 2000 -j 2 --out ou.npz
       kibitz distill 'pub(players=3,suits=2,ranks=3,removed=0,hand=1)' --teacher 'ismcts(sims=200)' --out pub.npz
+      kibitz distill pub --preset pub --games 100 --out pub.npz
     """
-    from kibitz.api import DistillConfig
     from kibitz.api import distill as run_distill
 
     refuse_to_replace({out: NETWORK_KINDS}, overwrite=overwrite)
-    limit = parse_duration(time_limit)
     with solve_errors(), progress_bars(progress) as bars:
-        config = DistillConfig(game_string, teacher=teacher, opponent=opponent, out=out, data=data_dir, games=games,
-                               workers=workers, chunk=chunk, time_limit=limit, encoding=encoding,
-                               output=output_kind, hidden=hidden, epochs=epochs, lr=lr, batch=batch, init=init_file,
-                               anchor=anchor_dir, anchor_games=anchor_games, anchor_weight=anchor_weight,
-                               replay=replay_dir, behaviour=behaviour, target=target, seed=seed)
+        config = distill_config(ctx)
         result = run_distill(config, progress=bars)
     print_result(result)

@@ -1,6 +1,6 @@
 """``kibitz improve``: one step of policy improvement of a network agent.
 
-    kibitz improve AGENT_FILE --out FILE.npz [--opponent SPEC] [--games N]
+    kibitz improve AGENT_FILE --out FILE.npz [--preset NAME] [--opponent SPEC] [--games N]
                    [--rounds K] [--moves K] [--data DIR] [--workers W] [--chunk C] [--time LIMIT]
                    [--epochs E] [--lr X] [--batch B] [--kl BETA] [--seed S]
 
@@ -17,25 +17,37 @@ moved towards the better moves under a KL leash (solvers/distill.py,
 :func:`solvers.network.save`. Its logits are the policy as played: export
 it with ``kibitz export FILE -o AGENT.json.gz`` (no temperature).
 
-The command parses its options into a :class:`kibitz.api.ImproveConfig`,
-runs :func:`kibitz.api.improve` (the run: agents/training/distill_run.py)
-with progress bars and prints its summary.
+``--preset NAME`` takes the settings of a shipped network's step
+(``PRESETS`` in agents/training/distill_run.py; ``make trained`` uses
+them), any option given on the command line replacing its value.
+
+The command parses its options into a :class:`kibitz.api.ImproveConfig`
+(:func:`improve_config`), runs :func:`kibitz.api.improve` (the run:
+agents/training/distill_run.py) with progress bars and prints its summary.
 """
 
 from __future__ import annotations
 
 import click
 
+from kibitz.api import ImproveConfig
 from kibitz.commands._paths import NETWORK_KINDS, NumberRange, refuse_to_replace
-from kibitz.commands.distill import print_result, progress_bars
-from kibitz.commands.solve import parse_duration, solve_errors
+from kibitz.commands.distill import command_config, preset_help, print_result, progress_bars
+from kibitz.commands.solve import solve_errors
 from kibitz.commands.train import _npz
+
+
+def improve_config(ctx: click.Context):
+    """The :class:`kibitz.api.ImproveConfig` of a parsed ``kibitz improve``
+    command line (:func:`kibitz.commands.distill.command_config`)."""
+    return command_config(ImproveConfig, ctx, "agent_file", {"data_dir": "data"})
 
 
 @click.command()
 @click.argument("agent_file", type=click.Path(dir_okay=False, exists=True), metavar="AGENT_FILE")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=_npz,
               help="Network file to write (.npz, solvers/network.py's format; export it with no temperature).")
+@click.option("--preset", default=None, metavar="NAME", help=preset_help(ImproveConfig))
 @click.option("--opponent", default="heuristic", show_default=True, metavar="SPEC",
               help="The agent in the seats the network does not hold (it holds 1..n-1 seats a game).")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
@@ -68,23 +80,20 @@ from kibitz.commands.train import _npz
               help="Replace the network file of an earlier run at --out (never any other file).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show progress bars (only on a terminal).")
-def improve(agent_file, out, opponent, data_dir, games, rounds, moves, workers, chunk, time_limit, epochs, lr, batch, kl,
-            seed, overwrite, progress):
+@click.pass_context
+def improve(ctx, out, overwrite, progress, **_options):
     """One step of policy improvement of a network agent from rollouts of its moves.
 
     \b
     Examples:
+      kibitz improve agents/trained/underdog.json.gz --preset underdog --games 2000 -j 2 --out underdog-2000.npz
       kibitz improve agents/trained/underdog.json.gz --rounds 1 --games 8000 -j 2 --out underdog-better.npz
       kibitz export underdog-better.npz -o underdog-better.json.gz
     """
-    from kibitz.api import ImproveConfig
     from kibitz.api import improve as run_improve
 
     refuse_to_replace({out: NETWORK_KINDS}, overwrite=overwrite)
-    limit = parse_duration(time_limit)
     with solve_errors(), progress_bars(progress) as bars:
-        config = ImproveConfig(agent_file, out=out, opponent=opponent, data=data_dir, games=games, rounds=rounds,
-                               moves=moves, workers=workers, chunk=chunk, time_limit=limit, epochs=epochs, lr=lr,
-                               batch=batch, kl=kl, seed=seed)
+        config = improve_config(ctx)
         result = run_improve(config, progress=bars)
     print_result(result)
