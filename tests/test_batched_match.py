@@ -36,7 +36,7 @@ def test_it_agrees_with_a_tournament_of_the_same_agents():
 def test_bad_input_names_what_is_allowed():
     game = pyspiel.load_game("underdog")
     with pytest.raises(ValueError, match=r"'heuristic' has no batched form; allowed: random, trained, "
-                                         r"net\(FILE\), heuristic \(pub\)"):
+                                         r"net\(FILE\), heuristic \(pub, over_under\)"):
         batched_match(game, ["heuristic", "random"], 10)
     with pytest.raises(ValueError, match="games=0; allowed: a whole number >= 1"):
         batched_match(game, ["random"], 0)
@@ -44,11 +44,14 @@ def test_bad_input_names_what_is_allowed():
         batched_match(game, [], 10)
 
 
-@pytest.mark.parametrize("game_string", ["pub", REGISTRY["pub"].small, "pub(players=5)"])
-def test_pubs_batched_heuristic_plays_the_python_heuristics_moves(game_string):
+@pytest.mark.parametrize("game_string", ["pub", REGISTRY["pub"].small, "pub(players=5)",
+                                         "over_under", REGISTRY["over_under"].small,
+                                         "over_under(variant=cutthroat,jokers=true,deck=standard)"])
+def test_a_batched_heuristic_plays_the_python_heuristics_moves(game_string):
     """Games with the batched heuristic in some seats (random in the others),
     replayed through pyspiel: at every decision of a heuristic seat the move
-    played is the one agents/heuristics/pub.py chooses."""
+    played is the one agents/heuristics/pub.py (over_under.py) chooses.
+    Over/Under's cut-throat ties and jokers make its players give stacks away."""
     import numpy as np
 
     from kibitz.agents.matches.batched_match import _Batched

@@ -10,7 +10,11 @@ through the state's public read-only API and:
   (a correct guess, a classic tie, the $2 joker; a cut-throat tie or a
   Pyramid/Eagle hands the stack to someone else, which is as good). It picks
   the most likely safe prediction; among equally safe ones the one with the
-  smallest expected money claimed, then the lowest action number;
+  smallest expected money claimed, then the lowest action number (the
+  chances are compared as float64 sums, so two exactly equal ones may differ
+  in the last bit and skip the money tie-break: about 1% of predictions at
+  the default size; the batched form in agents/matches/batched_match.py
+  reproduces the same sums);
 * giving a stack away (cut-throat tie, Pyramid, Eagle): it gives it to the
   player leading the tally (the lowest total), the lowest seat on a tie.
 """

@@ -9,8 +9,9 @@ through the file's onnxruntime model, on the encoding the network reads).
 Seats rotate over the rows as in a tournament (``tournament.arrangements``),
 each row keeping its seating for every game it plays, and each finished
 game credits each agent seated with the mean of its seats' returns (as
-``kibitz tournament``'s mean payoff). Agents without a batched
-form (``heuristic``, ``ismcts``, ``policy``) play through
+``kibitz tournament``'s mean payoff). Pub's and Over/Under's ``heuristic``
+play batched too (:data:`BATCHED_HEURISTICS`); agents without a batched
+form (the other games' ``heuristic``, ``ismcts``, ``policy``) play through
 ``kibitz tournament``.
 
 Unlike ``kibitz tournament`` the deals are not duplicated (every row draws
@@ -28,7 +29,7 @@ from kibitz.games.batched import ENCODINGS, BatchedEnv
 from kibitz.solvers.stats import mean_interval
 
 #: the agent kinds that play batched
-BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub)")
+BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub, over_under)")
 
 
 def _pub_heuristic(game):
@@ -57,8 +58,91 @@ def _pub_heuristic(game):
     return choose
 
 
+def _over_under_heuristic(game):
+    """Over/Under's heuristic (agents/heuristics/over_under.py) read from the
+    ``compact`` encoding. Predicting: among the stacks on the table, both
+    directions, the highest chance of staying safe, then the least expected
+    money claimed, then the lowest action. Giving: to the other seat with
+    the lowest tally, the lowest seat on a tie (the mover is the one seat the
+    give actions leave out).
+
+    The heuristic compares float64 sums (``OverUnderState.prediction_odds``),
+    which split some exact ties of P(safe) by their last bit (1% of its
+    predictions at the defaults when it plays every seat), while the
+    encoding's float32 odds keep them tied and so rank by the money. To play the heuristic's very moves
+    the odds are recomputed here in float64, sum by sum in its order, from
+    the integers the encoding carries exactly: each kind's cards left in the
+    deck, each stack's top value and money. tests/test_batched_match.py
+    checks it move for move against the Python heuristic."""
+    from kibitz.games.over_under import GIVE
+
+    r = game.rules
+    n, S, K, KC, M = r.n, r.S, r.K, r.KC, r.total_money
+    offset = {}
+    at = 0
+    for name, size, _ in game.compact_tensor_layout():
+        offset[name] = at
+        at += size
+    stacks = offset["stacks"] + 11 * np.arange(S)
+    deck = offset["deck"] + np.arange(KC)
+    tallies = offset["seats"] + 5 * np.arange(n)
+    full = np.array([r.copies] * K + [1] * (KC - K), dtype=np.float64)
+    top_scale = max(r.vals[:K])
+    vals = np.array(r.vals[:KC], dtype=np.int64)
+    seats = np.arange(n)
+
+    def predict(obs):
+        on_table = obs[:, stacks] > 0.5
+        top = np.rint(obs[:, stacks + 2].astype(np.float64) * top_scale).astype(np.int64)
+        money = np.rint(obs[:, stacks + 4].astype(np.float64) * M).astype(np.int64)
+        counts = np.rint(obs[:, deck].astype(np.float64) * full).astype(np.int64)
+        left = np.maximum(counts.sum(axis=1), 1).astype(np.float64)[:, None]
+        safe_o, cost_o, safe_u, cost_u = (np.zeros((len(obs), S)) for _ in range(4))
+        for k in range(KC):  # adding 0.0 where a kind is absent leaves every sum as it is
+            p = counts[:, k:k + 1] / left
+            if k < K:
+                v = vals[k]
+                safe_o += np.where(top <= v, p, 0.0)
+                safe_u += np.where(top >= v, p, 0.0)
+                cost_o += np.where(top > v, p * (money + v), 0.0)
+                cost_u += np.where(top < v, p * (money + v), 0.0)
+            elif k == K or n > 1:
+                safe_o += p
+                safe_u += p
+            else:
+                cost_o += p * money
+                cost_u += p * money
+        # action 2s: over, 2s + 1: under
+        safe = np.stack([safe_o, safe_u], axis=2).reshape(len(obs), 2 * S)
+        cost = np.stack([cost_o, cost_u], axis=2).reshape(len(obs), 2 * S)
+        valid = np.repeat(on_table, 2, axis=1)
+        safe = np.where(valid, safe, -np.inf)
+        best = valid & (safe == safe.max(axis=1, keepdims=True))
+        cost = np.where(best, cost, np.inf)
+        return np.argmax(best & (cost == cost.min(axis=1, keepdims=True)), axis=1)  # the first: lowest action
+
+    def give(obs, mask):
+        legal = mask[:, r.give_base:r.give_base + n]
+        me = np.argmin(legal, axis=1)  # the one seat not given to
+        by_position = np.rint(obs[:, tallies].astype(np.float64) * M).astype(np.int64)
+        tally = by_position[np.arange(len(obs))[:, None], (seats[None, :] - me[:, None]) % n]
+        key = np.where(legal, tally * n + seats, np.iinfo(np.int64).max)
+        return r.give_base + np.argmin(key, axis=1)
+
+    def choose(obs, mask):
+        giving = obs[:, offset["phase"] + GIVE] > 0.5
+        actions = np.zeros(len(obs), dtype=np.int64)
+        if (~giving).any():
+            actions[~giving] = predict(obs[~giving])
+        if giving.any():
+            actions[giving] = give(obs[giving], mask[giving])
+        return actions
+
+    return choose
+
+
 #: the heuristics with a batched form: game -> (the encoding it reads, a maker of ``choose(obs, mask)``)
-BATCHED_HEURISTICS = {"pub": ("compact", _pub_heuristic)}
+BATCHED_HEURISTICS = {"pub": ("compact", _pub_heuristic), "over_under": ("compact", _over_under_heuristic)}
 
 
 class _Batched:
