@@ -10,7 +10,7 @@ they are imported on first use, so ``import kibitz`` stays light.
 
 _API = ("load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
         "tournament", "compare", "exploit", "distill", "improve", "value_net", "play", "replay", "serve",
-        "experiment", "demo")
+        "experiment", "demo", "iterate")
 
 __all__ = list(_API)
 

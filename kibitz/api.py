@@ -467,3 +467,39 @@ def demo(out="demo-output", *, iterations: int = 2000, games: int = 240, workers
 
 __all__ += ["inspect_agent_file", "experiment", "demo", "ExperimentSpecError", "ExperimentInterrupted",
             "MatchesFailed", "DemoError"]
+
+
+# ---------------------------------------------------------------------------
+# expert iteration
+# ---------------------------------------------------------------------------
+
+from kibitz.agents.training.iterate import IterateConfig, IterateResult  # noqa: E402
+
+
+def iterate(game: str | IterateConfig, *, log: Callable[[str], None] = quiet, **options) -> IterateResult:
+    """Expert iteration as ``kibitz iterate`` does: generations of IS-MCTS
+    on the best network's prior distilled into the next network, each kept
+    only if its paired match against ``opponent`` beats the best network's
+    (the 95% interval of the difference above 0). ``options`` are the
+    fields of :class:`IterateConfig` (``out``: the folder, required;
+    ``start``, ``generations``, ``sims``, ``games``, ``epochs``,
+    ``match_games``, ``opponent``, ``seed``, ``time_limit`` in seconds,
+    ``workers``, ...), or pass a whole config. Everything is written into
+    ``out`` (``iterate.json`` records each generation); the same call
+    continues an interrupted run. ``log`` receives a line as each step
+    begins and each generation's line. Returns an :class:`IterateResult`
+    (``.record``, ``.best``, ``.lines()``); raises ConfigError (naming the
+    option), SolveStopped (interrupted: the finished steps are kept) and
+    the errors of :func:`distill` and :func:`tournament`."""
+    from kibitz.agents.training.iterate import run
+
+    if isinstance(game, IterateConfig):
+        if options:
+            raise ValueError("give an IterateConfig or options, not both")
+        config = game
+    else:
+        config = IterateConfig(game, **options)
+    return run(config, log=log)
+
+
+__all__ += ["iterate", "IterateConfig", "IterateResult"]

@@ -16,6 +16,7 @@ from kibitz.commands import distill
 from kibitz.commands import improve
 from kibitz.commands import exploit
 from kibitz.commands import value_net
+from kibitz.commands import iterate
 from kibitz.commands._signals import exit_status, interrupt_on_signals
 
 
@@ -68,3 +69,4 @@ main.add_command(distill.distill)
 main.add_command(improve.improve)
 main.add_command(exploit.exploit)
 main.add_command(value_net.value_net)
+main.add_command(iterate.iterate)
