@@ -18,8 +18,10 @@ from typing import Callable
 from kibitz.solvers.solve import ConfigError, SolveConfig, SolveResult, quiet
 from kibitz.solvers.train_run import TrainRun
 
-# what each function needs is imported when it is first called, so that
-# ``import kibitz.api`` (and the CLI's start) stays light
+# the configs, errors and limits are imported with the module (the CLI
+# parses its options with them); what a run needs beyond them (JAX, onnx,
+# onnxruntime) is imported when a function first runs, so that
+# ``import kibitz.api`` (and the CLI's start) loads none of those
 
 __all__ = ["load_game", "make_agent", "solve", "SolveConfig", "SolveResult", "train", "TrainRun", "export",
            "tournament", "compare", "exploit"]
