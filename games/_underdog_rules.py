@@ -1,25 +1,28 @@
-"""Underdog's rules compiled (numba), for the tree compiler (capability ``COMPILED``).
+"""Underdog's rules (numba): the only copy, on a position held in one int64 array.
 
-The same rules as :class:`kibitz.games.underdog.UnderdogState`, on a
-position held as one int64 array, so that a compiled walk
-(``kibitz.solvers.tree``) expands a node without a Python call per rule.
-What the rules need of a position, and nothing else, is kept: the log is
-not (what a player has seen is the walk's business: ``token``), nor each
-fighter's stake (only their sum, the pot, is paid out). The cards laid face
-up are kept for the observation tensor alone (no rule reads them).
+The rules page is docs/rules/underdog.md; the game module
+(``kibitz.games.underdog``) declares the parameters and plays these
+functions through the generic pyspiel adapter (``kibitz.games.adapter``),
+and ``_underdog_strings`` renders the strings and events from positions.
+The tree compiler, the batched environment and the compiled searches run
+the same functions (``search.CompiledRules``). What the rules need of a
+position, and nothing else, is kept: not the events (the state's log is
+built from the positions before and after each move), nor each fighter's
+stake (only their sum, the pot, is paid out). The cards laid face up are
+kept for the observation tensor and the strings alone (no rule reads them).
 
 Position (``int64``), with ``n`` seats:
 
 ==============  =========================================================
 index           meaning
 ==============  =========================================================
-0               phase (``underdog.DEAL`` .. ``underdog.OVER``)
+0               phase (``DEAL`` .. ``OVER``)
 1               rounds begun
 2               the start player
 3               1 in the last round
 4               chips in the bank
 5               the turn: deals done in the deal, else the index in the
-                turn order of the seat to move (``UnderdogState``'s ``pos``)
+                turn order of the seat to move
 6               cards out of the pile this round, a bit mask (bit ``v``: card ``v``)
 7               cards in the pile
 8               the drawing seat's card: -1 a swap's draw to come, -2 a new
@@ -86,18 +89,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kibitz.games import _compiled, search
+from kibitz.games import _compiled, adapter, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
-# underdog.py's phases and actions
+# the phases of a round, and the actions (games/underdog.py's docstring)
 DEAL, DRAW, DRAWN, KEEP, FIGHTING, OVER = range(6)
 SWAP, NEW_UNDERDOG, FIGHT, PASS = range(4)
 KEEP_BASE = 4
-# the position's fixed places (module docstring); the seats' arrays follow from _ORDER
+# the position's fixed places (module docstring); the seats' arrays follow from ORDER
 PHASE, ROUND, START, LAST, BANK, POS, USED, PILE, DRAWN_CARD, UNDERDOG, SEATS, POT, FIGHTERS = range(13)
-_ORDER = 13
-# the seats' arrays, in multiples of n after _ORDER: turn order, deal order,
+ORDER = 13
+# the seats' arrays, in multiples of n after ORDER: turn order, deal order,
 # chips, held card, fights, laid card
 TURN, DEALT, CHIPS, HAND, FIGHTS, LAID = range(6)
 # token ranges (module docstring): cards take 16, decisions (actions) 32
@@ -106,24 +109,26 @@ MAX_CARDS = 15
 
 
 @numba.njit(**_JIT)
-def _new_round(s, prm):
-    """``UnderdogState._new_round`` (without its log event)."""
+def new_round(s, prm):
+    """A new round: every seat with chips is in it, from the start player
+    clockwise (the turn order) and by seat (the deal order); the last round
+    when the bank holds at most ``last_round_stake`` chips."""
     n = prm[0]
-    chips, hand, fights = _ORDER + 2 * n, _ORDER + 3 * n, _ORDER + 4 * n
-    laid = _ORDER + LAID * n
+    chips, hand, fights = ORDER + 2 * n, ORDER + 3 * n, ORDER + 4 * n
+    laid = ORDER + LAID * n
     s[ROUND] += 1
     s[LAST] = 1 if s[BANK] <= prm[2] else 0
     k = 0
     for i in range(n):
         seat = (s[START] + i) % n
         if s[chips + seat] > 0:
-            s[_ORDER + k] = seat
+            s[ORDER + k] = seat
             k += 1
     s[SEATS] = k
     k = 0
     for seat in range(n):
         if s[chips + seat] > 0:
-            s[_ORDER + n + k] = seat
+            s[ORDER + n + k] = seat
             k += 1
         s[hand + seat] = 0
         s[fights + seat] = 0
@@ -145,7 +150,7 @@ def kind(s, prm):
         return -4
     if ph == DEAL or ph == DRAWN:
         return -1
-    return s[_ORDER + s[POS]]
+    return s[ORDER + s[POS]]
 
 
 @numba.njit(search.RULE_SIGNATURES["legal"], **_JIT)
@@ -155,7 +160,7 @@ def legal(s, prm, out):
         out[0], out[1] = SWAP, NEW_UNDERDOG
         return 2
     if ph == KEEP:
-        held = s[_ORDER + 3 * prm[0] + s[_ORDER + s[POS]]]
+        held = s[ORDER + 3 * prm[0] + s[ORDER + s[POS]]]
         drawn = s[DRAWN_CARD]
         out[0] = KEEP_BASE + min(held, drawn) - 1
         out[1] = KEEP_BASE + max(held, drawn) - 1
@@ -180,8 +185,22 @@ def outcomes(s, prm, actions, probs):
 
 
 @numba.njit(**_JIT)
+def stake(s, prm, seat):
+    """What ``seat`` pays to fight: 1 chip; in the last round
+    ``last_round_stake``, or all it has if less."""
+    return min(prm[2], s[ORDER + 2 * prm[0] + seat]) if s[LAST] else 1
+
+
+@numba.njit(**_JIT)
+def prize(s):
+    """What the round's winner takes from the bank: 1 chip (if any); in the
+    last round the whole bank."""
+    return s[BANK] if s[LAST] else min(1, s[BANK])
+
+
+@numba.njit(**_JIT)
 def _next_drawer(s, prm):
-    """``UnderdogState._next_drawer``: the next seat to draw, or the fight step
+    """The next seat to draw, or the fight step
     (the seats left when the pile is empty skip the step)."""
     pos = s[POS] + 1
     if pos < s[SEATS] and s[PILE] == 0:
@@ -196,24 +215,25 @@ def _next_drawer(s, prm):
 
 @numba.njit(**_JIT)
 def _showdown(s, prm):
-    """``UnderdogState._showdown``: the round's winner is paid; then the game
-    ends or a new round begins."""
+    """After the fight step: the round's winner is paid; then the game ends
+    (fewer than two seats with chips: the one left takes the bank; the last
+    round; ``max_rounds``) or a new round begins."""
     n = prm[0]
-    chips, hand, fights = _ORDER + 2 * n, _ORDER + 3 * n, _ORDER + 4 * n
+    chips, hand, fights = ORDER + 2 * n, ORDER + 3 * n, ORDER + 4 * n
     winner = -1
     if s[FIGHTERS] == 1:
         for i in range(s[SEATS]):
-            if s[fights + s[_ORDER + i]]:
-                winner = s[_ORDER + i]
+            if s[fights + s[ORDER + i]]:
+                winner = s[ORDER + i]
     elif s[FIGHTERS] > 1:
         low = prm[1] + 1
         for i in range(s[SEATS]):
-            seat = s[_ORDER + i]
+            seat = s[ORDER + i]
             if s[fights + seat]:
                 low = min(low, s[hand + seat])
         best = -1
         for i in range(s[SEATS]):  # the first best total in turn order wins
-            seat = s[_ORDER + i]
+            seat = s[ORDER + i]
             if s[fights + seat]:
                 v = s[hand + seat]
                 total = v + s[UNDERDOG] if v == low else v
@@ -221,9 +241,9 @@ def _showdown(s, prm):
                     best = total
                     winner = seat
     if winner >= 0:
-        prize = s[BANK] if s[LAST] else min(1, s[BANK])
-        s[BANK] -= prize
-        s[chips + winner] += s[POT] + prize
+        won = prize(s)
+        s[BANK] -= won
+        s[chips + winner] += s[POT] + won
         s[START] = winner
     alive = 0
     first = -1
@@ -239,14 +259,14 @@ def _showdown(s, prm):
     elif s[LAST] or s[ROUND] >= prm[3]:
         s[PHASE] = OVER
     else:
-        _new_round(s, prm)
+        new_round(s, prm)
 
 
 @numba.njit(search.RULE_SIGNATURES["apply"], **_JIT)
 def apply(s, prm, a):
     n = prm[0]
     ph = s[PHASE]
-    hand = _ORDER + 3 * n
+    hand = ORDER + 3 * n
     if ph == DEAL or ph == DRAWN:
         v = a + 1
         s[USED] |= np.int64(1) << v
@@ -254,7 +274,7 @@ def apply(s, prm, a):
         if ph == DEAL:
             pos = s[POS]
             if pos < s[SEATS]:
-                s[hand + s[_ORDER + n + pos]] = v
+                s[hand + s[ORDER + n + pos]] = v
                 s[POS] = pos + 1
             else:
                 s[UNDERDOG] = v
@@ -269,24 +289,23 @@ def apply(s, prm, a):
             s[UNDERDOG] = v
             _next_drawer(s, prm)
         return
-    seat = s[_ORDER + s[POS]]
+    seat = s[ORDER + s[POS]]
     if ph == DRAW:
         s[DRAWN_CARD] = -1 if a == SWAP else -2
         s[PHASE] = DRAWN
     elif ph == KEEP:
         kept = a - KEEP_BASE + 1
         held = s[hand + seat]
-        s[_ORDER + LAID * n + seat] = s[DRAWN_CARD] if kept == held else held
+        s[ORDER + LAID * n + seat] = s[DRAWN_CARD] if kept == held else held
         s[hand + seat] = kept
         s[DRAWN_CARD] = 0
         _next_drawer(s, prm)
     else:
         if a == FIGHT:
-            chips = _ORDER + 2 * n + seat
-            stake = min(prm[2], s[chips]) if s[LAST] else 1
-            s[chips] -= stake
-            s[POT] += stake
-            s[_ORDER + 4 * n + seat] = 1
+            bet = stake(s, prm, seat)
+            s[ORDER + 2 * n + seat] -= bet
+            s[POT] += bet
+            s[ORDER + 4 * n + seat] = 1
             s[FIGHTERS] += 1
         s[POS] += 1
         if s[POS] == s[SEATS]:
@@ -295,9 +314,10 @@ def apply(s, prm, a):
 
 @numba.njit(search.RULE_SIGNATURES["returns"], **_JIT)
 def returns(s, prm, out):
-    """``UnderdogState.returns()`` of a final position, into ``out``."""
+    """The returns of a final position, into ``out``: payoff ``win``, the
+    most chips share 1; ``chips``, final chips minus the mean."""
     n = prm[0]
-    chips = _ORDER + 2 * n
+    chips = ORDER + 2 * n
     if prm[4]:  # _common.win_shares: the most chips share 1
         _compiled.win_shares(s, chips, n, False, out)
     else:
@@ -312,22 +332,22 @@ def token(s, prm, a, player):
     if ph == DEAL:
         if pos == s[SEATS]:
             return UNDERDOG_T + a
-        return DEALT_T + a if s[_ORDER + n + pos] == player else -1
-    seat = s[_ORDER + pos]
+        return DEALT_T + a if s[ORDER + n + pos] == player else -1
+    seat = s[ORDER + pos]
     if ph == DRAWN:
         if s[DRAWN_CARD] == -2:
             return FLIP_T + a
         return DRAWN_T + a if seat == player else -1
     if ph == KEEP and seat != player:
-        held = s[_ORDER + 3 * n + seat]
+        held = s[ORDER + 3 * n + seat]
         laid = s[DRAWN_CARD] if a - KEEP_BASE + 1 == held else held
         return LAID_T + laid - 1
     if ph == FIGHTING and pos == s[SEATS] - 1 and s[FIGHTERS] + (1 if a == FIGHT else 0) >= 2:
         # the showdown: the fighters' cards in turn order, one digit each
-        hand, fights = _ORDER + 3 * n, _ORDER + 4 * n
+        hand, fights = ORDER + 3 * n, ORDER + 4 * n
         code = np.int64(0)
         for i in range(pos + 1):
-            fighter = s[_ORDER + i]
+            fighter = s[ORDER + i]
             if s[fights + fighter] != 0 or (i == pos and a == FIGHT):
                 code = code * prm[1] + s[hand + fighter] - 1
         return SHOWDOWN_T + (a - FIGHT) + 2 * code
@@ -358,86 +378,38 @@ def observation(s, prm, player, out):
     o_phase = o_pile + 1
     out[player] = 1.0
     if ph == DRAW or ph == KEEP or ph == FIGHTING:
-        out[o_move + s[_ORDER + s[POS]]] = 1.0
+        out[o_move + s[ORDER + s[POS]]] = 1.0
     else:  # chance or over
         out[o_move + n] = 1.0
-    held = s[_ORDER + HAND * n + player]
+    held = s[ORDER + HAND * n + player]
     if held:
         out[o_own + held - 1] = 1.0
-    if ph == KEEP and s[_ORDER + s[POS]] == player:
+    if ph == KEEP and s[ORDER + s[POS]] == player:
         out[o_drawn + s[DRAWN_CARD] - 1] = 1.0
     if s[UNDERDOG]:
         out[o_under + s[UNDERDOG] - 1] = 1.0
     for seat in range(n):
-        v = s[_ORDER + LAID * n + seat]
+        v = s[ORDER + LAID * n + seat]
         if v:
             out[o_laid + seat * C + v - 1] = 1.0
-        out[o_chips + seat] = s[_ORDER + CHIPS * n + seat]
-        if s[_ORDER + FIGHTS * n + seat]:
+        out[o_chips + seat] = s[ORDER + CHIPS * n + seat]
+        if s[ORDER + FIGHTS * n + seat]:
             out[o_fight + seat] = 1.0
     out[o_bank] = s[BANK]
     if ph == FIGHTING or ph == OVER:
         decided = s[SEATS] if ph == OVER else s[POS]
         for i in range(decided):
-            seat = s[_ORDER + i]
-            if not s[_ORDER + FIGHTS * n + seat]:
+            seat = s[ORDER + i]
+            if not s[ORDER + FIGHTS * n + seat]:
                 out[o_pass + seat] = 1.0
     if ph == OVER and s[FIGHTERS] >= 2:  # the showdown that ended the game
         for i in range(s[SEATS]):
-            seat = s[_ORDER + i]
-            if s[_ORDER + FIGHTS * n + seat]:
-                out[o_shown + seat * C + s[_ORDER + HAND * n + seat] - 1] = 1.0
+            seat = s[ORDER + i]
+            if s[ORDER + FIGHTS * n + seat]:
+                out[o_shown + seat * C + s[ORDER + HAND * n + seat] - 1] = 1.0
     out[o_last] = 1.0 if s[LAST] else 0.0
     out[o_pile] = s[PILE]
     out[o_phase + ph] = 1.0
-
-
-def position_of(state) -> np.ndarray:
-    """The compiled position of the Python ``UnderdogState`` ``state``, read
-    from its rules core ``state._c`` (not its history: a search's own worlds,
-    replayed without pyspiel's history, convert too).
-
-    ``_new_round`` writes only the first ``len(order)`` places of the turn
-    and deal orders and leaves the later ones as an earlier round left them
-    (no rule reads them); they are rebuilt from the "round" events of the
-    core's log, which record each round's start player and chips."""
-    g = state.get_game()
-    c = state._c
-    n = g.num_seats
-    s = np.zeros(_ORDER + 6 * n, dtype=np.int64)
-    s[PHASE] = c.phase
-    s[ROUND] = c.rnd
-    s[START] = c.start
-    s[LAST] = c.last
-    s[BANK] = c.bank
-    s[POS] = c.pos
-    s[USED] = c.used
-    s[PILE] = c.npile
-    s[DRAWN_CARD] = c.drawn
-    s[UNDERDOG] = c.underdog
-    s[SEATS] = len(c.order)
-    s[POT] = sum(c.stakes)
-    s[FIGHTERS] = len(c.fighters)
-    turn, dealt = _ORDER + TURN * n, _ORDER + DEALT * n
-    filled = len(c.order)
-    s[turn:turn + filled] = c.order
-    s[dealt:dealt + filled] = c.deal_order
-    # place i >= len(order): the latest earlier round that had more seats
-    for e in reversed(c.log):
-        if filled == n:
-            break
-        if e.kind == "round":
-            order = [(e.start + i) % n for i in range(n) if e.chips[(e.start + i) % n] > 0]
-            if len(order) > filled:
-                s[turn + filled:turn + len(order)] = order[filled:]
-                s[dealt + filled:dealt + len(order)] = sorted(order)[filled:]
-                filled = len(order)
-    s[_ORDER + CHIPS * n:_ORDER + (CHIPS + 1) * n] = c.chips
-    s[_ORDER + HAND * n:_ORDER + (HAND + 1) * n] = c.hand
-    for seat in c.fighters:
-        s[_ORDER + FIGHTS * n + seat] = 1
-    s[_ORDER + LAID * n:_ORDER + (LAID + 1) * n] = c.laid
-    return s
 
 
 def compiled_rules(game) -> search.CompiledRules:
@@ -447,12 +419,12 @@ def compiled_rules(game) -> search.CompiledRules:
         raise ValueError(f"underdog: compiled rules take at most {MAX_CARDS} cards, not {cards}")
     params = np.array([n, cards, game.last_round_stake, game.max_rounds,
                        1 if game.payoff == "win" else 0], dtype=np.int64)
-    initial = np.zeros(_ORDER + 6 * n, dtype=np.int64)
-    initial[_ORDER + 2 * n:_ORDER + 3 * n] = game.start_chips
+    initial = np.zeros(ORDER + 6 * n, dtype=np.int64)
+    initial[ORDER + 2 * n:ORDER + 3 * n] = game.start_chips
     initial[BANK] = game.start_bank
-    _new_round(initial, params)
+    new_round(initial, params)
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=SHOWDOWN_T + 2 * cards ** n,
         max_branch=max(2, cards), observation=observation,
-        position_of=position_of)
+        position_of=adapter.position_of)
