@@ -201,6 +201,10 @@ def playout(s, prm, max_branch, rng, out):
 
 #: the encodings the batched environment hands out: name -> the field of
 #: CompiledRules that computes it, and the game's method giving its size
+#: what a batched agent may read instead of an encoding: the rows' compiled
+#: positions themselves (``BatchedEnv.pos``), for code that keeps to what
+#: the mover may see (agents/heuristics/underdog_batched.py)
+POSITION = "position"
 ENCODINGS = {"observation_tensor": ("observation", "observation_tensor_size"),
              "compact": ("compact", "compact_tensor_size")}
 

@@ -54,6 +54,10 @@ from kibitz.games import _common, _underdog_rules, _underdog_strings, adapter, s
 from kibitz.games._common import Param
 from kibitz.games._underdog_rules import (BANK, CHIPS, DEAL, DRAW, DRAWN, FIGHT, FIGHTING, KEEP, KEEP_BASE,
                                           NEW_UNDERDOG, ORDER, OVER, PASS, ROUND, START, SWAP)
+# the compiled position's places (``state.position()``, ``BatchedEnv.pos``;
+# the layout is _underdog_rules' docstring), for code that reads positions
+from kibitz.games._underdog_rules import (DRAWN_CARD, FIGHTS, HAND, LAST, PHASE, POS, POT,  # noqa: F401
+                                          SEATS, UNDERDOG, USED)
 from kibitz.games._underdog_strings import (Alone, Deal, Draw, Fight, Flip, Keep, NewUnderdog, Nobody, Pass,
                                             Round, Showdown, Skip, Swap, Underdog, UnderdogObserver, Won,
                                             card_name, event_text)
@@ -61,7 +65,9 @@ from kibitz.games._underdog_strings import (Alone, Deal, Draw, Fight, Flip, Keep
 __all__ = ["Alone", "DEAL", "DRAW", "DRAWN", "Deal", "Draw", "FIGHT", "FIGHTING", "Fight", "Flip", "KEEP",
            "KEEP_BASE", "Keep", "NEW_UNDERDOG", "NewUnderdog", "Nobody", "OVER", "PASS", "PARAMS", "Pass", "Round",
            "SHORT_NAME", "SPEC", "SWAP", "Showdown", "Skip", "Swap", "Underdog", "UnderdogGame",
-           "UnderdogObserver", "UnderdogState", "Won", "card_name", "event_text"]
+           "UnderdogObserver", "UnderdogState", "Won", "card_name", "event_text",
+           "BANK", "CHIPS", "ORDER", "DRAWN_CARD", "FIGHTS", "HAND", "LAST", "PHASE", "POS", "POT", "SEATS",
+           "UNDERDOG", "USED"]
 
 SHORT_NAME = "underdog"
 _new = tuple.__new__

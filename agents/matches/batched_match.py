@@ -9,10 +9,10 @@ through the file's onnxruntime model, on the encoding the network reads).
 Seats rotate over the rows as in a tournament (``tournament.arrangements``),
 each row keeping its seating for every game it plays, and each finished
 game credits each agent seated with the mean of its seats' returns (as
-``kibitz tournament``'s mean payoff). Pub's and Over/Under's ``heuristic``
-play batched too (:data:`BATCHED_HEURISTICS`); agents without a batched
-form (the other games' ``heuristic``, ``ismcts``, ``policy``) play through
-``kibitz tournament``.
+``kibitz tournament``'s mean payoff). Pub's, Over/Under's and Underdog's
+``heuristic`` play batched too (:data:`BATCHED_HEURISTICS`; Underdog's reads
+the compiled positions); agents without a batched form (Doubt and Bet's
+``heuristic``, ``ismcts``, ``policy``) play through ``kibitz tournament``.
 
 Unlike ``kibitz tournament`` the deals are not duplicated (every row draws
 its own chance from the environment's generator) and single games are not
@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from kibitz.agents.matches.tournament import arrangements
-from kibitz.games.batched import ENCODINGS, BatchedEnv
+from kibitz.games.batched import ENCODINGS, POSITION, BatchedEnv
 from kibitz.solvers.stats import mean_interval
 
 #: the agent kinds that play batched
-BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub, over_under)")
+BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub, over_under, underdog)")
 
 
 def _pub_heuristic(game):
@@ -49,7 +49,7 @@ def _pub_heuristic(game):
         offset += size
     take_minus_draw, both_minus_keep = offset + 2, offset + 5
 
-    def choose(obs, mask):
+    def choose(obs, mask, rng):
         choosing = mask[:, pub.KEEP_DRAWN]
         on_choice = np.where(obs[:, both_minus_keep] < 0, pub.TAKE_BOTH, pub.KEEP_DRAWN)
         on_turn = np.where((obs[:, take_minus_draw] <= 0) | ~mask[:, pub.DRAW], pub.TAKE, pub.DRAW)
@@ -129,7 +129,7 @@ def _over_under_heuristic(game):
         key = np.where(legal, tally * n + seats, np.iinfo(np.int64).max)
         return r.give_base + np.argmin(key, axis=1)
 
-    def choose(obs, mask):
+    def choose(obs, mask, rng):
         giving = obs[:, offset["phase"] + GIVE] > 0.5
         actions = np.zeros(len(obs), dtype=np.int64)
         if (~giving).any():
@@ -141,8 +141,19 @@ def _over_under_heuristic(game):
     return choose
 
 
-#: the heuristics with a batched form: game -> (the encoding it reads, a maker of ``choose(obs, mask)``)
-BATCHED_HEURISTICS = {"pub": ("compact", _pub_heuristic), "over_under": ("compact", _over_under_heuristic)}
+def _underdog_heuristic(game):
+    """Underdog's heuristic on the compiled positions
+    (agents/heuristics/underdog_batched.py): it samples, so it plays the
+    Python heuristic's policy, not its very moves."""
+    from kibitz.agents.heuristics.underdog_batched import batched_heuristic
+
+    return batched_heuristic(game)
+
+
+#: the heuristics with a batched form: game -> (the encoding it reads, or
+#: :data:`POSITION`; a maker of ``choose(obs, mask, rng)``)
+BATCHED_HEURISTICS = {"pub": ("compact", _pub_heuristic), "over_under": ("compact", _over_under_heuristic),
+                      "underdog": (POSITION, _underdog_heuristic)}
 
 
 class _Batched:
@@ -186,8 +197,8 @@ class _Batched:
         The sums run over each row's legal moves only (Doubt and Bet's rows
         have a few hundred of 29,896), which gives the very floats of a
         cumulative sum over every action, illegal ones adding 0."""
-        if self.heuristic is not None:  # deterministic: draws nothing from rng
-            return self.heuristic(obs, mask)
+        if self.heuristic is not None:  # Pub's and Over/Under's draw nothing from rng
+            return self.heuristic(obs, mask, rng)
         at, legal = np.nonzero(mask)  # row by row, each row's legal moves ascending
         count = np.bincount(at, minlength=len(mask))
         col = np.arange(len(legal)) - np.repeat(np.cumsum(count) - count, count)
@@ -212,7 +223,7 @@ def batched_agents(specs: list[str], game) -> tuple[list[_Batched], str | None]:
     read (None: no network); ValueError naming the spec that has none, or
     when the networks read different encodings."""
     agents = [_Batched(spec, game) for spec in specs]
-    encodings = {a.encoding for a in agents if a.encoding is not None}
+    encodings = {a.encoding for a in agents if a.encoding not in (None, POSITION)}
     if len(encodings) > 1:
         raise ValueError(f"the networks read different encodings ({', '.join(sorted(encodings))}); "
                          "the batched environment hands out one")
@@ -227,7 +238,8 @@ def step_agents(env, agents: list[_Batched], seating: np.ndarray, rng: np.random
     for i, agent in enumerate(agents):
         at = np.flatnonzero(mover == i)
         if len(at):
-            actions[at] = agent.choose(env.obs[at], env.mask[at], rng)
+            obs = env.pos[at] if agent.encoding == POSITION else env.obs[at]
+            actions[at] = agent.choose(obs, env.mask[at], rng)
     env.step(actions)
 
 

@@ -186,7 +186,7 @@ def position_chunks(game, specs: Sequence[str], seed: int, *, chunk: int = 8192,
     iterator of ``(features, returns)``, each chunk from ``chunk`` fresh
     games on the batched environment (``kibitz.games.batched``) among the
     agents ``specs`` (their batched forms: ``random``, ``trained``,
-    ``net(FILE)``), seated as ``batched_match`` seats them, and ``per_game``
+    ``net(FILE)``, three games' ``heuristic``), seated as ``batched_match`` seats them, and ``per_game``
     positions of each game drawn uniformly without replacement among its
     positions before a move (chance and decisions; fewer in a shorter game),
     their features (``state_value.feature_size``) and the game's returns.
