@@ -1,44 +1,54 @@
-"""Pub's rules compiled (numba), for the tree compiler (capability ``COMPILED``).
+"""Pub's rules (numba): the only copy, on a position held in one int64 array.
 
-The same rules as :class:`kibitz.games.pub.PubState`, on a position held
-as one int64 array, so that a compiled walk (``kibitz.solvers.tree``)
-expands a node in a few hundred nanoseconds instead of a Python call per
-rule. What a walk needs of a position, and nothing else, is kept: the
-order of the cards in a hand or a collection does not change a score, so
-each seat holds counts and rank sums per suit (hand and collection
-together); what a player has seen is the walk's business (``token``).
-The observation tensor (``observation``) needs the cards themselves: each
-seat's hand and collection are also kept as bit masks, after the counts.
+The rules page is docs/rules/pub.md (and the module docstring of
+``kibitz.games.pub``); the game module declares the parameters and plays
+these functions through the generic pyspiel adapter
+(``kibitz.games.adapter``), and ``_pub_strings`` renders the events, the
+strings and the observer from positions. The tree compiler, the batched
+environment and the compiled searches run the same functions
+(``search.CompiledRules``). A seat's cards are kept as counts and rank sums
+per suit (hand and collection together: what a score needs) and as bit
+masks of its hand and of its collection (what the observation and the
+``compact`` encoding show); the cards placed, in order, are kept for the
+strings alone (no rule reads them: a hand and a collection are written in
+the order their cards came).
 
-Position (``int64``), with ``n`` seats and ``S`` suits:
+Position (``int64``), with ``n`` seats, ``S`` suits and ``N`` cards:
 
-===================  ==============================================
-index                meaning
-===================  ==============================================
-0                    phase (``pub.SETUP`` .. ``pub.OVER``)
-1                    set-up chance moves done
-2                    the deck, a bit mask of card ids (bit ``c``: card ``c``)
-3                    cards in the deck
-4                    the face-up card, or -1
-5                    the drawn card waiting for the choice, or -1
-6                    the seat to move
-7 + s*S + u          cards of suit ``u`` seat ``s`` holds
-7 + (n + s)*S + u    their ranks' sum
-7 + 2*n*S + s        seat ``s``'s hand (the cards dealt to it), a bit
-                     mask of card ids
-7 + 2*n*S + n + s    seat ``s``'s collection, a bit mask of card ids
-===================  ==============================================
+=====================  ==============================================
+index                  meaning
+=====================  ==============================================
+0 ``PHASE``            phase (``SETUP`` .. ``OVER``)
+1 ``PLACED``           cards placed so far: set aside, dealt, collected
+                       (in the set-up: the set-up chance moves done)
+2 ``DECK``             the deck, a bit mask of card ids (bit ``c``: card
+                       ``c``); a last card discarded unseen stays in it
+3 ``LEFT``             cards in the deck (the same)
+4 ``FACE``             the face-up card, or -1 (at the end: the card
+                       discarded face up, or -1)
+5 ``DRAWN_CARD``       the drawn card waiting for the choice, or -1
+6 ``MOVER``            the seat whose turn it is
+7 + s*S + u            cards of suit ``u`` seat ``s`` holds
+7 + (n + s)*S + u      their ranks' sum
+7 + 2*n*S + s          seat ``s``'s hand (the cards dealt to it), a bit
+                       mask of card ids
+7 + 2*n*S + n + s      seat ``s``'s collection, a bit mask of card ids
+7 + 2*n*S + 2*n + k    the ``k``-th card placed (``k`` below ``PLACED``):
+                       set aside for ``k < removed``, dealt for ``k`` below
+                       the set-up's length (to seat ``(k - removed) //
+                       hand``), else collected: ``seat << 6 | card``
+=====================  ==============================================
 
-The position is ``7 + 2*n*S + 2*n`` long. ``observation`` writes
+The position is ``7 + 2*n*S + 2*n + N`` long. ``observation`` writes
 ``PubObserver``'s observation tensor (``state.observation_tensor``) from
 it: the face-up and drawn cards, the deck's count (0 at the end), the
 masks, the phase and the seat to move. ``compact`` writes the ``compact``
-encoding (``CompactEncoder``, ``state.compact_tensor``) from the same
-fields: it depends only on what a player has seen now (its hand, the
-collections, the face-up and drawn cards), which the masks hold, so the
-position needs nothing more; its ``ScoreEstimate`` numbers are computed
-with the Python encoder's float64 operations in the same order, so the
-float32 values are the same bit for bit.
+encoding (``state.compact_tensor``) from the same fields: it depends only
+on what a player has seen now (its hand, the collections, the face-up and
+drawn cards), which the masks hold; its ``ScoreEstimate`` numbers
+(``kibitz.games.pub``, what the heuristic plays by) are computed with the
+Python estimate's float64 operations in the same order, so the float32
+values are the same bit for bit.
 
 Parameters (``int64``): players, suits, ranks, removed, hand, set-up
 length, 1 for payoff ``win`` (0: ``score``).
@@ -55,23 +65,33 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kibitz.games import search
+from kibitz.games import adapter, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
+# the phases and the actions (games/pub.py's docstring)
 SETUP, REVEAL, TURN, DRAWN, CHOOSE, OVER = range(6)
 TAKE, DRAW, KEEP_DRAWN, TAKE_BOTH = range(4)
-_FIRST_SEAT = 7
+# the position's fixed places (module docstring); the seats' arrays follow from FIRST_SEAT
+PHASE, PLACED, DECK, LEFT, FACE, DRAWN_CARD, MOVER = range(7)
+FIRST_SEAT = 7
 # the masks' fields (after the counts and sums): hands, then collections
 _HAND, _COLL = 0, 1
+#: a collected card's entry in the cards placed: ``seat << SEAT_SHIFT | card`` (at most 52 cards)
+SEAT_SHIFT = 6
 NUM_TOKENS = 320
+
+
+def placed_at(n: int, suits: int) -> int:
+    """Where the cards placed begin in a position of ``n`` seats and ``suits`` suits."""
+    return FIRST_SEAT + 2 * n * suits + 2 * n
 
 
 @numba.njit(search.RULE_SIGNATURES["kind"], **_JIT)
 def kind(s, prm):
-    ph = s[0]
+    ph = s[PHASE]
     if ph == TURN or ph == CHOOSE:
-        return s[6]
+        return s[MOVER]
     if ph == OVER:
         return -4
     return -1
@@ -79,10 +99,10 @@ def kind(s, prm):
 
 @numba.njit(search.RULE_SIGNATURES["legal"], **_JIT)
 def legal(s, prm, out):
-    if s[0] == TURN:
+    if s[PHASE] == TURN:
         out[0], out[1] = TAKE, DRAW
         return 2
-    if s[0] == CHOOSE:
+    if s[PHASE] == CHOOSE:
         out[0], out[1] = KEEP_DRAWN, TAKE_BOTH
         return 2
     return 0
@@ -90,7 +110,8 @@ def legal(s, prm, out):
 
 @numba.njit(search.RULE_SIGNATURES["outcomes"], **_JIT)
 def outcomes(s, prm, actions, probs):
-    mask, count = s[2], s[3]
+    """The cards of the deck, ascending, each with probability 1 / (cards in the deck)."""
+    mask, count = s[DECK], s[LEFT]
     p = 1.0 / count
     j = 0
     for c in range(prm[1] * prm[2]):
@@ -102,78 +123,91 @@ def outcomes(s, prm, actions, probs):
 
 
 @numba.njit(**_JIT)
+def _place(s, prm, entry):
+    """Appends ``entry`` to the cards placed (module docstring)."""
+    s[FIRST_SEAT + 2 * prm[0] * prm[1] + 2 * prm[0] + s[PLACED]] = entry
+    s[PLACED] += 1
+
+
+@numba.njit(**_JIT)
 def _add(s, prm, seat, card, field):
-    """Gives ``card`` to ``seat``: its counts and sums, and the bit mask of
-    its hand (``field`` _HAND) or of its collection (_COLL)."""
+    """Gives ``card`` to ``seat``: its counts and sums, the bit mask of its
+    hand (``field`` _HAND) or of its collection (_COLL), and the cards placed."""
     n, suits, ranks = prm[0], prm[1], prm[2]
     u = card // ranks
-    s[_FIRST_SEAT + seat * suits + u] += 1
-    s[_FIRST_SEAT + (n + seat) * suits + u] += card % ranks + 1
-    s[_FIRST_SEAT + 2 * n * suits + field * n + seat] |= np.int64(1) << card
+    s[FIRST_SEAT + seat * suits + u] += 1
+    s[FIRST_SEAT + (n + seat) * suits + u] += card % ranks + 1
+    s[FIRST_SEAT + 2 * n * suits + field * n + seat] |= np.int64(1) << card
+    _place(s, prm, card if field == _HAND else seat << SEAT_SHIFT | card)
 
 
 @numba.njit(**_JIT)
 def _next_turn(s, prm):
-    left, face = s[3], s[4]
+    """Ends a turn: the game ends the moment the deck is empty, or when a
+    reveal would take its last card (discarded unseen); else the next seat's
+    turn, which begins with a reveal when there is no face-up card."""
+    left, face = s[LEFT], s[FACE]
     if left == 0 or (face < 0 and left == 1):
-        s[0] = OVER
+        s[PHASE] = OVER
         return
-    s[6] = (s[6] + 1) % prm[0]
-    s[0] = TURN if face >= 0 else REVEAL
+    s[MOVER] = (s[MOVER] + 1) % prm[0]
+    s[PHASE] = TURN if face >= 0 else REVEAL
 
 
 @numba.njit(**_JIT)
 def _take_both(s, prm):
-    _add(s, prm, s[6], s[4], _COLL)
-    _add(s, prm, s[6], s[5], _COLL)
-    s[4] = -1
-    s[5] = -1
+    _add(s, prm, s[MOVER], s[FACE], _COLL)
+    _add(s, prm, s[MOVER], s[DRAWN_CARD], _COLL)
+    s[FACE] = -1
+    s[DRAWN_CARD] = -1
     _next_turn(s, prm)
 
 
 @numba.njit(search.RULE_SIGNATURES["apply"], **_JIT)
 def apply(s, prm, a):
-    ph = s[0]
-    ranks = prm[2]
+    ph = s[PHASE]
     if ph == SETUP or ph == REVEAL or ph == DRAWN:
-        s[2] &= ~(np.int64(1) << a)
-        s[3] -= 1
+        s[DECK] &= ~(np.int64(1) << a)
+        s[LEFT] -= 1
         if ph == SETUP:
-            pos = s[1]
-            if pos >= prm[3]:
+            pos = s[PLACED]
+            if pos >= prm[3]:  # dealt, a whole hand at a time from seat 0
                 _add(s, prm, (pos - prm[3]) // prm[4], a, _HAND)
-            s[1] = pos + 1
+            else:  # set aside
+                _place(s, prm, a)
             if pos + 1 == prm[5]:
-                s[0] = REVEAL
+                s[PHASE] = REVEAL
         elif ph == REVEAL:
-            s[4] = a
-            s[0] = TURN
+            s[FACE] = a
+            s[PHASE] = TURN
         else:
-            s[5] = a
-            face = s[4]
+            s[DRAWN_CARD] = a
+            face, ranks = s[FACE], prm[2]
             if a % ranks < face % ranks and a // ranks != face // ranks:
-                s[0] = CHOOSE
+                s[PHASE] = CHOOSE  # a lower card of another suit: the player chooses
             else:
                 _take_both(s, prm)
     elif ph == TURN:
         if a == TAKE:
-            _add(s, prm, s[6], s[4], _COLL)
-            s[4] = -1
+            _add(s, prm, s[MOVER], s[FACE], _COLL)
+            s[FACE] = -1
             _next_turn(s, prm)
         else:
-            s[0] = DRAWN
+            s[PHASE] = DRAWN
     else:  # CHOOSE
         if a == KEEP_DRAWN:
-            _add(s, prm, s[6], s[5], _COLL)
-            s[5] = -1
+            _add(s, prm, s[MOVER], s[DRAWN_CARD], _COLL)
+            s[DRAWN_CARD] = -1
             _next_turn(s, prm)
         else:
             _take_both(s, prm)
 
-
 @numba.njit(search.RULE_SIGNATURES["returns"], **_JIT)
 def returns(s, prm, out):
-    """``PubState.returns()`` of a final position, into ``out``."""
+    """The returns of a final position, into ``out``: for each suit the
+    seats holding the most of it (at least one) score 0 for it, the others
+    its ranks; payoff ``win``, the lowest scores share 1; ``score``, the
+    mean score minus the seat's own."""
     n, suits = prm[0], prm[1]
     # the scores first, in ``out`` (integers, exact in float64)
     for seat in range(n):
@@ -181,10 +215,10 @@ def returns(s, prm, out):
     for u in range(suits):
         top = 0
         for seat in range(n):
-            top = max(top, s[_FIRST_SEAT + seat * suits + u])
+            top = max(top, s[FIRST_SEAT + seat * suits + u])
         for seat in range(n):
-            if s[_FIRST_SEAT + seat * suits + u] != top or top == 0:
-                out[seat] += s[_FIRST_SEAT + (n + seat) * suits + u]
+            if s[FIRST_SEAT + seat * suits + u] != top or top == 0:
+                out[seat] += s[FIRST_SEAT + (n + seat) * suits + u]
     if prm[6]:
         best = out.min()
         winners = 0
@@ -205,9 +239,9 @@ def returns(s, prm, out):
 
 @numba.njit(search.RULE_SIGNATURES["token"], **_JIT)
 def token(s, prm, a, player):
-    ph = s[0]
+    ph = s[PHASE]
     if ph == SETUP:
-        pos = s[1]
+        pos = s[PLACED]
         if pos < prm[3] or (pos - prm[3]) // prm[4] != player:
             return -1
         return 64 + a
@@ -232,7 +266,7 @@ def observation(s, prm, player, out):
     ``player``, into ``out``: observer n | to_move n+1 | own_hand N |
     face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6."""
     n, N = prm[0], prm[1] * prm[2]
-    masks = _FIRST_SEAT + 2 * n * prm[1]
+    masks = FIRST_SEAT + 2 * n * prm[1]
     out[:] = 0.0
     out[player] = 1.0
     cur = kind(s, prm)
@@ -240,23 +274,23 @@ def observation(s, prm, player, out):
     at = 2 * n + 1
     _cards(s[masks + _HAND * n + player], N, out, at)
     at += N
-    if s[4] >= 0:
-        out[at + s[4]] = 1.0
+    if s[FACE] >= 0:
+        out[at + s[FACE]] = 1.0
     at += N
-    if s[5] >= 0:
-        out[at + s[5]] = 1.0
+    if s[DRAWN_CARD] >= 0:
+        out[at + s[DRAWN_CARD]] = 1.0
     at += N
     for seat in range(n):
         _cards(s[masks + _COLL * n + seat], N, out, at + seat * N)
     at += n * N
-    over = s[0] == OVER
-    out[at] = 0.0 if over else np.float32(s[3])
+    over = s[PHASE] == OVER
+    out[at] = 0.0 if over else np.float32(s[LEFT])
     at += 1
     if over:
         for seat in range(n):
             _cards(s[masks + _HAND * n + seat], N, out, at + seat * N)
     at += n * N
-    out[at + s[0]] = 1.0
+    out[at + s[PHASE]] = 1.0
 
 
 # ------------------------------------------------------------ compact encoding
@@ -290,8 +324,8 @@ def _estimate(s, prm, me, rival, c1, c2):
     n, suits, ranks = prm[0], prm[1], prm[2]
     total = 0.0
     for u in range(suits):
-        count = s[_FIRST_SEAT + me * suits + u]
-        sums = s[_FIRST_SEAT + (n + me) * suits + u]
+        count = s[FIRST_SEAT + me * suits + u]
+        sums = s[FIRST_SEAT + (n + me) * suits + u]
         for c in (c1, c2):
             if c >= 0 and c // ranks == u:
                 count += 1
@@ -305,7 +339,7 @@ def _estimate(s, prm, me, rival, c1, c2):
 def _draw_cost(s, prm, me, rival, base, unseen):
     """``ScoreEstimate.draw_cost(face)``: the mean over the unseen cards
     (in ascending order) of what drawing each would cost."""
-    ranks, face = prm[2], s[4]
+    ranks, face = prm[2], s[FACE]
     total = 0.0
     k = 0
     for x in range(prm[1] * ranks):
@@ -322,7 +356,7 @@ def _draw_cost(s, prm, me, rival, base, unseen):
 
 @numba.njit(**_JIT)
 def _card_items(card, suits, ranks, out, at):
-    """``CompactEncoder._card``: suit one-hot, rank/R, card one-hot."""
+    """A card's items: suit one-hot, rank/R, card one-hot (none for -1)."""
     if card >= 0:
         out[at + card // ranks] = 1.0
         out[at + suits] = (card % ranks + 1) / ranks
@@ -334,10 +368,10 @@ def _suit_items(s, prm, me, rival, unseen, out, at):
     """The ``suits`` piece: per suit ``n + 7`` items."""
     n, suits, ranks = prm[0], prm[1], prm[2]
     T = ranks * (ranks + 1) // 2
-    masks = _FIRST_SEAT + 2 * n * suits
+    masks = FIRST_SEAT + 2 * n * suits
     for u in range(suits):
-        mine = s[_FIRST_SEAT + me * suits + u]
-        total = s[_FIRST_SEAT + (n + me) * suits + u]
+        mine = s[FIRST_SEAT + me * suits + u]
+        total = s[FIRST_SEAT + (n + me) * suits + u]
         out[at] = mine / ranks
         out[at + 1] = total / T
         best = 0
@@ -365,8 +399,8 @@ def _seat_items(s, prm, me, out, at):
     n, suits, ranks = prm[0], prm[1], prm[2]
     D = suits * ranks - prm[5]
     M = suits * (ranks * (ranks + 1) // 2)
-    masks = _FIRST_SEAT + 2 * n * suits
-    turn = s[6] if s[0] == TURN or s[0] == CHOOSE else -1
+    masks = FIRST_SEAT + 2 * n * suits
+    turn = s[MOVER] if s[PHASE] == TURN or s[PHASE] == CHOOSE else -1
     score = np.zeros(n, dtype=np.int64)
     count = np.zeros(n, dtype=np.int64)
     sums = np.zeros(n, dtype=np.int64)
@@ -393,28 +427,29 @@ def _seat_items(s, prm, me, out, at):
 
 @numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
 def compact(s, prm, player, out):
-    """``CompactEncoder.encode`` (``state.compact_tensor(player)``) into
-    ``out``: phase 6 | deck 3 | suits S*(n+7) | face_up S+1+N | drawn
-    S+1+N | costs 6 | seats n*3, computed as the Python encoder computes
-    them (float64, rounded once to float32)."""
+    """``player``'s ``compact`` encoding (``state.compact_tensor(player)``;
+    the layout is ``pub.compact_pieces``) into ``out``: phase 6 | deck 3 |
+    suits S*(n+7) | face_up S+1+N | drawn S+1+N | costs 6 | seats n*3, the
+    estimates computed as ``pub.ScoreEstimate`` computes them (float64,
+    rounded once to float32)."""
     n, suits, ranks = prm[0], prm[1], prm[2]
     N = suits * ranks
     D = N - prm[5]
-    masks = _FIRST_SEAT + 2 * n * suits
+    masks = FIRST_SEAT + 2 * n * suits
     out[:] = 0.0
-    out[s[0]] = 1.0
+    out[s[PHASE]] = 1.0
     # what the player has seen: its hand, every collection, face-up and drawn
     seen = s[masks + _HAND * n + player]
     for p in range(n):
         seen |= s[masks + _COLL * n + p]
-    for c in (s[4], s[5]):
+    for c in (s[FACE], s[DRAWN_CARD]):
         if c >= 0:
             seen |= np.int64(1) << c
     unseen = ~seen & ((np.int64(1) << N) - 1)
     num_unseen = 0
     for u in range(suits):
         num_unseen += _suit_of(unseen, u, ranks)[0]
-    deck = 0 if s[0] == OVER else s[3]
+    deck = 0 if s[PHASE] == OVER else s[LEFT]
     out[6] = min(deck, D) / D
     out[7] = prm[3] / N
     out[8] = num_unseen / N
@@ -431,80 +466,35 @@ def compact(s, prm, player, out):
     at = 9
     _suit_items(s, prm, player, rival, unseen, out, at)
     at += suits * (n + 7)
-    _card_items(s[4], suits, ranks, out, at)
+    _card_items(s[FACE], suits, ranks, out, at)
     at += suits + 1 + N
-    _card_items(s[5], suits, ranks, out, at)
+    _card_items(s[DRAWN_CARD], suits, ranks, out, at)
     at += suits + 1 + N
     base = _estimate(s, prm, player, rival, -1, -1)
-    if s[0] == TURN:
-        take = _estimate(s, prm, player, rival, s[4], -1) - base
+    if s[PHASE] == TURN:
+        take = _estimate(s, prm, player, rival, s[FACE], -1) - base
         draw = _draw_cost(s, prm, player, rival, base, unseen)
         out[at], out[at + 1], out[at + 2] = take / ranks, draw / ranks, (take - draw) / ranks
-    elif s[0] == CHOOSE:
-        keep = _estimate(s, prm, player, rival, s[5], -1) - base
-        both = _estimate(s, prm, player, rival, s[4], s[5]) - base
+    elif s[PHASE] == CHOOSE:
+        keep = _estimate(s, prm, player, rival, s[DRAWN_CARD], -1) - base
+        both = _estimate(s, prm, player, rival, s[FACE], s[DRAWN_CARD]) - base
         out[at + 3], out[at + 4], out[at + 5] = keep / ranks, both / ranks, (both - keep) / ranks
     at += 6
     _seat_items(s, prm, player, out, at)
 
-
-def _card_tables(game):
-    """Per card: its bit, and per seat where its suit's count and rank sum
-    are in the position, and its rank plus one (made once per game)."""
-    tables = game.__dict__.get("_position_tables")
-    if tables is None:
-        n, suits, ranks, cards = game.num_seats, game.num_suits, game.num_ranks, game.num_cards
-        tables = ([1 << card for card in range(cards)],
-                  [[_FIRST_SEAT + seat * suits + card // ranks for card in range(cards)] for seat in range(n)],
-                  [[_FIRST_SEAT + (n + seat) * suits + card // ranks for card in range(cards)] for seat in range(n)],
-                  [card % ranks + 1 for card in range(cards)])
-        game.__dict__["_position_tables"] = tables
-    return tables
-
-
-def position_of(state) -> np.ndarray:
-    """The compiled position of the Python ``PubState`` ``state``, read from
-    its rules core ``state._c`` (not its history: a search's own worlds,
-    replayed without pyspiel's history, convert too).
-
-    The core's ``deck`` holds the cards not yet dealt, revealed or drawn (a
-    last card discarded unseen at the end stays in it, as in the deck mask
-    and count here); a seat's counts, rank sums and masks come from its hand
-    and collection."""
-    g = state.get_game()
-    c = state._c
-    n, suits = g.num_seats, g.num_suits
-    bit, count_at, sum_at, rank = _card_tables(g)
-    # a Python list first (one array at the end: IS-MCTS converts a world per rollout)
-    s = [0] * (_FIRST_SEAT + 2 * n * suits + 2 * n)
-    s[:_FIRST_SEAT] = [c.phase, c.pos, sum(map(bit.__getitem__, c.deck)), len(c.deck), c.face, c.drawn,
-                       c.player]
-    masks = _FIRST_SEAT + 2 * n * suits
-    for seat in range(n):
-        hand, coll = c.hands[seat], c.coll[seat]
-        # counts and rank sums per suit: hand and collection together
-        counts, sums = count_at[seat], sum_at[seat]
-        for card in hand + coll:
-            s[counts[card]] += 1
-            s[sums[card]] += rank[card]
-        s[masks + _HAND * n + seat] = sum(map(bit.__getitem__, hand))
-        s[masks + _COLL * n + seat] = sum(map(bit.__getitem__, coll))
-    return np.array(s, dtype=np.int64)
-
-
 def compiled_rules(game) -> search.CompiledRules:
     """The compiled rules of a ``pub`` game."""
     n, suits = game.num_seats, game.num_suits
-    # counts and sums, then the masks (hands, collections: all empty)
-    initial = np.zeros(_FIRST_SEAT + 2 * n * suits + 2 * n, dtype=np.int64)
-    initial[0] = SETUP
-    initial[2] = (1 << game.num_cards) - 1
-    initial[3] = game.num_cards
-    initial[4] = initial[5] = -1
+    # counts and sums, the masks (hands, collections: all empty), the cards placed
+    initial = np.zeros(placed_at(n, suits) + game.num_cards, dtype=np.int64)
+    initial[PHASE] = SETUP
+    initial[DECK] = (1 << game.num_cards) - 1
+    initial[LEFT] = game.num_cards
+    initial[FACE] = initial[DRAWN_CARD] = -1
     params = np.array([n, suits, game.num_ranks, game.num_removed, game.hand_size,
                        game.setup_length, 1 if game.payoff == "win" else 0], dtype=np.int64)
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=NUM_TOKENS,
         max_branch=max(4, game.num_cards), observation=observation,
-        position_of=position_of, compact=compact)
+        position_of=adapter.position_of, compact=compact)

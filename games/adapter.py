@@ -57,10 +57,12 @@ class Core(_common.SlotsState):
     (``pending``, actions played from position ``base``, an array nothing
     changes), and the legal actions or chance outcomes' actions of the
     position once asked for (``moves``; the chance outcomes with their
-    probabilities in ``outcomes``; None before). Lists and arrays other
-    than ``s`` are never changed, only replaced or appended to."""
+    probabilities in ``outcomes``; None before), and ``derived``, what a
+    game's state computed from the position and kept (``State._derived``;
+    None before). Lists and arrays other than ``s`` are never changed, only
+    replaced or appended to."""
 
-    __slots__ = ("game", "rules", "s", "kind", "written", "base", "pending", "moves", "outcomes")
+    __slots__ = ("game", "rules", "s", "kind", "written", "base", "pending", "moves", "outcomes", "derived")
     COPIED = ("s", "written", "pending")
 
     def log(self) -> list:
@@ -88,7 +90,7 @@ class Core(_common.SlotsState):
         self.s = np.array(d["s"], dtype=np.int64)
         self.kind = _player_id(d["kind"])
         self.written, self.base, self.pending = list(d["log"]), None, []
-        self.moves = self.outcomes = None
+        self.moves = self.outcomes = self.derived = None
 
 
 def _player_id(kind: int):
@@ -167,8 +169,21 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c.game, c.rules = game, rules
         c.s = rules.initial.copy()
         c.kind = _player_id(rules.kind(c.s, rules.params))
-        c.written, c.base, c.pending, c.moves, c.outcomes = [], None, [], None, None
+        c.written, c.base, c.pending, c.moves, c.outcomes, c.derived = [], None, [], None, None, None
         game.begin_log(c.written, c.s.tolist())
+
+    def _derived(self, key: str, compute):
+        """``compute()``, kept with this position under ``key`` until the
+        next move: for what a game's state reads often and derives from the
+        position (an immutable value; copies of the state at the same
+        position share it)."""
+        c = self._c
+        if c.derived is None:
+            c.derived = {}
+        value = c.derived.get(key)
+        if value is None:
+            value = c.derived[key] = compute()
+        return value
 
     def _why_illegal(self) -> str:
         """Why a move that is not legal here is not (the legal ones follow it
@@ -224,7 +239,7 @@ class State(_common.CoreSnapshots, pyspiel.State):
         rules.apply(c.s, rules.params, action)
         kind = rules.kind(c.s, rules.params)
         c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
-        c.moves = c.outcomes = None
+        c.moves = c.outcomes = c.derived = None
 
     def returns(self):
         c = self._c
@@ -240,7 +255,7 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c = self._c
         c.s, c.written, c.base, c.pending = s, log, None, []
         c.kind = _player_id(c.rules.kind(s, c.rules.params))
-        c.moves = c.outcomes = None
+        c.moves = c.outcomes = c.derived = None
 
     def position(self) -> np.ndarray:
         """A copy of the compiled position (``CompiledRules.position_of``)."""

@@ -1,7 +1,12 @@
 """A Little Pub Card Game ("pub"): take the face-up card or risk a draw.
 
 Implements the rules page ``docs/rules/pub.md``, which states the rules
-and our own rulings (marked there) in our own words.
+and our own rulings (marked there) in our own words. The rules themselves
+are written once, as compiled functions on an array position
+(``_pub_rules``); this module declares the parameters and the game, and
+plays those functions through the generic pyspiel adapter
+(``kibitz.games.adapter``); the events, strings and observer are in
+``_pub_strings`` (re-exported here). docs/adding-a-game.md tells how.
 
 Set-up (all chance, in this order): ``removed`` cards are set aside face
 down, unseen by everyone; each seat from seat 0 is dealt its whole hand of
@@ -52,9 +57,10 @@ is card ``c``, named ``card QH``. Player actions: ``0 take``, ``1 draw``,
 players*hand + 3*D - 2`` with ``D`` the deck left after the deal.
 
 Information state: one event per line, first line ``p{player}`` (the line
-formats are listed in the rules page). Tensors, with n players, N =
-suits*ranks cards and L = 3*D - 2 event slots (the most moves after the
-deal); information state (perfect recall)::
+formats are listed in the rules page). Tensors (:class:`PubObserver`, in
+``_pub_strings``), with n players, N = suits*ranks cards and L = 3*D - 2
+event slots (the most moves after the deal); information state (perfect
+recall, from the log)::
 
     observer       n          one-hot: whose view this is
     own_hand       N          own dealt cards (private)
@@ -67,147 +73,50 @@ deal); information state (perfect recall)::
                               last card discarded unseen, nothing left
     shown          n*N        every hand, shown at the end
 
-Observation (current view only)::
+Observation (current view only; the compiled ``_pub_rules.observation``)::
 
     observer n | to_move n+1 (last: chance / nobody) | own_hand N |
     face_up N | drawn N | collections n*N | deck 1 | shown n*N | phase 6
 
 For learning the game also offers the ``compact`` encoding
-(:class:`CompactEncoder`, ``PubState.compact_tensor(player)``: 185 floats at
-the defaults): per suit the player's cards and ranks, every other
-collection's count in the player's turn order, the unseen cards, and the
-suit majority chance and score of :class:`ScoreEstimate` (what the
+(``PubState.compact_tensor(player)``, the compiled ``_pub_rules.compact``:
+185 floats at the defaults): per suit the player's cards and ranks, every
+other collection's count in the player's turn order, the unseen cards, and
+the suit majority chance and score of :class:`ScoreEstimate` (what the
 heuristic plays by); the face-up and drawn cards; the heuristic's take,
 draw, keep and take-both costs; per seat its collection's size and score.
 It depends only on what the player has seen; its index table is the rules
-page's section "Compact encoding".
+page's section "Compact encoding" and :func:`compact_pieces`.
 
-Events. ``PubState.log()`` is the game's events in order, each a named tuple
-(``typing.NamedTuple``) whose first field ``kind`` names it, with these
-fields after it: ``Removed(card)``, ``Deal(player, card)``, ``Reveal(player, card)``,
-``Take(player, card)``, ``Draw(player)``, ``Drawn(player, card)``,
-``Keep(player, drawn, face_up)``, ``Both(player, face_up, drawn, forced)``,
-``End(how, face_up)``, ``Hands(hands)``, ``Scores(scores)``. The information-state string
-is their lines (``event_text``).
+Events. ``PubState.log()`` is the game's events in order, named tuples
+(``Removed``, ``Deal``, ``Reveal``, ``Take``, ``Draw``, ``Drawn``, ``Keep``,
+``Both``, ``End``, ``Hands``, ``Scores``: their fields in ``_pub_strings``);
+the information-state string is their lines (``event_text``).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 import pyspiel
 
-from kibitz.games import _common, search
+from kibitz.games import _common, _pub_rules, _pub_strings, adapter, search
 from kibitz.games._common import Param
+from kibitz.games._pub_rules import (CHOOSE, DECK, DRAW, DRAWN, DRAWN_CARD, FACE, KEEP_DRAWN, OVER, PHASE,
+                                     REVEAL, SETUP, TAKE, TAKE_BOTH, TURN)
+from kibitz.games._pub_strings import (ACTION_NAMES, END_CLEAN, END_FACE_DISCARDED, END_LAST_UNSEEN,
+                                       EVENT_KINDS, PHASE_NAMES, RANK_NAMES, SUIT_LETTERS, Both, Deal, Draw,
+                                       Drawn, End, Hands, Keep, PubObserver, Removed, Reveal, Scores, Take,
+                                       card_name, event_text, scores_of)
+
+__all__ = ["ACTION_NAMES", "Both", "CHOOSE", "DRAW", "DRAWN", "Deal", "Draw", "Drawn", "END_CLEAN",
+           "END_FACE_DISCARDED", "END_LAST_UNSEEN", "EVENT_KINDS", "End", "Hands", "KEEP_DRAWN", "Keep",
+           "MAJORITY_CHANCE", "OVER", "PARAMS", "PHASE_NAMES", "PubGame", "PubObserver", "PubState",
+           "RANK_NAMES", "REVEAL", "Removed", "Reveal", "SETUP", "SHORT_NAME", "SPEC", "SUIT_LETTERS", "Scores",
+           "ScoreEstimate", "TAKE", "TAKE_BOTH", "TURN", "Take", "card_name", "compact_pieces", "event_text",
+           "hand_by_players", "majority_chance", "scores_of"]
 
 SHORT_NAME = "pub"
 LONG_NAME = "A Little Pub Card Game"
-
-TAKE, DRAW, KEEP_DRAWN, TAKE_BOTH = 0, 1, 2, 3
-ACTION_NAMES = ("take", "draw", "keep drawn", "take both")
-
-SUIT_LETTERS = "SHDC"
-RANK_NAMES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-
-# Phases.
-SETUP, REVEAL, TURN, DRAWN, CHOOSE, OVER = range(6)
-PHASE_NAMES = ("setup", "reveal", "turn", "drawn", "choose", "over")
-
-# Ways the game ends (the ``end`` event).
-END_FACE_DISCARDED, END_LAST_UNSEEN, END_CLEAN = range(3)
-
-# Event kinds of the information-state tensor (see PubObserver).
-EVENT_KINDS = ("reveal", "take", "draw", "drawn", "keep", "both")
-
-
-# ------------------------------------------------------------------ events
-# The game's log (``PubState.log()``): one of these per event, in order.
-# Each is a tuple whose first field is its kind; the information-state
-# string has one line per event (``event_text``; the lines are in the rules
-# page). ``player`` is the seat whose turn it is.
-#
-# Events are built with ``_new(Kind, (kind, field, ...))``, the tuple
-# constructor NamedTuple's own ``__new__`` ends in, at half its cost (the
-# rules and a search's replays build one per move).
-_new = tuple.__new__
-
-
-class Removed(NamedTuple):
-    """A card set aside face down (seen by nobody, no line)."""
-    kind: str  # "removed"
-    card: int
-
-
-class Deal(NamedTuple):
-    """``you are dealt QH``: ``card`` dealt to ``player``'s hand."""
-    kind: str  # "deal"
-    player: int
-    card: int
-
-
-class Reveal(NamedTuple):
-    """``face up QH``: the top card turned face up on ``player``'s turn."""
-    kind: str  # "reveal"
-    player: int
-    card: int
-
-
-class Take(NamedTuple):
-    """``pS takes QH``: ``player`` takes the face-up card."""
-    kind: str  # "take"
-    player: int
-    card: int
-
-
-class Draw(NamedTuple):
-    """``pS draws``: ``player`` chooses to draw."""
-    kind: str  # "draw"
-    player: int
-
-
-class Drawn(NamedTuple):
-    """``pS drew QH``: the card ``player`` drew."""
-    kind: str  # "drawn"
-    player: int
-    card: int
-
-
-class Keep(NamedTuple):
-    """``pS keeps drawn QH, 8H stays face up``."""
-    kind: str  # "keep"
-    player: int
-    drawn: int
-    face_up: int
-
-
-class Both(NamedTuple):
-    """``pS takes both 8H 3S`` (``forced``: ``pS must take both ...``)."""
-    kind: str  # "both"
-    player: int
-    face_up: int
-    drawn: int
-    forced: bool
-
-
-class End(NamedTuple):
-    """The deck is empty: ``how`` is END_FACE_DISCARDED (``face_up`` is
-    the card discarded), END_LAST_UNSEEN or END_CLEAN (``face_up`` -1)."""
-    kind: str  # "end"
-    how: int
-    face_up: int
-
-
-class Hands(NamedTuple):
-    """``pS shows QH 3C``: every seat's hand, shown at the end."""
-    kind: str  # "hands"
-    hands: tuple
-
-
-class Scores(NamedTuple):
-    """``scores 12 0 31 7``: the final scores of p0, p1, ..."""
-    kind: str  # "scores"
-    scores: tuple
 
 
 def hand_by_players(players: int) -> int:
@@ -246,31 +155,6 @@ SPEC = _common.GameSpec(
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, LONG_NAME, PARAMS, min_players=3, max_players=8)
-
-
-def card_name(card: int, ranks: int) -> str:
-    """``QH`` for card id ``card`` in a deck with ``ranks`` ranks per suit."""
-    suit, r = divmod(card, ranks)
-    return RANK_NAMES[r] + SUIT_LETTERS[suit]
-
-
-def scores_of(cards_by_seat, suits: int, ranks: int) -> list[int]:
-    """Final scores: suit majorities (ties included) score 0, the rest sum ranks."""
-    n = len(cards_by_seat)
-    counts = [[0] * suits for _ in range(n)]
-    sums = [[0] * suits for _ in range(n)]
-    for s, cards in enumerate(cards_by_seat):
-        for c in cards:
-            suit, r = divmod(c, ranks)
-            counts[s][suit] += 1
-            sums[s][suit] += r + 1
-    scores = [0] * n
-    for suit in range(suits):
-        top = max(counts[s][suit] for s in range(n))
-        for s in range(n):
-            if counts[s][suit] != top or top == 0:
-                scores[s] += sums[s][suit]
-    return scores
 
 
 # ------------------------------------------------------- score estimate
@@ -378,7 +262,45 @@ class ScoreEstimate:
         return total / len(unseen)
 
 
-class PubGame(pyspiel.Game):
+
+
+def compact_pieces(n: int, suits: int, ranks: int) -> list:
+    """``[(piece, size, shape)]`` of the ``compact`` encoding, in order (the
+    compiled ``_pub_rules.compact`` writes it; the rules page's section
+    "Compact encoding" is the index table). With n players, S suits, R
+    ranks, N = S*R cards, D = the deck after the deal, T = R(R+1)/2 the
+    ranks of a suit, M = S*T::
+
+        phase    6            one-hot: setup | reveal | turn | drawn | choose | over
+        deck     3            deck left/D (1 in the set-up), removed/N, cards
+                              the viewer has not seen/N
+        suits    S x (n+7)    per suit: own count/R, own rank sum/T, each other
+                              seat's collection count/R (in the viewer's turn
+                              order), largest rival collection count/R, lead
+                              (own - that)/R, unseen count/R, unseen rank sum/T,
+                              estimated majority chance, estimated score/T
+        face_up  S+1+N        suit one-hot, rank/R, card one-hot
+        drawn    S+1+N        the same for a drawn card waiting for the choice
+        costs    6            /R: take, draw (expected), take - draw (on a
+                              turn); keep drawn, take both, both - keep (on
+                              the choice)
+        seats    n x 3        per seat, the viewer first, then the next seats
+                              in turn order: collection cards/D, the score its
+                              collection (the viewer's: with its hand) would
+                              make now/M, its turn
+
+    "Own" cards are the viewer's hand and collection; everything here is
+    what the viewer has seen, so two states that differ only in cards it has
+    not seen (others' hands, the removed cards, the deck's order) have the
+    same tensor.
+    """
+    N = suits * ranks
+    return [("phase", len(PHASE_NAMES), (len(PHASE_NAMES),)), ("deck", 3, (3,)),
+            ("suits", suits * (n + 7), (suits, n + 7)), ("face_up", suits + 1 + N, (suits + 1 + N,)),
+            ("drawn", suits + 1 + N, (suits + 1 + N,)), ("costs", 6, (6,)), ("seats", n * 3, (n, 3))]
+
+
+class PubGame(adapter.Game):
     """The pub game with validated parameters; sizes follow the parameters."""
 
     def __init__(self, params=None):
@@ -412,6 +334,8 @@ class PubGame(pyspiel.Game):
         self.card_names = tuple(card_name(c, ranks) for c in range(deck))
         self.card_rank = tuple(c % ranks + 1 for c in range(deck))
         self.card_suit = tuple(c // ranks for c in range(deck))
+        self.compact_layout = compact_pieces(n, suits, ranks)
+        self.placed_at = _pub_rules.placed_at(n, suits)  # the cards placed, in the position
         total = suits * ranks * (ranks + 1) // 2  # every rank in the deck
         if self.payoff == "win":
             utility = pyspiel.GameType.Utility.CONSTANT_SUM
@@ -431,201 +355,36 @@ class PubGame(pyspiel.Game):
             max_game_length=self.setup_length + self.max_events,
         )
         super().__init__(game_type, info, p)
-        self.compact = CompactEncoder(self)
-
-    def new_initial_state(self):
-        return PubState(self)
-
-    def make_py_observer(self, iig_obs_type=None, params=None):
-        return PubObserver(iig_obs_type, self, params)
 
     def compiled_rules(self):
-        """The rules compiled for the tree compiler (``search.COMPILED``: games/_pub_rules.py)."""
-        from kibitz.games import _pub_rules
+        """The rules (``search.COMPILED``: games/_pub_rules.py)."""
         return _pub_rules.compiled_rules(self)
+
+    def record(self, log, before, action, after):
+        _pub_strings.record(log, before, action, after, self)
 
     # encodings for learning (kibitz.games.encoding)
     def compact_tensor_size(self) -> int:
-        """Floats in the ``compact`` encoding (:class:`CompactEncoder`)."""
-        return self.compact.size
+        """Floats in the ``compact`` encoding (:func:`compact_pieces`)."""
+        return sum(size for _, size, _ in self.compact_layout)
 
     def compact_tensor_layout(self) -> list:
         """``[(piece, size, shape)]`` of the ``compact`` encoding, in order."""
-        return list(self.compact.pieces)
+        return list(self.compact_layout)
 
 
-class _Core(_common.SlotsState):
-    """All mutable state of a game in one object that copies cheaply
-    (``_common.SlotsState``: its lists hold only ints and tuples)."""
+class PubState(adapter.State):
+    """A game of pub on the compiled rules; its log is the game's events."""
 
-    __slots__ = ("phase", "pos", "deck", "removed", "hands", "coll", "face", "drawn",
-                 "player", "log", "scores")
-    COPIED = ("deck", "hands", "coll", "log")
+    def _why_illegal(self):
+        return _pub_strings.why_illegal(self._c.s)
 
+    def _action_to_string(self, player, action):
+        return _pub_strings.action_name(player, action, self._c.game.card_names)
 
-class PubState(_common.CoreSnapshots, pyspiel.State):
-    """A game of pub; rules only (encoding lives in the observer)."""
-
-    def __init__(self, game):
-        super().__init__(game)
-        n = game.num_seats
-        c = _Core()
-        c.phase = SETUP
-        c.pos = 0  # set-up chance moves done
-        c.deck = list(range(game.num_cards))  # cards not yet seen on the table, ascending
-        c.removed = ()
-        c.hands = [()] * n
-        c.coll = [()] * n
-        c.face = -1
-        c.drawn = -1
-        c.player = 0
-        c.log = []
-        c.scores = None
-        self._c = c
-        self._n = n
-        self._ranks = game.num_ranks
-        self._suits = game.num_suits
-        self._removed = game.num_removed
-        self._hand = game.hand_size
-        self._setup = game.setup_length
-
-    # ---------------------------------------------------------------- rules
-    def current_player(self):
-        ph = self._c.phase
-        if ph == TURN or ph == CHOOSE:
-            return self._c.player
-        if ph == OVER:
-            return pyspiel.PlayerId.TERMINAL
-        return pyspiel.PlayerId.CHANCE
-
-    def _legal_actions(self, player):
-        ph = self._c.phase
-        if ph == TURN:
-            return [TAKE, DRAW]
-        if ph == CHOOSE:
-            return [KEEP_DRAWN, TAKE_BOTH]
-        return []
-
-    def chance_outcomes(self):
-        deck = self._c.deck
-        if self._c.phase in (TURN, CHOOSE, OVER):
-            return []
-        p = 1.0 / len(deck)
-        return [(card, p) for card in deck]
-
-    def _apply_action(self, action):
+    def __str__(self):
         c = self._c
-        ph = c.phase
-        if ph == SETUP or ph == REVEAL or ph == DRAWN:
-            if action not in c.deck:
-                raise _common.illegal(self, action, list(c.deck), "that card is not in the deck")
-            c.deck.remove(action)
-            if ph == SETUP:
-                self._setup_card(action)
-            elif ph == REVEAL:
-                c.face = action
-                c.log.append(_new(Reveal, ("reveal", c.player, action)))
-                c.phase = TURN
-            else:
-                self._drawn(action)
-            return
-        if ph == TURN:
-            if action == TAKE:
-                seat = c.player
-                c.coll[seat] = c.coll[seat] + (c.face,)
-                c.log.append(_new(Take, ("take", seat, c.face)))
-                c.face = -1
-                self._next_turn()
-            elif action == DRAW:
-                c.log.append(_new(Draw, ("draw", c.player)))
-                c.phase = DRAWN
-            else:
-                raise _common.illegal(self, action, [TAKE, DRAW], "a turn begins")
-            return
-        if ph == CHOOSE:
-            seat = c.player
-            if action == KEEP_DRAWN:
-                c.coll[seat] = c.coll[seat] + (c.drawn,)
-                c.log.append(_new(Keep, ("keep", seat, c.drawn, c.face)))
-                c.drawn = -1
-                self._next_turn()
-            elif action == TAKE_BOTH:
-                self._take_both(False)
-            else:
-                raise _common.illegal(self, action, [KEEP_DRAWN, TAKE_BOTH],
-                                      "after drawing a lower card of another suit")
-            return
-        raise _common.illegal(self, action, [], "the game is over")
-
-    def _setup_card(self, card):
-        c = self._c
-        pos = c.pos
-        if pos < self._removed:
-            c.removed = c.removed + (card,)
-            c.log.append(_new(Removed, ("removed", card)))
-        else:
-            seat = (pos - self._removed) // self._hand
-            c.hands[seat] = c.hands[seat] + (card,)
-            c.log.append(_new(Deal, ("deal", seat, card)))
-        pos += 1
-        c.pos = pos
-        if pos == self._setup:
-            c.phase = REVEAL
-
-    def _drawn(self, card):
-        c = self._c
-        seat = c.player
-        c.drawn = card
-        c.log.append(_new(Drawn, ("drawn", seat, card)))
-        r = self._ranks
-        face = c.face
-        if card % r < face % r and card // r != face // r:
-            c.phase = CHOOSE
-        else:
-            self._take_both(True)
-
-    def _take_both(self, forced):
-        c = self._c
-        seat = c.player
-        c.coll[seat] = c.coll[seat] + (c.face, c.drawn)
-        c.log.append(_new(Both, ("both", seat, c.face, c.drawn, forced)))
-        c.face = -1
-        c.drawn = -1
-        self._next_turn()
-
-    def _next_turn(self):
-        """Ends a turn: the next player's turn, a reveal, or the end."""
-        c = self._c
-        left = len(c.deck)
-        if left == 0:
-            self._end(END_FACE_DISCARDED if c.face >= 0 else END_CLEAN)
-            return
-        if c.face < 0 and left == 1:
-            self._end(END_LAST_UNSEEN)
-            return
-        c.player = (c.player + 1) % self._n
-        c.phase = TURN if c.face >= 0 else REVEAL
-
-    def _end(self, how):
-        c = self._c
-        c.log.append(_new(End, ("end", how, c.face)))
-        c.log.append(_new(Hands, ("hands", tuple(c.hands))))
-        c.scores = tuple(scores_of([c.coll[s] + c.hands[s] for s in range(self._n)],
-                                   self._suits, self._ranks))
-        c.log.append(_new(Scores, ("scores", c.scores)))
-        c.phase = OVER
-
-    def is_terminal(self):
-        return self._c.phase == OVER
-
-    def returns(self):
-        c = self._c
-        if c.phase != OVER:
-            return [0.0] * self._n
-        if self.get_game().payoff == "win":
-            return _common.win_shares(c.scores, higher_is_better=False)
-        mean = sum(c.scores) / self._n
-        return [mean - x for x in c.scores]
+        return _pub_strings.state_string(c.s.tolist(), c.game, self.returns())
 
     # ----------------------------------- search contract (kibitz.games.search)
     def round_number(self):
@@ -639,11 +398,12 @@ class PubState(_common.CoreSnapshots, pyspiel.State):
         each player's share of the points the *others* would score,
         ``(total - score) / ((n - 1) * total)`` (1/n each at no points), which
         sums to 1 like win shares; with ``payoff=score``, mean minus own."""
-        c, n = self._c, self._n
-        if c.phase == OVER:
+        c = self._c
+        if c.kind == adapter.TERMINAL:
             return self.returns()
-        g = self.get_game()
-        scores = scores_of([c.coll[s] + c.hands[s] for s in range(n)], g.num_suits, g.num_ranks)
+        g = c.game
+        n = g.num_seats
+        scores = _pub_strings.scores_at(c.s.tolist(), g)
         if g.payoff == "win":
             total = sum(scores)
             if not total:
@@ -655,83 +415,61 @@ class PubState(_common.CoreSnapshots, pyspiel.State):
     # ---------------------------------------------------------- read-only API
     @property
     def phase(self):
-        return PHASE_NAMES[self._c.phase]
+        return PHASE_NAMES[self._c.s[PHASE]]
 
     @property
     def face_up(self):
         """The face-up card's id, or -1."""
-        return self._c.face
+        return int(self._c.s[FACE])
 
     @property
     def drawn_card(self):
         """The card just drawn while its player chooses, or -1."""
-        return self._c.drawn
+        return int(self._c.s[DRAWN_CARD])
 
     @property
     def deck_size(self):
         """Cards left in the deck (after the set-up: the draw pile); 0 at the
         end, also when the last card was discarded unseen."""
-        return _deck_count(self._c)
+        return _pub_strings.deck_count(self._c.s.tolist())
 
     @property
     def hands(self):
-        """Every hand (private: an agent reads only its own)."""
-        return tuple(self._c.hands)
+        """Every hand (private: an agent reads only its own), each in the order dealt."""
+        c = self._c
+        return self._derived("hands", lambda: _pub_strings.hands_of(c.s.tolist(), c.game))
 
     @property
     def collections(self):
-        return tuple(self._c.coll)
+        """Every collection, each in the order its cards were taken."""
+        c = self._c
+        return self._derived("collections", lambda: _pub_strings.collections_of(c.s.tolist(), c.game))
 
     @property
     def removed_cards(self):
-        return self._c.removed
+        c = self._c
+        return _pub_strings.removed_of(c.s.tolist(), c.game)
 
     @property
     def scores(self):
         """Final scores (lower is better), or None before the end."""
-        return self._c.scores
+        c = self._c
+        return _pub_strings.scores_at(c.s.tolist(), c.game) if c.kind == adapter.TERMINAL else None
 
     def log(self):
-        """The game's events, in order: the named tuples of the module docstring."""
-        return tuple(self._c.log)
+        """The game's events, in order: the named tuples of ``_pub_strings``."""
+        return tuple(self._c.log())
 
     def compact_tensor(self, player):
-        """``player``'s ``compact`` encoding (:class:`CompactEncoder`): a
+        """``player``'s ``compact`` encoding (:func:`compact_pieces`): a
         float32 array of ``compact_tensor_size()`` floats."""
-        if not 0 <= player < self._n:
-            raise ValueError(f"player {player} is not a seat of this game (0..{self._n - 1})")
-        return self.get_game().compact.encode(self, player)
-
-    def _action_to_string(self, player, action):
-        if player == pyspiel.PlayerId.CHANCE:
-            names = self.get_game().card_names
-            return f"card {names[action]}" if 0 <= action < len(names) else f"no card {action}"
-        return ACTION_NAMES[action] if 0 <= action < 4 else f"no move {action}"
-
-    def __str__(self):
         c = self._c
-        names = self.get_game().card_names
-
-        def cards(seq):
-            return " ".join(names[x] for x in seq) or "-"
-
-        if c.phase == SETUP:
-            head = f"set-up ({c.pos} of {self._setup} cards dealt)"
-        elif c.phase == OVER:
-            head = "game over"
-        else:
-            head = f"p{c.player} to move"
-        lines = [f"{head}, deck {_deck_count(c)}, face up {names[c.face] if c.face >= 0 else '-'}"
-                 + (f", drawn {names[c.drawn]}" if c.drawn >= 0 else "")]
-        lines.append(f"set aside: {cards(c.removed)}")
-        for s in range(self._n):
-            line = f"p{s}: hand {cards(c.hands[s])} | collection {cards(c.coll[s])}"
-            if c.scores is not None:
-                line += f" | score {c.scores[s]}"
-            lines.append(line)
-        if c.phase == OVER:
-            lines.append("returns " + " ".join(f"{r:g}" for r in self.returns()))
-        return "\n".join(lines)
+        n = c.game.num_seats
+        if not 0 <= player < n:
+            raise ValueError(f"player {player} is not a seat of this game (0..{n - 1})")
+        out = np.empty(c.game.compact_tensor_size(), np.float32)
+        c.rules.compact(c.s, c.rules.params, player, out)
+        return out
 
     # ------------------------------------------------------------ resampling
     def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
@@ -745,22 +483,25 @@ class PubState(_common.CoreSnapshots, pyspiel.State):
         strategies are not modelled).
 
         With ``internal=True`` (kibitz's own searches only) the actions are
-        replayed through the game's Python rules directly, so the returned
-        state's pyspiel history is not kept; use it only inside a search.
+        replayed through ``_apply_action`` directly, so the returned state's
+        pyspiel history is not kept; use it only inside a search.
         ``check(state, player, action)`` is called before each other
         player's move of the replay and may raise to abandon it
         (``_common.replay_applier``).
         """
-        game = self.get_game()
+        c = self._c
+        game = c.game
         hist = self.history()
-        setup = hist[:self._setup]
-        rest = hist[self._setup:]
-        R, h = self._removed, self._hand
-        terminal = self._c.phase == OVER
+        setup = hist[:game.setup_length]
+        rest = hist[game.setup_length:]
+        R, h = game.num_removed, game.hand_size
+        terminal = c.kind == adapter.TERMINAL
         hidden = [i for i in range(len(setup))
                   if i < R or (not terminal and (i - R) // h != player_id)]
-        # unseen by player_id: the deck, the removed cards and the hidden hands
-        pool = sorted(self._c.deck + [setup[i] for i in hidden])
+        # unseen by player_id: the deck (with a last card discarded unseen),
+        # the removed cards and the hidden hands
+        deck = int(c.s[DECK])
+        pool = sorted([x for x in range(game.num_cards) if deck >> x & 1] + [setup[i] for i in hidden])
         new_setup = list(setup)
         for i in hidden:
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
@@ -772,274 +513,6 @@ class PubState(_common.CoreSnapshots, pyspiel.State):
         return state
 
 
-def _deck_count(c) -> int:
-    """Cards in the deck. ``c.deck`` holds the cards not yet dealt, turned
-    up or drawn; a last card discarded unseen at the end stays in it (a
-    resample may put it elsewhere) but is no longer in the deck."""
-    return 0 if c.phase == OVER else len(c.deck)
-
-
-def event_text(e, me: int, names) -> str | None:
-    """One log event as ``me`` sees it (None: ``me`` sees nothing of it).
-
-    ``me = -1`` is the public view (no private cards).
-    """
-    kind = e.kind
-    if kind == "removed":
-        return None
-    if kind == "deal":
-        return f"you are dealt {names[e.card]}" if e.player == me else None
-    if kind == "reveal":
-        return f"face up {names[e.card]}"
-    if kind == "take":
-        return f"p{e.player} takes {names[e.card]}"
-    if kind == "draw":
-        return f"p{e.player} draws"
-    if kind == "drawn":
-        return f"p{e.player} drew {names[e.card]}"
-    if kind == "keep":
-        return f"p{e.player} keeps drawn {names[e.drawn]}, {names[e.face_up]} stays face up"
-    if kind == "both":
-        return (f"p{e.player} {'must take' if e.forced else 'takes'} both "
-                f"{names[e.face_up]} {names[e.drawn]}")
-    if kind == "end":
-        if e.how == END_FACE_DISCARDED:
-            return f"deck empty: face up {names[e.face_up]} discarded"
-        if e.how == END_LAST_UNSEEN:
-            return "deck empty: last card discarded unseen"
-        return "deck empty"
-    if kind == "hands":
-        return "\n".join(f"p{s} shows {' '.join(names[x] for x in hand) or '-'}"
-                         for s, hand in enumerate(e.hands))
-    if kind == "scores":
-        return "scores " + " ".join(map(str, e.scores))
-    raise ValueError(f"unknown event {e!r}")
-
-
-class PubObserver(_common.Observer):
-    """Observation and information-state encodings for pub.
-
-    The tensor layouts are the index tables in the module docstring; every
-    piece is a named view (``self.dict``) into the one flat ``self.tensor``.
-    The information-state string is one line per event, first line
-    ``p{player}``; the observation string is one line of `` | ``-separated
-    fields (both formats are in ``docs/rules/pub.md``).
-    """
-
-    def __init__(self, iig_obs_type, game, params):
-        super().__init__(iig_obs_type, params)
-        n, N = game.num_seats, game.num_cards
-        self.n, self.N = n, N
-        self.names = game.card_names
-        self.slot = len(EVENT_KINDS) + n + N
-        self.L = game.max_events
-        if self.perfect_recall:
-            pieces = [("observer", n, (n,)), ("own_hand", N, (N,)),
-                      ("events", self.L * self.slot, (self.L, self.slot)),
-                      ("end", 3, (3,)), ("shown", n * N, (n, N))]
-        else:
-            pieces = [("observer", n, (n,)), ("to_move", n + 1, (n + 1,)),
-                      ("own_hand", N, (N,)), ("face_up", N, (N,)), ("drawn", N, (N,)),
-                      ("collections", n * N, (n, N)), ("deck", 1, (1,)),
-                      ("shown", n * N, (n, N)), ("phase", 6, (6,))]
-        self.set_pieces(pieces)
-
-    def set_from(self, state, player):
-        super().set_from(state, player)
-        if self.private:
-            for x in state._c.hands[player]:
-                self.dict["own_hand"][x] = 1
-
-    def _set_history(self, state, player):
-        d = self.dict
-        events = d["events"]
-        k0 = len(EVENT_KINDS)
-        card0 = k0 + self.n
-        i = 0
-        for e in state._c.log:
-            kind = e.kind
-            if kind in ("removed", "deal", "scores"):
-                continue
-            if kind == "end":
-                d["end"][e.how] = 1
-                continue
-            if kind == "hands":
-                for s, hand in enumerate(e.hands):
-                    for x in hand:
-                        d["shown"][s, x] = 1
-                continue
-            row = events[i]
-            i += 1
-            row[EVENT_KINDS.index(kind)] = 1
-            row[k0 + e.player] = 1
-            if kind == "both":
-                row[card0 + e.face_up] = 1
-                row[card0 + e.drawn] = 1
-            elif kind == "keep":
-                row[card0 + e.drawn] = 1
-            elif kind != "draw":
-                row[card0 + e.card] = 1
-
-    def _set_current(self, state, player):
-        c, d, n = state._c, self.dict, self.n
-        cur = state.current_player()
-        d["to_move"][cur if 0 <= cur < n else n] = 1
-        if c.face >= 0:
-            d["face_up"][c.face] = 1
-        if c.drawn >= 0:
-            d["drawn"][c.drawn] = 1
-        for s in range(n):
-            for x in c.coll[s]:
-                d["collections"][s, x] = 1
-        d["deck"][0] = _deck_count(c)
-        if c.phase == OVER:
-            for s in range(n):
-                for x in c.hands[s]:
-                    d["shown"][s, x] = 1
-        d["phase"][c.phase] = 1
-
-    def string_from(self, state, player):
-        c = state._c
-        names = self.names
-        if self.perfect_recall:
-            me = player if self.private else -1
-            parts = [f"p{player}"]
-            for e in c.log:
-                t = event_text(e, me, names)
-                if t is not None:
-                    parts.append(t)
-            return "\n".join(parts)
-
-        def cards(seq):
-            return " ".join(names[x] for x in seq) or "-"
-
-        bits = [f"p{player}"]
-        if self.private:
-            bits.append(f"hand {cards(c.hands[player])}")
-        bits.append(f"face up {names[c.face] if c.face >= 0 else '-'}")
-        if c.drawn >= 0:
-            bits.append(f"drawn {names[c.drawn]}")
-        bits.append(f"deck {_deck_count(c)}")
-        bits.append("collections " + " ".join(f"p{s}:{cards(c.coll[s]).replace(' ', ',')}"
-                                              for s in range(self.n)))
-        if c.phase == OVER:
-            bits.append("hands " + " ".join(f"p{s}:{cards(c.hands[s]).replace(' ', ',')}"
-                                            for s in range(self.n)))
-            bits.append("scores " + " ".join(map(str, c.scores)))
-        else:
-            cur = state.current_player()
-            bits.append(f"to move p{cur}" if cur >= 0 else "to move chance")
-        return " | ".join(bits)
-
-
-class CompactEncoder:
-    """The ``compact`` encoding: a couple of hundred floats for learning,
-    the table as one player has seen it, with the numbers the heuristic plays
-    by (:class:`ScoreEstimate`). The index table is the section "Compact
-    encoding" of docs/rules/pub.md; in short (n players, S suits, R ranks,
-    N = S*R cards, D = the deck after the deal, T = R(R+1)/2 the ranks of a
-    suit, M = S*T)::
-
-        phase    6            one-hot: setup | reveal | turn | drawn | choose | over
-        deck     3            deck left/D (1 in the set-up), removed/N, cards
-                              the viewer has not seen/N
-        suits    S x (n+7)    per suit: own count/R, own rank sum/T, each other
-                              seat's collection count/R (in the viewer's turn
-                              order), largest rival collection count/R, lead
-                              (own - that)/R, unseen count/R, unseen rank sum/T,
-                              estimated majority chance, estimated score/T
-        face_up  S+1+N        suit one-hot, rank/R, card one-hot
-        drawn    S+1+N        the same for a drawn card waiting for the choice
-        costs    6            /R: take, draw (expected), take - draw (on a
-                              turn); keep drawn, take both, both - keep (on
-                              the choice)
-        seats    n x 3        per seat, the viewer first, then the next seats
-                              in turn order: collection cards/D, the score its
-                              collection (the viewer's: with its hand) would
-                              make now/M, its turn
-
-    "Own" cards are the viewer's hand and collection; everything here is
-    what the viewer has seen, so two states that differ only in cards it has
-    not seen (others' hands, the removed cards, the deck's order) have the
-    same tensor.
-    """
-
-    DECK_ITEMS = 3
-    COST_ITEMS = 6
-    SEAT_ITEMS = 3
-
-    def __init__(self, game):
-        n, S, R, N = game.num_seats, game.num_suits, game.num_ranks, game.num_cards
-        self.n, self.S, self.R, self.N = n, S, R, N
-        self.D = game.deck_after_deal
-        self.T = R * (R + 1) // 2
-        self.M = S * self.T
-        self.removed = game.num_removed
-        self.suit_items = n + 7
-        self.pieces = [("phase", len(PHASE_NAMES), (len(PHASE_NAMES),)),
-                       ("deck", self.DECK_ITEMS, (self.DECK_ITEMS,)),
-                       ("suits", S * self.suit_items, (S, self.suit_items)),
-                       ("face_up", S + 1 + N, (S + 1 + N,)),
-                       ("drawn", S + 1 + N, (S + 1 + N,)),
-                       ("costs", self.COST_ITEMS, (self.COST_ITEMS,)),
-                       ("seats", n * self.SEAT_ITEMS, (n, self.SEAT_ITEMS))]
-        self.size = sum(size for _, size, _ in self.pieces)
-
-    def positions(self, me: int) -> list:
-        """The seats in the viewer's order: ``me``, then ``me + 1``, ... (mod n)."""
-        return [(me + j) % self.n for j in range(self.n)]
-
-    def _card(self, view, card):
-        S, R = self.S, self.R
-        suit, r = divmod(card, R)
-        view[suit] = 1
-        view[S] = (r + 1) / R
-        view[S + 1 + card] = 1
-
-    def encode(self, state, me: int) -> np.ndarray:
-        c = state._c
-        n, S, R, T = self.n, self.S, self.R, self.T
-        tensor, v = _common.tensor_views(self.pieces)
-        v["phase"][c.phase] = 1
-        est = ScoreEstimate(state, me)
-        unseen = est.unseen()
-        v["deck"][:] = (min(_deck_count(c), self.D) / self.D, self.removed / self.N, len(unseen) / self.N)
-        order = self.positions(me)
-        coll_count = [[0] * S for _ in range(n)]
-        for s in range(n):
-            for x in c.coll[s]:
-                coll_count[s][x // R] += 1
-        unseen_count, unseen_sum = [0] * S, [0] * S
-        for x in unseen:
-            unseen_count[x // R] += 1
-            unseen_sum[x // R] += x % R + 1
-        suits = v["suits"]
-        for suit in range(S):
-            others = [coll_count[p][suit] for p in order[1:]]
-            best = max(others)
-            mine = est.count[suit]
-            chance = majority_chance(mine - est.rival[suit])
-            suits[suit] = (mine / R, est.sum[suit] / T, *(k / R for k in others), best / R,
-                           (mine - best) / R, unseen_count[suit] / R, unseen_sum[suit] / T,
-                           chance, est.sum[suit] * (1.0 - chance) / T)
-        if c.face >= 0:
-            self._card(v["face_up"], c.face)
-        if c.drawn >= 0:
-            self._card(v["drawn"], c.drawn)
-        costs = v["costs"]
-        if c.phase == TURN:
-            take, draw = est.cost((c.face,)), est.draw_cost(c.face)
-            costs[0:3] = (take / R, draw / R, (take - draw) / R)
-        elif c.phase == CHOOSE:
-            keep, both = est.cost((c.drawn,)), est.cost((c.face, c.drawn))
-            costs[3:6] = (keep / R, both / R, (both - keep) / R)
-        turn = c.player if c.phase in (TURN, CHOOSE) else -1
-        known = [c.coll[p] + (c.hands[p] if p == me else ()) for p in range(n)]
-        score = scores_of(known, S, R)
-        seats = v["seats"]
-        for j, p in enumerate(order):
-            seats[j] = (len(c.coll[p]) / self.D, score[p] / self.M, p == turn)
-        return tensor
-
-
+PubGame.state_class = PubState
+PubGame.observer_class = PubObserver
 _common.register(SPEC, _GAME_TYPE, PubGame)
