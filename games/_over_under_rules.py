@@ -1,23 +1,25 @@
-"""Over/Under's rules compiled (numba), for the tree compiler (capability ``COMPILED``).
+"""Over/Under's rules (numba): the only copy, on a position held in one int64 array.
 
-The same rules as :class:`kibitz.games.over_under.OverUnderState`, on a
-position held as one int64 array, so that a compiled walk
-(``kibitz.solvers.tree``) expands a node without a Python call per rule.
-What a walk needs of a position, and nothing else, is kept: the event log
-is the walk's business (``token``), the dealer follows from the round
-(seat ``(round - 2) mod n``), and the legal predictions are the stacks not
-claimed (every stack is dealt before the first prediction of a round).
-The observation tensor (``observation``: ``OverUnderObserver``'s current
-view) and the ``compact`` encoding (``compact``: ``CompactEncoder``'s
-current table, its odds computed from the deck counts) need nothing more
-than the fields below, so the position has no field for either alone.
+The rules page is docs/rules/over_under.md; the game module
+(``kibitz.games.over_under``) declares the parameters and plays these
+functions through the generic pyspiel adapter (``kibitz.games.adapter``),
+and ``_over_under_strings`` renders the log, the strings and the
+information-state tensor from positions. The tree compiler, the batched
+environment and the compiled searches run the same functions
+(``search.CompiledRules``). The dealer follows from the round (seat
+``(round - 2) mod n``), and the legal predictions from the claimers (every
+stack is dealt before the first prediction of a round). The last flip's
+outcome is kept for the log alone (no rule reads it); the observation tensor
+(``observation``) and the ``compact`` encoding (``compact``: the odds
+computed from the deck counts, ``odds``) need nothing more than the fields
+below.
 
 Position (``int64``), with ``n`` seats, ``KC`` card kinds and ``S`` stacks:
 
 =======================  ==================================================
 index                    meaning
 =======================  ==================================================
-0                        phase (``over_under.DEAL`` .. ``over_under.OVER``)
+0                        phase (``DEAL`` .. ``OVER``)
 1                        the round, from 1
 2                        the seat to move (predict or give)
 3                        cards in the deck
@@ -26,11 +28,12 @@ index                    meaning
 6                        the stack of the prediction being resolved, or -1
 7                        1 if that prediction is "over", 0 "under"
 8                        solo version: the money donated at the end, or -1
-9 + p                    seat ``p``'s tally
-9 + n + k                cards of kind ``k`` in the deck
-9 + n + KC + s            the top card kind of stack ``s``, or -1
-9 + n + KC + S + s       the money in stack ``s``
-9 + n + KC + 2*S + s     the seat that claimed stack ``s``, or -1
+9                        the last flip's outcome (``SAFE`` .. ``JOKER``), or -1
+10 + p                   seat ``p``'s tally
+10 + n + k               cards of kind ``k`` in the deck
+10 + n + KC + s          the top card kind of stack ``s``, or -1
+10 + n + KC + S + s      the money in stack ``s``
+10 + n + KC + 2*S + s    the seat that claimed stack ``s``, or -1
 =======================  ==================================================
 
 Parameters (``int64``): players, card values ``K``, card kinds ``KC``,
@@ -38,6 +41,12 @@ stacks, copies, bills (``copies * K``), rounds, 1 for the cut-throat
 variant, 1 for payoff ``win`` (0: ``score``), 1 with jokers, the offsets
 of the deck counts, tops, money and claimers above, then the value of
 each card kind (``KC`` of them: the bills', then 2, 0, 0 for the jokers).
+
+A move is played in two steps: ``resolve`` (the move itself: a deal, a
+prediction, a flip with the card on its stack and a bust's claim, a give's
+claim), then ``advance`` if the turn passes on (the next player, or the
+round's end: a new round or the end of the game). The log reads the
+position between the two at a round's end (``_over_under_strings.record``).
 
 Tokens (what a player sees of a move): a dealt card ``k``, a flipped
 card ``KC + k``, every decision (prediction or give) ``2*KC + action``;
@@ -58,18 +67,25 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kibitz.games import _compiled, search
+from kibitz.games import _compiled, adapter, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
-DEAL, PREDICT, FLIP, GIVE, OVER = range(5)  # over_under's phases
+#: the card values of each deck (chance outcome order); the jokers after
+#: them are worth 2 (the $2 joker), 0 and 0 (Pyramid, Eagle)
+CASH_VALUES = (1, 5, 10, 20, 50, 100)
+STANDARD_VALUES = tuple(range(1, 14))
+JOKER_VALUES = (2, 0, 0)
+
+DEAL, PREDICT, FLIP, GIVE, OVER = range(5)  # the phases
+SAFE, BUST, TIE, JOKER = range(4)  # a flip's outcome (JOKER: a Pyramid or Eagle)
 # position header
-PHASE, ROUND, TURN, REM, NDEALT, OPEN, PSTACK, POVER, DONATED = range(9)
-_FIRST_TALLY = 9
+PHASE, ROUND, TURN, REM, NDEALT, OPEN, PSTACK, POVER, DONATED, OUTCOME = range(10)
+FIRST_TALLY = 10
 # params
 (N, K, KC, S, COPIES, BILLS, ROUNDS, CUT, WIN, JOKERS, COUNTS_AT, TOP_AT, MONEY_AT,
  OWNER_AT) = range(14)
-_FIRST_VALUE = 14
+FIRST_VALUE = 14
 
 
 @numba.njit(search.RULE_SIGNATURES["kind"], **_JIT)
@@ -107,7 +123,9 @@ def outcomes(s, prm, actions, probs):
 
 
 @numba.njit(**_JIT)
-def _new_round(s, prm):
+def new_round(s, prm):
+    """The next round: a full deck without the jokers, no stack dealt; the
+    deal passes left, the player left of the dealer starts."""
     s[ROUND] += 1
     s[TURN] = (s[ROUND] - 1) % prm[N]
     s[PHASE] = DEAL
@@ -127,37 +145,49 @@ def _new_round(s, prm):
 
 
 @numba.njit(**_JIT)
-def _claim(s, prm, seat):
-    st = s[PSTACK]
-    s[prm[OWNER_AT] + st] = seat
-    s[_FIRST_TALLY + seat] += s[prm[MONEY_AT] + st]
-    s[OPEN] -= 1
-
-
-@numba.njit(**_JIT)
-def _advance(s, prm):
-    if s[OPEN] and s[REM]:
-        s[TURN] = (s[TURN] + 1) % prm[N]
-        s[PHASE] = PREDICT
-        return
+def unclaimed(s, prm):
+    """The money in the stacks nobody has claimed."""
     money, owner = prm[MONEY_AT], prm[OWNER_AT]
     left = 0
     for st in range(prm[S]):
         if s[owner + st] < 0:
             left += s[money + st]
+    return left
+
+
+@numba.njit(**_JIT)
+def _claim(s, prm, seat):
+    """``seat`` claims the stack being resolved: its money goes to the tally."""
+    st = s[PSTACK]
+    s[prm[OWNER_AT] + st] = seat
+    s[FIRST_TALLY + seat] += s[prm[MONEY_AT] + st]
+    s[OPEN] -= 1
+
+
+@numba.njit(**_JIT)
+def advance(s, prm):
+    """After a flip or a give: the next player predicts; with no stack left
+    on the table or no card left in the deck the round ends (a new one, or
+    the end of the game; alone, the money left on the table is donated)."""
+    if s[OPEN] and s[REM]:
+        s[TURN] = (s[TURN] + 1) % prm[N]
+        s[PHASE] = PREDICT
+        return
     if s[ROUND] < prm[ROUNDS]:
-        _new_round(s, prm)
+        new_round(s, prm)
         return
     s[PHASE] = OVER
     if prm[N] == 1:
-        s[DONATED] = left
+        s[DONATED] = unclaimed(s, prm)
 
 
 @numba.njit(**_JIT)
 def _deal(s, prm, k):
+    """Card ``k`` starts the next stack; after the last, the jokers (if
+    played) are shuffled into the deck and the predictions begin."""
     st = s[NDEALT]
     s[prm[TOP_AT] + st] = k
-    s[prm[MONEY_AT] + st] = prm[_FIRST_VALUE + k]
+    s[prm[MONEY_AT] + st] = prm[FIRST_VALUE + k]
     s[NDEALT] = st + 1
     if st + 1 == prm[S]:
         if prm[JOKERS]:
@@ -170,73 +200,89 @@ def _deal(s, prm, k):
 
 @numba.njit(**_JIT)
 def _flip(s, prm, k):
+    """Card ``k`` flipped onto the stack predicted: a bill or the $2 joker
+    goes on top and adds its money. Safe (the said side; a tie in the
+    classic version; the $2 joker): the turn passes (returns 1). Bust, or
+    alone a Pyramid or Eagle: the player claims the stack (1). A cut-throat
+    tie, or a Pyramid or Eagle: the player gives the stack away (0)."""
     st = s[PSTACK]
     top, money = prm[TOP_AT] + st, prm[MONEY_AT] + st
     values = prm[K]
-    # 0 safe, 1 bust, 2 tie, 3 joker (Pyramid or Eagle)
     if k < values:
-        v = prm[_FIRST_VALUE + k]
-        t = prm[_FIRST_VALUE + s[top]]
+        v = prm[FIRST_VALUE + k]
+        t = prm[FIRST_VALUE + s[top]]
         s[money] += v
         s[top] = k
         if v == t:
-            outcome = 2
+            outcome = TIE
         elif (v > t) == (s[POVER] == 1):
-            outcome = 0
+            outcome = SAFE
         else:
-            outcome = 1
+            outcome = BUST
     elif k == values:
         s[money] += 2
         s[top] = k
-        outcome = 0
+        outcome = SAFE
     else:
-        outcome = 3
-    if outcome == 0 or (outcome == 2 and not prm[CUT]):
-        _advance(s, prm)
-    elif outcome == 1 or prm[N] == 1:
+        outcome = JOKER
+    s[OUTCOME] = outcome
+    if outcome == SAFE or (outcome == TIE and not prm[CUT]):
+        return 1
+    if outcome == BUST or prm[N] == 1:
         _claim(s, prm, s[TURN])
-        _advance(s, prm)
-    else:
-        s[PHASE] = GIVE
+        return 1
+    s[PHASE] = GIVE
+    return 0
 
 
-@numba.njit(search.RULE_SIGNATURES["apply"], **_JIT)
-def apply(s, prm, a):
+@numba.njit(**_JIT)
+def resolve(s, prm, a):
+    """Plays ``a`` on ``s`` up to the turn passing: a card dealt, a
+    prediction, a flip (``_flip``), a give's claim. Returns 1 when the turn
+    passes on (``advance`` is due), 0 when the same turn goes on."""
     ph = s[PHASE]
     if ph == DEAL or ph == FLIP:
         s[prm[COUNTS_AT] + a] -= 1
         s[REM] -= 1
         if ph == DEAL:
             _deal(s, prm, a)
-        else:
-            _flip(s, prm, a)
-    elif ph == PREDICT:
+            return 0
+        return _flip(s, prm, a)
+    if ph == PREDICT:
         s[PSTACK] = a >> 1
         s[POVER] = 1 - (a & 1)
         s[PHASE] = FLIP
-    else:  # GIVE
-        _claim(s, prm, a - 2 * prm[S])
-        _advance(s, prm)
+        return 0
+    _claim(s, prm, a - 2 * prm[S])  # GIVE
+    return 1
+
+
+@numba.njit(search.RULE_SIGNATURES["apply"], **_JIT)
+def apply(s, prm, a):
+    if resolve(s, prm, a):
+        advance(s, prm)
 
 
 @numba.njit(search.RULE_SIGNATURES["returns"], **_JIT)
 def returns(s, prm, out):
-    """``OverUnderState.returns()`` of a final position, into ``out``."""
+    """A final position's returns, into ``out``: alone, the money donated;
+    ``payoff=win``, the lowest tallies share 1; ``payoff=score``, the mean
+    tally minus one's own."""
     n = prm[N]
     if n == 1:
         out[0] = float(s[DONATED])
         return
     if prm[WIN]:
-        _compiled.win_shares(s, _FIRST_TALLY, n, True, out)
+        _compiled.win_shares(s, FIRST_TALLY, n, True, out)
     else:
-        _compiled.from_mean(s, _FIRST_TALLY, n, False, out)
+        _compiled.from_mean(s, FIRST_TALLY, n, False, out)
 
 
 @numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
 def observation(s, prm, player, out):
-    """``OverUnderState.observation_tensor(player)`` of position ``s``, into
-    ``out`` (every value): ``OverUnderObserver``'s pieces in order, the
-    dealer from the round."""
+    """The observation tensor of ``player`` at position ``s``, into ``out``
+    (every value): the pieces of ``OverUnderObserver``'s docstring in
+    order, the dealer from the round."""
     n, stacks, values, kinds = prm[N], prm[S], prm[K], prm[KC]
     ph, rnd = s[PHASE], s[ROUND]
     out[:] = 0.0
@@ -249,7 +295,7 @@ def observation(s, prm, player, out):
     out[at + (rnd - 2 + n) % n] = 1.0  # dealer n
     at += n
     for p in range(n):  # tally n
-        out[at + p] = s[_FIRST_TALLY + p]
+        out[at + p] = s[FIRST_TALLY + p]
     top_at = at + n  # top S*(K+1)
     table_at = top_at + stacks * (values + 1)  # on_table S
     claimed_at = table_at + stacks  # claimed_by S*n
@@ -276,12 +322,24 @@ def observation(s, prm, player, out):
 
 
 @numba.njit(**_JIT)
-def _odds(s, prm, st):
-    """``OverUnderState.prediction_odds(st)``: (safe over, cost over, safe
-    under, cost under), summed in the same order (bit for bit)."""
+def odds(s, prm, st):
+    """``(safe_over, cost_over, safe_under, cost_under)`` of the next flip
+    for a prediction on stack ``st`` (on the table, the deck not empty),
+    exact over the cards left in the deck, summed in float64 in the order
+    of the card kinds (``OverUnderState.prediction_odds``).
+
+    ``safe_X`` is the chance that the player who says X does not claim the
+    stack: the flipped value is on the said side of the top value, or equal
+    to it (a classic tie is safe; a cut-throat tie hands the stack to
+    another player), or the card is the $2 joker, or (with 2+ players) a
+    Pyramid or Eagle, which is handed on too. ``cost_X`` is the expected
+    money the player claims: for each card that busts, its chance times the
+    stack's money plus the card's value (alone, a Pyramid or Eagle: the
+    stack's money). The rules page's section "Compact encoding" gives the
+    formulas."""
     values, kinds, counts, left = prm[K], prm[KC], prm[COUNTS_AT], s[REM]
     money = s[prm[MONEY_AT] + st]
-    top = prm[_FIRST_VALUE + s[prm[TOP_AT] + st]]
+    top = prm[FIRST_VALUE + s[prm[TOP_AT] + st]]
     odd_safe = prm[N] > 1
     safe_o = safe_u = cost_o = cost_u = 0.0
     for k in range(kinds):
@@ -290,7 +348,7 @@ def _odds(s, prm, st):
             continue
         p = m / left
         if k < values:
-            v = prm[_FIRST_VALUE + k]
+            v = prm[FIRST_VALUE + k]
             if v == top:
                 safe_o += p
                 safe_u += p
@@ -311,16 +369,18 @@ def _odds(s, prm, st):
 
 @numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
 def compact(s, prm, player, out):
-    """``OverUnderState.compact_tensor(player)`` of position ``s``, into
-    ``out`` (every value): ``CompactEncoder``'s pieces in order, each value
-    computed in float64 as the encoder does, then stored as float32. The
+    """The ``compact`` encoding of ``player`` at position ``s``
+    (``OverUnderState.compact_tensor``), into ``out`` (every value): the
+    pieces of ``_over_under_strings.compact_pieces`` in order (the rules
+    page's section "Compact encoding"), each value computed in float64,
+    then stored as float32. The
     deck's money ``M``, its size and the highest bill come from the
     parameters; the dealer from the round."""
     n, stacks, values, kinds = prm[N], prm[S], prm[K], prm[KC]
     ph, rnd, rounds = s[PHASE], s[ROUND], prm[ROUNDS]
     total, scale = 0, 0
     for k in range(values):
-        v = prm[_FIRST_VALUE + k]
+        v = prm[FIRST_VALUE + k]
         total += v
         scale = max(scale, v)
     total = prm[COPIES] * total + (2 if prm[JOKERS] else 0)  # M
@@ -331,7 +391,7 @@ def compact(s, prm, player, out):
     out[6] = (rounds - rnd) / rounds
     out[7] = 1.0 if rnd == rounds else 0.0
     playing = ph == PREDICT or ph == FLIP or ph == GIVE
-    odds = playing and s[REM] > 0
+    priced = playing and s[REM] > 0  # the odds, while a card is left to flip
     resolving = s[PSTACK] if ph == FLIP or ph == GIVE else -1
     for st in range(stacks):  # stacks S x 11
         k = s[prm[TOP_AT] + st]
@@ -343,12 +403,12 @@ def compact(s, prm, player, out):
             out[row + 1] = 1.0
             continue
         out[row] = 1.0
-        out[row + 2] = prm[_FIRST_VALUE + k] / scale
+        out[row + 2] = prm[FIRST_VALUE + k] / scale
         out[row + 3] = 1.0 if k == values else 0.0
         if st == resolving:
             out[row + (5 if s[POVER] else 6)] = 1.0
-        if odds:
-            safe_o, cost_o, safe_u, cost_u = _odds(s, prm, st)
+        if priced:
+            safe_o, cost_o, safe_u, cost_u = odds(s, prm, st)
             out[row + 7] = safe_o
             out[row + 8] = safe_u
             out[row + 9] = cost_o / total
@@ -358,17 +418,17 @@ def compact(s, prm, player, out):
         out[deck + k] = s[prm[COUNTS_AT] + k] / (prm[COPIES] if k < values else 1)
     out[deck + kinds] = s[REM] / size
     seats = deck + kinds + 1  # seats n x 5, the viewer first
-    low = s[_FIRST_TALLY]
+    low = s[FIRST_TALLY]
     for p in range(1, n):
-        low = min(low, s[_FIRST_TALLY + p])
+        low = min(low, s[FIRST_TALLY + p])
     dealer = (rnd - 2 + n) % n
     turn = s[TURN] if playing else -1
     for j in range(n):
         p = (player + j) % n
-        t = s[_FIRST_TALLY + p]
+        t = s[FIRST_TALLY + p]
         lower = 0
         for q in range(n):
-            if s[_FIRST_TALLY + q] < t:
+            if s[FIRST_TALLY + q] < t:
                 lower += 1
         at = seats + 5 * j
         out[at] = t / total
@@ -388,46 +448,21 @@ def token(s, prm, a, player):
     return 2 * prm[KC] + a
 
 
-def position_of(state) -> np.ndarray:
-    """The compiled position of the Python state ``state``
-    (``OverUnderState``), read from its rules core ``state._c`` and the
-    game's constants, not from its history (``CompiledRules.position_of``:
-    a search's own worlds have none). Every field is the core's: the dealer
-    follows from the round, and the legal predictions (``c.legal``) from the
-    claimers."""
-    c, r = state._c, state._r
-    n, kinds, stacks = r.n, r.KC, r.S
-    counts_at = _FIRST_TALLY + n
-    top_at = counts_at + kinds
-    money_at = top_at + stacks
-    owner_at = money_at + stacks
-    s = np.empty(owner_at + stacks, dtype=np.int64)
-    s[:_FIRST_TALLY] = (c.phase, c.rnd, c.turn, c.rem, c.ndealt, c.open, c.pstack,
-                        int(c.pover), c.donated)
-    s[_FIRST_TALLY:counts_at] = c.tally
-    s[counts_at:top_at] = c.counts
-    s[top_at:money_at] = c.top
-    s[money_at:owner_at] = c.money
-    s[owner_at:] = c.owner
-    return s
-
-
 def compiled_rules(game) -> search.CompiledRules:
-    """The compiled rules of an ``over_under`` game."""
-    r = game.rules
-    n, kinds, stacks = r.n, r.KC, r.S
-    counts_at = _FIRST_TALLY + n
+    """The compiled rules of an ``over_under`` game (``OverUnderGame``'s sizes)."""
+    n, kinds, stacks, values = game.num_seats, game.num_kinds, game.num_stacks, game.num_values
+    counts_at = FIRST_TALLY + n
     top_at = counts_at + kinds
     money_at = top_at + stacks
     owner_at = money_at + stacks
-    params = np.array([n, r.K, kinds, stacks, r.copies, r.bills, r.rounds, int(r.cut),
-                       1 if r.payoff == "win" else 0, int(r.jokers), counts_at, top_at,
-                       money_at, owner_at, *r.vals[:kinds]], dtype=np.int64)
+    params = np.array([n, values, kinds, stacks, game.copies, game.copies * values, game.num_rounds,
+                       int(game.cutthroat), 1 if game.payoff == "win" else 0, int(game.jokers), counts_at,
+                       top_at, money_at, owner_at, *game.values[:kinds]], dtype=np.int64)
     initial = np.zeros(owner_at + stacks, dtype=np.int64)
-    initial[DONATED] = -1
-    _new_round(initial, params)
+    initial[DONATED] = initial[OUTCOME] = -1
+    new_round(initial, params)
     return search.CompiledRules(
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=2 * kinds + 2 * stacks + n,
         max_branch=max(kinds, 2 * stacks, n), observation=observation,
-        compact=compact, position_of=position_of)
+        compact=compact, position_of=adapter.position_of)

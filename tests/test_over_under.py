@@ -399,7 +399,7 @@ def test_serialization_round_trip():
     game2, state2 = pyspiel.deserialize_game_and_state(text)
     assert str(state2) == str(state) and state2.history() == state.history()
     assert state2.information_state_string(1) == state.information_state_string(1)
-    assert pickle.loads(pickle.dumps(state._c)).log == state._c.log
+    assert pickle.loads(pickle.dumps(state._c)).log() == state._c.log()
 
 
 # ------------------------------------------------------------ bad input
