@@ -1,14 +1,16 @@
-"""Doubt and Bet's rules compiled (numba), for the tree compiler (capability ``COMPILED``).
+"""Doubt and Bet's rules (numba): the only copy of them.
 
-The same rules as :class:`kibitz.games.doubt_and_bet.DoubtAndBetState`
-(every round: upkeep, seating shuffles, exchanges, the deal, claims,
-showdowns, the end at ``max_rounds`` or after a single bet), on a
-position held as one int64 array, so that a compiled walk
-(``kibitz.solvers.tree``) expands a node without a Python call per rule.
-What a walk needs of a position, and nothing else, is kept (and one flag
-for the observation tensor, ``observation``, and this round's exchanges
-and claims for the ``compact`` encoding, ``compact``): no event log (what
-a player has seen is the walk's business: ``token``), and the deal order
+Every round: upkeep, seating shuffles, exchanges, the deal, claims,
+showdowns, the end at ``max_rounds`` or after a single bet (the rules
+page, docs/rules/doubt_and_bet.md), on a position held as one int64
+array. The pyspiel game (``doubt_and_bet``, on ``kibitz.games.adapter``),
+the tree compiler (``kibitz.solvers.tree``), the batched environment and
+the compiled rollouts all play these functions. The position keeps what
+the rules need, plus what the strings and encodings read of the current
+round (``_doubt_and_bet_strings`` writes the log from positions): this
+round's exchanges, claims and upkeep effects, whether its hands were
+revealed and the last reveal's count, and a settled bet's stakes (the
+doubter's chips are not cleared by a settlement). The deal order is kept
 only as the seat being dealt to and its cards still to come.
 
 Position (``int64``), with ``n`` seats and ``K1`` colours (rainbow last):
@@ -28,7 +30,8 @@ index              meaning
                    colour, chips, slot chips
 12, 13             bettor, doubter (-1: no showdown)
 14, 15             the bettor's stake: chips, slot chips
-16, 17             the doubter's stake: chips (-1: none yet), slot chips
+16, 17             the doubter's stake: chips (-1: none yet), slot chips;
+                   after a settlement both stakes stay as they were settled
 18                 the showdown player to move
 19                 players out so far (the next player out's place)
 20                 cards left in the deck
@@ -53,11 +56,15 @@ E + s              with ``E = 28 + 5n + K1(n+1)``: seat ``s``'s exchange
 E + n + s          its claims this round
 E + 2n + 4s ..     its newest claim this round: quantity, colour, chips,
 E + 2n + 4s + 3    slot chips (0 before its first claim)
+E + 6n + s         its upkeep effect this round (``UP_CHIP`` .. ``UP_SLOT_OUT``;
+                   0: none)
+E + 7n             the count of the last reveal (the claimed colour and
+                   rainbows in every hand)
 =================  ======================================================
 
-The last ``6n`` fields are cleared when a round begins (before its
-upkeep) and written by the exchanges and claims, as the ``compact``
-encoding reads them from the log since the last ``round`` event.
+The fields from ``E`` to ``E + 7n`` are cleared when a round begins
+(before its upkeep) and written by the upkeep, exchanges and claims:
+what the ``compact`` encoding and the log read of the round.
 
 The observation tensor (``observation``, the observer's non-perfect-recall
 tensor) needs nothing else: the seats out before this round's deal have
@@ -76,10 +83,10 @@ cards in ``j`` colours (``m = 0..slots``, ``j = 0..K1``, at ``m * (K1 +
 of the hypergeometric tails of the ``compact`` encoding (float64 bits,
 ``_tails_table``) starts.
 
-The ``compact`` encoding (``compact``, ``CompactEncoder``) is written
-value by value as the Python encoder computes it in float64, then
-rounded once to float32; its chances are read from the tails table,
-filled by the Python ``_tails`` itself, so they are its very floats.
+The ``compact`` encoding (``compact``; its layout is
+``doubt_and_bet.compact_pieces``) is written value by value in float64,
+then rounded once to float32; its chances are read from the tails table,
+filled by ``_hypergeometric.tails`` (exact integer ratios).
 
 Tokens (what a player sees of a move; -1 nothing): a card dealt to the
 player, its colour ``k``; a seating shuffle's outcome ``i``, ``K1 + i``;
@@ -106,13 +113,12 @@ slots, 5 colours) there are about 2.5e13 tokens.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numba
 import numpy as np
 
-from kibitz.games import _compiled, search
+from kibitz.games import _compiled, adapter, search
 
 _JIT = dict(cache=True, nogil=True, boundscheck=False)
 
@@ -120,7 +126,8 @@ _JIT = dict(cache=True, nogil=True, boundscheck=False)
 SHUFFLE, EXCHANGE, DEAL, CLAIM, SHOWDOWN, OVER = range(6)
 KEEP, BUY, SELL, DOUBT, ALL_IN, FOLD = range(6)
 CALL_BASE = 6
-UP_OUT, UP_SLOT_OUT = 3, 4  # upkeep effects (in its log event) that put a player out
+#: upkeep effects: pays a chip, loses a slot, is out, loses a slot and is out
+UP_CHIP, UP_SLOT, UP_OUT, UP_SLOT_OUT = 1, 2, 3, 4
 
 # position
 (PHASE, ROUND, FIRST, POS, NSEAT, NORDER, TURN, CLAIMANT, QUANTITY, COLOUR, CLAIM_CHIPS,
@@ -194,8 +201,34 @@ def _last_claim(prm, seat):
     return _revealed(prm) + 1 + 2 * prm[P_N] + 4 * seat
 
 
+@numba.njit(**_JIT)
+def _upkept(prm):
+    """Where the upkeep effects of this round start (one a seat, 0: none)."""
+    return _revealed(prm) + 1 + 6 * prm[P_N]
+
+
+@numba.njit(**_JIT)
+def _count(prm):
+    """Where the count of the last reveal is."""
+    return _revealed(prm) + 1 + 7 * prm[P_N]
+
+
 def _position_size(n, k1):
-    return _FIRST_SEAT + 5 * n + k1 * (n + 1) + 1 + 6 * n
+    return _FIRST_SEAT + 5 * n + k1 * (n + 1) + 2 + 7 * n
+
+
+def offsets(n: int, k1: int) -> dict:
+    """Where each per-seat array of a position of ``n`` seats and ``K1``
+    colours starts (the table of the module docstring), for Python code
+    reading a position: chips, slots, out, seating, order, deck, hands,
+    revealed, exchanged, claims, last_claim, upkept, count."""
+    chips = _FIRST_SEAT
+    hands = chips + 5 * n + k1
+    revealed = hands + n * k1
+    return dict(chips=chips, slots=chips + n, out=chips + 2 * n, seating=chips + 3 * n,
+                order=chips + 4 * n, deck=chips + 5 * n, hands=hands, revealed=revealed,
+                exchanged=revealed + 1, claims=revealed + 1 + n, last_claim=revealed + 1 + 2 * n,
+                upkept=revealed + 1 + 6 * n, count=revealed + 1 + 7 * n)
 
 
 # ------------------------------------------------------------ the rules
@@ -234,21 +267,26 @@ def _drop_out_players(s, prm):
 
 @numba.njit(**_JIT)
 def _upkeep(s, prm):
-    chips, slots, out = _chips(prm), _slots(prm), _out(prm)
+    chips, slots, out, upkept = _chips(prm), _slots(prm), _out(prm), _upkept(prm)
     gone = 0
     for seat in range(prm[P_N]):
         if s[out + seat] >= 0:
             continue
         if s[chips + seat] >= 2:
             s[chips + seat] -= 1
+            effect = UP_CHIP
         elif s[slots + seat] >= 2:
             s[slots + seat] -= 1
+            effect = UP_SLOT
             if s[chips + seat] == 0 and s[slots + seat] == 1:
                 s[out + seat] = s[NOUT]
                 gone += 1
+                effect = UP_SLOT_OUT
         else:
             s[out + seat] = s[NOUT]
             gone += 1
+            effect = UP_OUT
+        s[upkept + seat] = effect
     if gone:
         s[NOUT] += 1
         s[FIRST] = _starter(s, prm, s[FIRST])
@@ -316,7 +354,7 @@ def _start_round(s, prm):
     n, ex = prm[P_N], _exchanged(prm)
     for seat in range(n):
         s[ex + seat] = -1
-    for i in range(ex + n, ex + 6 * n):  # claim counts and newest claims
+    for i in range(ex + n, ex + 7 * n):  # claim counts, newest claims, upkeep effects
         s[i] = 0
     r = s[ROUND]
     start = prm[P_UPKEEP_START]
@@ -390,7 +428,6 @@ def _settle(s, prm, winner, loser, ch, sl):
     s[BET_WINNER], s[BET_LOSER], s[BET_VALUE] = winner, loser, ch + sl
     s[CLAIMANT] = -1
     s[BETTOR] = s[DOUBTER] = -1
-    s[D_CHIPS] = -1
     if s[chips + loser] == 0 and s[slots + loser] == 1:
         s[out + loser] = s[NOUT]
         s[NOUT] += 1
@@ -415,6 +452,7 @@ def _reveal(s, prm):
             count += s[h + k]
             if k != rainbow:
                 count += s[h + rainbow]
+    s[_count(prm)] = count
     if count >= s[QUANTITY]:
         _settle(s, prm, s[BETTOR], s[DOUBTER], s[D_CHIPS], s[D_SLOTS])
     else:
@@ -601,8 +639,8 @@ def outcomes(s, prm, actions, probs):
 
 @numba.njit(**_JIT)
 def _place(s, prm, seat):
-    """A number that orders the players as ``_place_keys`` does: later out
-    is better; the players still in above, by chips + slots."""
+    """A number that orders the players by place: later out is better;
+    the players still in above, by chips + slots."""
     place = s[_out(prm) + seat]
     if place >= 0:
         return place
@@ -611,7 +649,9 @@ def _place(s, prm, seat):
 
 @numba.njit(search.RULE_SIGNATURES["returns"], **_JIT)
 def returns(s, prm, out):
-    """``DoubtAndBetState.returns()`` of a final position, into ``out``."""
+    """The returns of a final position, into ``out``: ``single_bet``, the
+    chips won or lost; ``win``, the best placed share 1; ``rank``, players
+    outlasted minus the mean."""
     n = prm[P_N]
     for seat in range(n):
         out[seat] = 0.0
@@ -749,7 +789,7 @@ def observation(s, prm, player, out):
 @numba.njit(**_JIT)
 def _compact_schedule(s, prm, out):
     """``schedule`` (5 floats from 4): the round over the rounds, the rounds
-    to the next upkeep and shuffle (``CompactEncoder._next_upkeep`` / ``_next_shuffle``)."""
+    to the next upkeep and shuffle (none past the last round)."""
     r = s[ROUND]
     rounds = 1 if prm[P_SINGLE_BET] else prm[P_MAX_ROUNDS]
     out[4] = r / rounds
@@ -814,7 +854,7 @@ def _compact_cards(s, prm, player, out):
 @numba.njit(**_JIT)
 def _compact_positions(s, prm, player, where):
     """``where[seat]``: the seat's row in the viewer's order
-    (``CompactEncoder.positions``): the viewer, the players in after it in
+    (``compact_pieces``' ``seats``): the viewer, the players in after it in
     the seating (all of them if it is out), the players out after it."""
     n, seating, k, outs = prm[P_N], _seating(prm), s[NSEAT], _out(prm)
     i = 0
@@ -905,11 +945,11 @@ def _compact_bet(s, prm, player, where, claims, at, out):
 
 @numba.njit(search.RULE_SIGNATURES["observation"], **_JIT)
 def compact(s, prm, player, out):
-    """``state.compact_tensor(player)`` (``CompactEncoder``, the viewer's
+    """``state.compact_tensor(player)`` (``doubt_and_bet.compact_pieces``, the viewer's
     round, not perfect recall) into ``out``: phase 4 | schedule 5 |
     own_hand K1 | own_support K1 | dealt 1 | expected K1 | chance Q*K1 |
-    seats n*(13+K1) | claim 6+n+Q+K1 | showdown 11+2n. Every value is the
-    Python float64 one rounded once to float32."""
+    seats n*(13+K1) | claim 6+n+Q+K1 | showdown 11+2n. Every value is
+    computed in float64 and rounded once to float32."""
     n, k1, S = prm[P_N], prm[P_K1], prm[P_S]
     Q = n * S
     for i in range(out.shape[0]):
@@ -952,134 +992,10 @@ def _most_pairs(game) -> int:
     return best
 
 
-def _log_registers(log, n, start):
-    """What the compiled position keeps and the Python core does not, replayed
-    from the core's event log ``log[start:]`` as the compiled rules write it:
-    the last claim's quantity, colour, chips and slot chips (``claim`` is None
-    after a bet), the last stakes (bettor's chips and slot chips, doubter's
-    slot chips: None after a bet, or before the doubter's first stake), and,
-    replayed from ``start = 0``, the seating and turn order arrays past the
-    players still in (entries left there as players went out)."""
-    claim, stakes = [0, 0, 0, 0], [0, 0, 0]
-    claimant = bettor = -1
-    seating, k, order, out = list(range(n)), n, [0] * n, set()
-    for e in itertools.islice(log, start, None):
-        kind = e[0]
-        if kind == "claim":
-            claimant, claim = e.player, [e.quantity, e.colour, e.chips, e.slot_chips]
-        elif kind == "doubt":
-            bettor, stakes[:2] = claimant, claim[2:]
-        elif kind == "call" or kind == "raise":
-            if e.player == bettor:
-                stakes[:2] = e.chips, e.slot_chips
-            else:
-                stakes[2] = e.slot_chips
-        elif kind == "allin":
-            mine, theirs = (e.chips, e.slot_chips), (e.opponent_chips, e.opponent_slot_chips)
-            stakes = [*mine, theirs[1]] if e.player == bettor else [*theirs, mine[1]]
-        elif kind == "seating":
-            seating[:k] = e.seating
-        elif kind == "start":
-            order[:len(e.order)] = e.order
-        elif kind == "out" or kind == "upkeep":
-            gone = [e.player] if kind == "out" else [s for s, x in e.effects if x in (UP_OUT, UP_SLOT_OUT)]
-            if gone:  # the seating loses them in place, its tail left as it was
-                out.update(gone)
-                alive = [s for s in seating[:k] if s not in out]
-                k = len(alive)
-                seating[:k] = alive
-    return claim, stakes, seating, order
-
-
-def position_of(state) -> np.ndarray:
-    """The compiled position of the Python state ``state``
-    (``DoubtAndBetState``), read from its rules core ``state._c`` and the
-    game's parameters, not from its pyspiel history
-    (``CompiledRules.position_of``: a search's own worlds have none).
-
-    The core holds every live field. The compiled position also keeps what
-    the core drops (``_log_registers``, from the core's log): the last
-    claim and stakes after a bet, and the seating and turn order arrays past
-    the players in; the core's starting values of ``turn``/``sd_turn`` (-1)
-    and of the deck (full) before the first deal are the position's zeros.
-    """
-    c = state._c
-    n, k1 = state._n, state._k1
-    log = c.log
-    start = doubts = 0
-    if not c.nout:  # no array tails to replay: from the claim doubted two bets back
-        for i in range(len(log) - 1, 0, -1):
-            if log[i][0] == "doubt":
-                doubts += 1
-                if doubts == 2:
-                    start = i - 1
-                    break
-    claim, stakes, seating, order = _log_registers(log, n, start)
-    s = np.zeros(_position_size(n, k1), dtype=np.int64)
-    s[PHASE], s[ROUND], s[FIRST], s[POS] = c.phase, c.rnd, c.first, c.pos
-    s[NSEAT], s[NOUT] = len(c.seating), c.nout
-    s[TURN], s[SD_TURN] = max(c.turn, 0), max(c.sd_turn, 0)
-    if c.claim is not None:
-        s[CLAIMANT:CLAIM_SLOTS + 1] = c.claim
-    else:
-        s[CLAIMANT], s[QUANTITY:CLAIM_SLOTS + 1] = -1, claim
-    s[BETTOR], s[DOUBTER] = c.bettor, c.doubter
-    s[B_CHIPS:B_SLOTS + 1] = c.bstake if c.bstake is not None else stakes[:2]
-    s[D_CHIPS:D_SLOTS + 1] = c.dstake if c.dstake is not None else (-1, stakes[2])
-    seats = c.deal_seats  # empty before the first deal
-    s[NDEAL] = len(seats)
-    if c.phase == DEAL:
-        seat = seats[c.pos]
-        s[DEAL_SEAT], s[DEAL_LEFT] = seat, seats.count(seat) - (c.pos - seats.index(seat))
-    elif seats:
-        s[DEAL_SEAT] = seats[-1]
-    s[BET_WINNER:BET_VALUE + 1] = c.bet if c.bet is not None else (-1, 0, 0)
-    at = _FIRST_SEAT
-    s[at:at + n], s[at + n:at + 2 * n], s[at + 2 * n:at + 3 * n] = c.chips, c.slots, c.out
-    at += 3 * n
-    k, m = len(c.seating), len(c.order)
-    s[at:at + n] = list(c.seating) + seating[k:]
-    s[at + n:at + 2 * n] = list(c.order) + order[m:]
-    s[NORDER] = m
-    if c.rnd == 1 and c.phase == OVER and not any(e[0] == "start" for e in log):
-        # over at round 1's upkeep: the compiled order was never written
-        s[NORDER], s[at + n:at + 2 * n] = 0, 0
-    at += 2 * n
-    if seats:
-        s[NDECK], s[at:at + k1] = c.ndeck, c.deck
-    s[at + k1:at + k1 * (n + 1)] = c.hand
-    at += k1 * (n + 1)
-    if c.phase == OVER:  # the hands were revealed at the last bet (cleared at a round's start)
-        for e in reversed(log):
-            if e[0] in ("reveal", "round"):
-                s[at] = e[0] == "reveal"
-                break
-    _round_registers(s, log, n, at + 1)
-    return s
-
-
-def _round_registers(s, log, n, at):
-    """The exchange choices, claim counts and newest claims of this round
-    (since the log's last "round" event), from ``at`` in ``s``."""
-    s[at:at + n] = -1
-    for e in reversed(log):
-        kind = e[0]
-        if kind == "round":
-            break
-        if kind == "exchange":
-            s[at + e.player] = e.choice
-        elif kind == "claim":
-            s[at + n + e.player] += 1
-            if s[at + n + e.player] == 1:  # the newest claim of that player
-                last = at + 2 * n + 4 * e.player
-                s[last:last + 4] = e.quantity, e.colour, e.chips, e.slot_chips
-
-
 def _tails_table(game) -> np.ndarray:
-    """``doubt_and_bet._tails(population, good, draws)`` (float64, padded
+    """``_hypergeometric.tails(population, good, draws)`` (float64, padded
     with zeros to ``Q + 2`` values) of every case the ``compact``
-    encoding asks, so that the compiled encoding reads the very floats the
-    Python one computes (exact integer ratios, at any size): for ``mine``
+    encoding asks (exact integer ratios, at any size): for ``mine``
     own cards (``0..S``), a colour (0) or rainbow (1) with ``j`` of the own
     cards counting for it (``0..S``: ``good`` = ``2 copies - j`` or
     ``copies - j``), ``draws`` = ``0..Q`` cards dealt to the others, at
@@ -1137,4 +1053,4 @@ def compiled_rules(game) -> search.CompiledRules:
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=num_tokens, observation=observation, compact=compact,
         max_branch=max(3, k1, shuffles, pairs * game.qmax * k1 + 1),
-        position_of=position_of)
+        position_of=adapter.position_of)

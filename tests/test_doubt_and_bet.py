@@ -743,7 +743,7 @@ def _string_from_scratch(state, player, private=True):
     """The perfect-recall string read off the whole log, without the cache."""
     k1 = state.get_game().k1
     who = player if private else -1
-    texts = (db.event_text(e, who, k1) for e in state._c.log)
+    texts = (db.event_text(e, who, k1) for e in state.log())
     return "\n".join([f"p{player}"] + [t for t in texts if t is not None])
 
 
@@ -808,7 +808,7 @@ def test_strings_tensors_and_serialization_round_trip():
     assert str(state2) == str(state)
     assert state2.history() == state.history()
     assert state2.information_state_string(2) == state.information_state_string(2)
-    assert pickle.loads(pickle.dumps(state._c)).hand == state._c.hand
+    assert pickle.loads(pickle.dumps(state._c)).s.tolist() == state._c.s.tolist()
 
 
 # ---------------------------------------------------------------- solvers

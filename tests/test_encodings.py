@@ -215,12 +215,23 @@ def test_seats_in_the_viewers_order_and_players_out_last():
 
 
 def test_the_schedule_counts_rounds_to_the_next_upkeep_and_shuffle():
+    """The compact encoding's schedule piece (the compiled
+    ``_compact_schedule``), round by round: the rounds to the next upkeep
+    (3, 5; none after 6) and shuffle (5; 9 is past the cap), each capped at
+    its period and over it, and a flag when there is none."""
+    from kibitz.games import _doubt_and_bet_rules as dbr
+
     game = load(players=2, chips=9, slots=1, colours=1, copies=2, upkeep_start=3, upkeep_every=2,
                 shuffle_every=4, max_rounds=6)
-    enc = db.CompactEncoder(game)
-    # round r: the next upkeep (3, 5; none after 6) and shuffle (5; 9 is past the cap) after r
-    assert [enc._next_upkeep(r) for r in range(1, 7)] == [3, 3, 5, 5, None, None]
-    assert [enc._next_shuffle(r) for r in range(1, 7)] == [5, 5, 5, 5, None, None]
+    rules = game.compiled_rules()
+    for r, up, sh in zip(range(1, 7), [3, 3, 5, 5, None, None], [5, 5, 5, 5, None, None]):
+        s = rules.initial.copy()
+        s[dbr.ROUND] = r
+        out = np.zeros(9)
+        dbr._compact_schedule(s, rules.params, out)
+        assert out[4] == r / 6
+        assert out[5:7].tolist() == ([min(up - r, 2) / 2, 0.0] if up else [1.0, 1.0]), r
+        assert out[7:9].tolist() == ([min(sh - r, 4) / 4, 0.0] if sh else [1.0, 1.0]), r
 
 
 def _factors_from_name(game, name, offsets, B):
