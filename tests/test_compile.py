@@ -242,7 +242,7 @@ def test_warm_up_compiles_every_game_with_compiled_rules(monkeypatch):
     monkeypatch.setattr(tree_module, "compile_tree", lambda g, **kw: compiled.append((g, kw)))
     tree_module.warm_up()
     want = sorted(spec.small for spec in games.REGISTRY.values() if search.COMPILED in spec.search)
-    assert sorted(g for g, _ in compiled) == want and len(want) == 4
+    assert sorted(g for g, _ in compiled) == want and len(want) >= 4  # the four first games and any new one
     assert all(kw == {"use_cache": False} for _, kw in compiled)
 
 

@@ -55,6 +55,8 @@ MATRIX = {
         ("doubt_and_bet(players=2,chips=1,slots=1,upkeep_start=0,upkeep_every=100,shuffle_every=1000,"
          "max_rounds=1000)", 5),
         ("doubt_and_bet(players=2,chips=1,slots=1,upkeep_start=1000,shuffle_every=0)", 5)],
+    "showdown": [("showdown", 30), ("showdown(players=2,cards=13)", 20), ("showdown(players=3,cards=4)", 20),
+                 ("showdown(players=4,cards=5)", 20), ("showdown(players=4,cards=13)", 20)],
 }
 CONFIGS = [(c, sims) for name in MATRIX for c, sims in MATRIX[name]]
 # the checks of every view run on each game's small and default configuration (and one more)

@@ -37,6 +37,7 @@ CONFIGS = {
                        "shuffle_every=1,max_rounds=3)", 150),
                       ("doubt_and_bet(players=3,chips=1,slots=2,colours=2,upkeep_start=2,"
                        "shuffle_every=1,max_rounds=2)", 150)],
+    "showdown": [("showdown", 40), ("showdown(players=3,cards=4)", 60), ("showdown(players=4,cards=13)", 40)],
 }
 
 def test_every_kibitz_game_is_checked():

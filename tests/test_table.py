@@ -320,7 +320,7 @@ def short_rules(markdown: str) -> list[str]:
 
 
 def rules_js() -> str:
-    rules = {name: short_rules((ROOT / "docs" / "rules" / f"{name}.md").read_text()) for name in sorted(ADAPTERS)}
+    rules = {name: short_rules((ROOT / "docs" / "rules" / f"{name}.md").read_text()) for name in sorted(REGISTRY)}
     lines = [f"  {json.dumps(name)}: {json.dumps(items)}," for name, items in rules.items()]
     return ("// The rules in short, from the \"In short\" section of each docs/rules page (written by\n"
             "// KIBITZ_WRITE_RULES=1 pytest tests/test_table.py -k short_rules; a test keeps them equal).\n"
@@ -331,7 +331,7 @@ def test_the_pages_short_rules_are_the_rules_pages():
     if os.environ.get("KIBITZ_WRITE_RULES") == "1":
         RULES_JS.write_text(rules_js())
     assert RULES_JS.read_text() == rules_js(), "agents/serving/web/rules.js is stale: rerun with KIBITZ_WRITE_RULES=1"
-    assert all(len(short_rules((ROOT / "docs" / "rules" / f"{n}.md").read_text())) >= 4 for n in ADAPTERS)
+    assert all(len(short_rules((ROOT / "docs" / "rules" / f"{n}.md").read_text())) >= 4 for n in REGISTRY)
 
 
 # ------------------------------------------------------------------ records

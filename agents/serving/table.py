@@ -41,7 +41,8 @@ import numpy as np
 
 from kibitz.agents.registry import agent_kinds, make_agent, split_specs
 from kibitz.agents.serving.serve import MAX_HISTORY, ApiError, check_fields, is_int, private_view
-from kibitz.agents.serving.table_views import ADAPTERS, cli_game_string, seat_view
+from kibitz.agents.serving.table_views import adapter_of, cli_game_string, seat_view
+from kibitz.games import REGISTRY
 
 #: the page's files (index.html, table.js, table.css), package data
 WEB_DIR = pathlib.Path(__file__).resolve().parent / "web"
@@ -155,7 +156,7 @@ class Table:
         """Whether the person is seated but out of the game (moves no more)."""
         if self.human is None or self.state.is_terminal():
             return False
-        return bool(ADAPTERS[self.game.get_type().short_name].out(self.state, self.human))
+        return bool(adapter_of(self.game).out(self.state, self.human))
 
     def skip(self) -> None:
         """Plays the rest of the game without the bots' delay (only when nobody
@@ -245,7 +246,6 @@ class TableStore:
 
     def options(self) -> dict:
         """What the page's forms offer: the games, agent kinds and suggested specs."""
-        from kibitz.games import REGISTRY
         games = [{"name": name, "long_name": spec.long_name, "summary": spec.summary, "small": spec.small,
                   "params": [{"name": p.name, "default": p.default, "allowed": p.allowed, "help": p.help}
                              for p in spec.params]}
@@ -267,8 +267,8 @@ class TableStore:
         else:
             game = self.games.get(body.get("game"))
             short = game.get_type().short_name
-            if short not in ADAPTERS:
-                raise ApiError(400, f"the web table plays the kibitz games ({', '.join(sorted(ADAPTERS))}), "
+            if short not in REGISTRY:
+                raise ApiError(400, f"the web table plays the kibitz games ({', '.join(sorted(REGISTRY))}), "
                                     f"not {short}")
             seats, specs = self._seats(body.get("seats"), game)
             record = None
@@ -431,8 +431,8 @@ class TableStore:
         if len(record["moves"]) > MAX_HISTORY:
             raise ApiError(400, f"'replay' has {len(record['moves']):,} moves; at most {MAX_HISTORY:,}")
         game = self.games.get(record["game"])
-        if game.get_type().short_name not in ADAPTERS:
-            raise ApiError(400, f"the web table replays the kibitz games ({', '.join(sorted(ADAPTERS))})")
+        if game.get_type().short_name not in REGISTRY:
+            raise ApiError(400, f"the web table replays the kibitz games ({', '.join(sorted(REGISTRY))})")
         if len(record["seats"]) != game.num_players():
             raise ApiError(400, f"'replay': {game} has {game.num_players()} seats, the record "
                                 f"{len(record['seats'])}")

@@ -18,7 +18,10 @@ module's ``event_text`` for that seat), so a card dealt to another seat is
 not in it.
 
 A game has a :class:`Adapter`: how to read its events as that seat, which
-moves are private, and the board (cards and counters) the page draws.
+moves are private, and the board (cards and counters) the page draws. A
+game without one (a new game) gets :data:`GENERIC`, read through the
+pyspiel API alone: the seat's observation string as the board and the
+players' moves by name.
 """
 
 from __future__ import annotations
@@ -276,6 +279,28 @@ def game_k1(state) -> int:
 ADAPTERS = {"underdog": UNDERDOG, "pub": PUB, "over_under": OVER_UNDER, "doubt_and_bet": DOUBT_AND_BET}
 
 
+# ------------------------------------------------------------------ any other game
+def _generic_board(state, me):
+    """The board of a game without a view of its own: the seat's observation
+    string (what the game's observer says the seat sees now), one empty box per seat."""
+    return {"kind": "generic", "observation": state.observation_string(me),
+            "seats": [{} for _ in range(state.get_game().num_players())]}
+
+
+#: the view of a game without an adapter of its own: it reads the game
+#: through the pyspiel API alone (no ``log()``, no properties). The move log
+#: names every player's move (``action_to_string``) and no chance outcome;
+#: so it suits games whose players' moves are public (poker-like games) and
+#: whose cards a seat sees in its observation string. A game with private
+#: moves needs an adapter of its own (``private_moves``).
+GENERIC = Adapter(text=None, board=_generic_board)
+
+
+def adapter_of(game) -> Adapter:
+    """The view of ``game``: its own adapter, or :data:`GENERIC`."""
+    return ADAPTERS.get(game.get_type().short_name, GENERIC)
+
+
 # ------------------------------------------------------------------ the view
 def cli_game_string(game) -> str:
     """The game string with every parameter, spelled as on the command line
@@ -292,6 +317,14 @@ def move_log(state, me: int, adapter: Adapter) -> list[dict]:
     another seat) and per other event the seat sees (``{"text"}``)."""
     game = state.get_game()
     replay = game.new_initial_state()
+    if adapter.text is None:  # the generic view: the players' moves by name
+        entries = []
+        for action in state.history():
+            player = replay.current_player()
+            if player >= 0:
+                entries.append({"seat": player, "move": replay.action_to_string(player, action)})
+            replay.apply_action(action)
+        return entries
     entries = []
     log = replay.log()  # a game may log events before the first move (Underdog's first round)
     for e in log:
@@ -322,7 +355,7 @@ def move_log(state, me: int, adapter: Adapter) -> list[dict]:
 def seat_view(state, me: int) -> dict:
     """The JSON a page at seat ``me`` is sent (see the module docstring)."""
     game = state.get_game()
-    adapter = ADAPTERS[game.get_type().short_name]
+    adapter = adapter_of(game)
     player = state.current_player()
     over = state.is_terminal()
     legal = []

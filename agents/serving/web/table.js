@@ -556,6 +556,11 @@ const BOARDS = {
       return box;
     },
   },
+  // a game without a board of its own: the seat's observation string, and the seats
+  generic: {
+    center: (b) => [el("pre", { class: "observation", text: b.observation })],
+    seat: (view, s) => seatBox(view, s, [], []),
+  },
 };
 
 document.addEventListener("DOMContentLoaded", () => {
