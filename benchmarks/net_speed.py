@@ -12,10 +12,14 @@ the legal mask. Random weights cost exactly what trained ones do. With
 a network on it (factored where the game has action factors) instead.
 With ``--trained`` the network is the one that ships for each game
 (``trained``, agents/trained/GAME.json.gz), whatever its encoding.
+With ``--guided SPEC`` (e.g. ``'ismcts(prior=trained,sims=500)'``, the
+search on the network of issue 44) SPEC is timed too, on the same positions,
+and its row (SPEC's ms per move beside ``ismcts(sims=N)``'s) is written to
+docs/results/speed/guided_search_speed.json.
 
     python benchmarks/net_speed.py [--games g1,g2] [--positions P] [--sims N] [--hidden 128,128]
                                    [--encoding information_state_tensor|observation_tensor|compact]
-                                   [--trained] [--out FILE]
+                                   [--trained] [--guided SPEC] [--out FILE]
 
 With ``--trained`` the ratios are the README's speed row, written to
 ``--out`` (default docs/results/speed/net_speed.json;
@@ -63,6 +67,7 @@ def main():
     parser.add_argument("--encoding", default="information_state_tensor",
                         help="the input of the games that offer it (compact: doubt_and_bet, over_under, pub)")
     parser.add_argument("--trained", action="store_true", help="time the shipped networks (trained)")
+    parser.add_argument("--guided", default=None, help="also time this search spec on the same positions")
     parser.add_argument("--out", default=None, help="the README's speed row (JSON; default with --trained: "
                         f"{speed.default_out('net_speed')}; without it none)")
     args = parser.parse_args()
@@ -90,6 +95,9 @@ def main():
             search = ms_per_move(f"ismcts(sims={args.sims})", game, states, args.seed)
             print(f"{short:14} {net:12.3f} {search:22.1f} {search / net:8.0f}x", flush=True)
             times[short] = {"net_ms": net, "ismcts_ms": search, "ratio": search / net}
+            if args.guided:
+                times[short]["guided_ms"] = guided = ms_per_move(args.guided, game, states, args.seed)
+                print(f"{'':14} {args.guided}: {guided:.1f} ms/move, {guided / search:.2f}x ismcts's", flush=True)
     if args.out:
         what = "the shipped networks (`trained`" if args.trained else f"random {args.encoding} networks (`net`"
         ratios = ", ".join(f"{speed.label(g)} {t['net_ms']:.3f} vs {t['ismcts_ms']:,.1f} ms ({t['ratio']:,.0f}x)"
@@ -97,6 +105,12 @@ def main():
         run.write(args.out, f"network agent ms per move vs `ismcts(sims={args.sims})`, same positions",
                   f"{what}, onnxruntime, one thread), {args.positions} positions each: {ratios}", ">= 100x",
                   data=times)
+    if args.guided:
+        ratios = ", ".join(f"{speed.label(g)} {t['guided_ms']:,.1f} vs {t['ismcts_ms']:,.1f} ms "
+                           f"({t['guided_ms'] / t['ismcts_ms']:.2f}x)" for g, t in times.items())
+        run.write(speed.default_out("guided_search_speed"), f"`{args.guided}` ms per move vs "
+                  f"`ismcts(sims={args.sims})`, same positions", f"{args.positions} positions each: {ratios}",
+                  "<= 1x", data=times)
 
 
 if __name__ == "__main__":
