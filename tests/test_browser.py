@@ -33,6 +33,8 @@ GAMES = {
     "pub": (REGISTRY["pub"].small, ["human", "random", "heuristic"]),
     "over_under": (REGISTRY["over_under"].small, ["human", "heuristic"]),
     "doubt_and_bet": (REGISTRY["doubt_and_bet"].small, ["human", "heuristic"]),
+    # a game without a view of its own: the table's generic view (agents/serving/table_views.GENERIC)
+    "showdown": (REGISTRY["showdown"].small, ["human", "random"]),
 }
 
 
