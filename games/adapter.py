@@ -197,6 +197,25 @@ class State(_common.CoreSnapshots, pyspiel.State):
     def is_terminal(self):
         return self._c.kind == TERMINAL
 
+    def is_chance_node(self):
+        return self._c.kind == CHANCE
+
+    def legal_actions(self, player=None):
+        """pyspiel's ``State.legal_actions``, answered in Python for Python
+        callers: the same list, without pyspiel's two conversions of it
+        (Python to C++ and back). C++ callers reach ``_legal_actions``
+        through pyspiel as usual; tests/test_adapter.py checks both agree."""
+        c = self._c
+        kind = c.kind
+        if kind.__class__ is int:  # a player (chance and the end are pyspiel's ids)
+            if player is not None and player != kind:
+                return []
+            moves = c.moves
+            return (self._legal_actions(kind) if moves is None else moves)[:]
+        if kind == CHANCE:  # pyspiel answers with the chance outcomes for any player
+            return self.legal_moves()
+        return []
+
     def _legal_actions(self, player):
         c = self._c
         if c.moves is None:

@@ -339,25 +339,6 @@ class DoubtAndBetState(adapter.State):
         return c.game.table.seats(self._p(), name)
 
     # ------------------------------------------------------------- the rules
-    def legal_actions(self, player=None):
-        """Same result as pyspiel's ``State.legal_actions``, answered in Python.
-
-        Claim decisions have thousands of legal actions at the defaults;
-        answering Python callers here skips pyspiel's two list conversions
-        (Python to C++ and back). C++ callers (solvers, random_sim_test) use
-        ``_legal_actions`` through pyspiel as usual; a test checks both agree.
-        """
-        c = self._c
-        cur = c.kind
-        if cur.__class__ is int:  # a player (chance and the end are pyspiel's ids)
-            if player is not None and player != cur:
-                return []
-            moves = c.moves
-            return (self._legal_actions(cur) if moves is None else moves)[:]
-        if cur == pyspiel.PlayerId.CHANCE:  # pyspiel answers so for any player
-            return self.legal_moves()
-        return []
-
     def _apply_action(self, action):
         """The adapter's move, with the reason for this action in an illegal
         one's message; the information-state strings so far are carried to

@@ -349,3 +349,20 @@ def test_the_log_written_late_is_the_log_written_move_by_move(game_string):
         assert late._c.log() == eager._c.log()
         for clone, length in clones:
             assert clone._c.log() == eager._c.log()[:length]
+
+
+@pytest.mark.parametrize("game_string", [*GAMES, "pub", "over_under", "doubt_and_bet(players=2)", "showdown"])
+def test_python_callers_get_what_pyspiel_answers(game_string):
+    """The adapter answers ``legal_actions`` and ``is_chance_node`` in Python
+    (no pyspiel conversions); at every state of random games, for every
+    player argument, they equal pyspiel's own methods, which go through C++
+    and call ``_legal_actions`` and ``current_player``."""
+    game = pyspiel.load_game(game_string)
+    checked = 0
+    for state in _random_states(game, np.random.default_rng(8), games=6):
+        assert state.is_chance_node() == pyspiel.State.is_chance_node(state)
+        assert state.legal_actions() == pyspiel.State.legal_actions(state)
+        for p in range(game.num_players()):
+            assert state.legal_actions(p) == pyspiel.State.legal_actions(state, p)
+        checked += 1
+    assert checked > 20
