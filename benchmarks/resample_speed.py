@@ -1,14 +1,15 @@
-"""IS-MCTS simulations per second in Pub: a search's worlds replayed on the
-compiled rules without checks (``adapter.State._replay``) beside the same
-replay move by move through ``_apply_action`` (each move checked against
-the legal moves or chance outcomes), alternating in one run.
+"""IS-MCTS simulations per second: a search's worlds replayed on the
+compiled rules without checks (``adapter.State._apply_unchecked``, what
+``_common.replay_applier`` hands an internal replay) beside the same replay
+through ``_apply_action`` (each move checked against the legal moves or
+chance outcomes, built for it), alternating in one run.
 
-    python benchmarks/resample_speed.py [--sims 300] [--positions 4] [--rounds 3] [--out FILE]
+    python benchmarks/resample_speed.py [--games pub,underdog] [--sims 300] [--positions 4] [--rounds 3] [--out FILE]
 
 Both sides run the same search (kibitz's SO-ISMCTS, compiled rollouts) on
 the same positions (benchmarks/ismcts_speed.py draws them); only how
-``PubState.resample_from_infostate(..., internal=True)`` replays the world's
-moves differs. The ratio is written to ``--out`` (default
+``resample_from_infostate(..., internal=True)`` replays the world's moves
+differs. The ratio is written to ``--out`` (default
 docs/results/speed/resample_speed.json; kibitz.experiments.speed).
 """
 
@@ -25,42 +26,40 @@ from kibitz.games import adapter
 from ismcts_speed import positions, time_ours  # benchmarks/ is on the path of a script run from it
 
 
-def _checked(state, actions) -> None:
-    """The replay before: every move through ``_apply_action``."""
-    for a in actions:
-        state._apply_action(a)
-
-
 def main(argv=None):
     run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", default="pub,underdog,doubt_and_bet")
     ap.add_argument("--sims", type=int, default=300)
     ap.add_argument("--positions", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=speed.default_out("resample_speed"))
     args = ap.parse_args(argv)
-    game = pyspiel.load_game("pub")
-    states = positions(game, np.random.default_rng(args.seed), args.positions, "random")
-    unchecked = adapter.State._replay
-    sides = {"checked": _checked, "unchecked": unchecked}
-    best = dict.fromkeys(sides, 0.0)
-    time_ours(game, states, 50, 2.0, args.seed)  # warm up
+    unchecked = adapter.State._apply_unchecked
+    sides = {"checked": adapter.State._apply_action, "unchecked": unchecked}
+    names = [g for g in args.games.split(",") if g]
+    best = {name: dict.fromkeys(sides, 0.0) for name in names}
     try:
-        for _ in range(args.rounds):
-            for name, replay in sides.items():
-                adapter.State._replay = replay
-                n, seconds = time_ours(game, states, args.sims, 2.0, args.seed)
-                best[name] = max(best[name], n / seconds)
+        for name in names:
+            game = pyspiel.load_game(name)
+            states = positions(game, np.random.default_rng(args.seed), args.positions, "random")
+            time_ours(game, states, 50, 2.0, args.seed)  # warm up
+            for _ in range(args.rounds):
+                for side, replay in sides.items():
+                    adapter.State._apply_unchecked = replay
+                    n, seconds = time_ours(game, states, args.sims, 2.0, args.seed)
+                    best[name][side] = max(best[name][side], n / seconds)
+            adapter.State._apply_unchecked = unchecked
+            print(f"{name} ismcts(sims={args.sims}) sims/s: worlds replayed unchecked "
+                  f"{best[name]['unchecked']:.0f}, checked {best[name]['checked']:.0f}, "
+                  f"ratio {best[name]['unchecked'] / best[name]['checked']:.2f}", flush=True)
     finally:
-        adapter.State._replay = unchecked
-    ratio = best["unchecked"] / best["checked"]
-    print(f"pub ismcts(sims={args.sims}) sims/s: worlds replayed unchecked {best['unchecked']:.0f}, "
-          f"checked {best['checked']:.0f}, ratio {ratio:.2f}")
+        adapter.State._apply_unchecked = unchecked
+    ratios = ", ".join(f"{speed.label(n)} {b['unchecked'] / b['checked']:.2f}x" for n, b in best.items())
     run.write(args.out, "IS-MCTS simulations/s, worlds replayed on the compiled rules",
-              f"pub, {args.sims} simulations, {args.positions} positions: unchecked replay vs the move-by-move "
-              f"checked one: {ratio:.2f}x", ">= 1x", data=best)
-
+              f"{args.sims} simulations, {args.positions} positions: unchecked replay vs the checked one: "
+              f"{ratios}", ">= 1x", data=best)
 
 if __name__ == "__main__":
     main()

@@ -264,12 +264,17 @@ class CoreSnapshots:
 def replay_applier(state, internal: bool, observer: int, check=None):
     """The apply function a game's ``resample_from_infostate`` replays with.
 
-    ``internal`` calls the game's Python rules directly (no pyspiel history:
-    for a search's own states only). ``check(state, player, action)``, if
+    ``internal`` plays the game's rules directly (no pyspiel history: for a
+    search's own states only); without ``check``, a game on the adapter
+    plays each move unchecked on its compiled rules (``_apply_unchecked``: a
+    resampled world is legal by construction, and the tests replay worlds
+    both ways). ``check(state, player, action)``, if
     given, is called before every move of a player other than ``observer``
     and may raise to abandon the replay: IS-MCTS's belief filter uses it to
     reject a drawn world as soon as a move in it is unlikely.
     """
+    if internal and check is None:  # a search's own world, legal by construction: no checks
+        return getattr(state, "_apply_unchecked", state._apply_action)
     apply = state._apply_action if internal else state.apply_action
     if check is None:
         return apply

@@ -276,20 +276,20 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c.kind = _player_id(c.rules.kind(s, c.rules.params))
         c.moves = c.outcomes = c.derived = None
 
-    def _replay(self, actions: list) -> None:
-        """Plays ``actions`` from this state on the compiled rules without
-        checking them or keeping pyspiel's history: for a search's own
-        states replaying a history known to be legal (a resampled world);
-        the log is written from them when read, as after any move."""
+    def _apply_unchecked(self, action) -> None:
+        """Plays ``action`` on the compiled rules without checking it or
+        keeping pyspiel's history: for a search's own states replaying a
+        history known to be legal (a resampled world,
+        ``_common.replay_applier``); the log is written when read, as after
+        any move."""
         c = self._c
         rules = c.rules
         if not c.pending:
             c.base = c.s.copy()
-        s, params, apply = c.s, rules.params, rules.apply
-        for a in actions:
-            apply(s, params, a)
-        c.pending.extend(actions)
-        c.kind = _player_id(rules.kind(s, params))
+        c.pending.append(action)
+        rules.apply(c.s, rules.params, action)
+        kind = rules.kind(c.s, rules.params)
+        c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
         c.moves = c.outcomes = c.derived = None
 
     def position(self) -> np.ndarray:

@@ -507,9 +507,6 @@ class PubState(adapter.State):
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
             new_setup[i] = pool.pop(j)
         state = game.new_initial_state()
-        if internal and check is None:  # a search's own world: the moves are legal, no history kept
-            state._replay(new_setup + list(rest))
-            return state
         apply = _common.replay_applier(state, internal, player_id, check)
         for a in new_setup + list(rest):
             apply(a)
