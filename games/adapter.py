@@ -251,14 +251,7 @@ class State(_common.CoreSnapshots, pyspiel.State):
             moves = self.legal_moves()
         if action not in moves:
             raise _common.illegal(self, action, self.legal_moves(), self._why_illegal())
-        rules = c.rules
-        if not c.pending:
-            c.base = c.s.copy()
-        c.pending.append(action)
-        rules.apply(c.s, rules.params, action)
-        kind = rules.kind(c.s, rules.params)
-        c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
-        c.moves = c.outcomes = c.derived = None
+        self._apply_unchecked(action)
 
     def returns(self):
         c = self._c
