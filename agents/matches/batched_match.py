@@ -9,10 +9,10 @@ through the file's onnxruntime model, on the encoding the network reads).
 Seats rotate over the rows as in a tournament (``tournament.arrangements``),
 each row keeping its seating for every game it plays, and each finished
 game credits each agent seated with the mean of its seats' returns (as
-``kibitz tournament``'s mean payoff). Pub's, Over/Under's and Underdog's
-``heuristic`` play batched too (:data:`BATCHED_HEURISTICS`; Underdog's reads
-the compiled positions); agents without a batched form (Doubt and Bet's
-``heuristic``, ``ismcts``, ``policy``) play through ``kibitz tournament``.
+``kibitz tournament``'s mean payoff). Pub's, Over/Under's, Underdog's and
+Doubt and Bet's ``heuristic`` play batched too (:data:`BATCHED_HEURISTICS`;
+Underdog's and Doubt and Bet's read the compiled positions); agents without
+a batched form (``ismcts``, ``policy``) play through ``kibitz tournament``.
 
 Unlike ``kibitz tournament`` the deals are not duplicated (every row draws
 its own chance from the environment's generator) and single games are not
@@ -29,7 +29,7 @@ from kibitz.games.batched import ENCODINGS, POSITION, BatchedEnv
 from kibitz.solvers.stats import mean_interval
 
 #: the agent kinds that play batched
-BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub, over_under, underdog)")
+BATCHED_KINDS = ("random", "trained", "net(FILE)", "heuristic (pub, over_under, underdog, doubt_and_bet)")
 
 
 def _pub_heuristic(game):
@@ -150,10 +150,20 @@ def _underdog_heuristic(game):
     return batched_heuristic(game)
 
 
+def _doubt_and_bet_heuristic(game):
+    """Doubt and Bet's heuristic on the compiled positions
+    (agents/heuristics/doubt_and_bet_batched.py): deterministic, the Python
+    heuristic's very moves (tests/test_doubt_and_bet_batched.py)."""
+    from kibitz.agents.heuristics.doubt_and_bet_batched import batched_heuristic
+
+    return batched_heuristic(game)
+
+
 #: the heuristics with a batched form: game -> (the encoding it reads, or
 #: :data:`POSITION`; a maker of ``choose(obs, mask, rng)``)
 BATCHED_HEURISTICS = {"pub": ("compact", _pub_heuristic), "over_under": ("compact", _over_under_heuristic),
-                      "underdog": (POSITION, _underdog_heuristic)}
+                      "underdog": (POSITION, _underdog_heuristic),
+                      "doubt_and_bet": (POSITION, _doubt_and_bet_heuristic)}
 
 
 class _Batched:

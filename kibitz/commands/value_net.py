@@ -76,7 +76,7 @@ class _Bars:
 @click.option("--agents", "agents_text", default=None, metavar="SPEC,SPEC",
               help="The agents whose games are the data, rotated over the seats (those whose matches AIVAT "
                    "evaluates). Default trained,heuristic; with --objective state trained (agents with a "
-                   "batched form: random, trained, net(FILE), heuristic in Pub, Over/Under and Underdog).")
+                   "batched form: random, trained, net(FILE), heuristic in Pub, Over/Under, Underdog and Doubt and Bet).")
 @click.option("--games", type=click.IntRange(min=10), default=None,
               help="Games to play (every tenth is held out to measure the fit). Default 2000; with --objective "
                    "state the most games streamed (default: as many as --time allows).")
