@@ -481,19 +481,20 @@ def describe(job: dict) -> str:
     return f"{game}: {'the whole tree' if kind == 'tree' else 'attributes'}"
 
 
-def random_jobs(game: str, games: int, seed: int = SEED, chunk: int | None = None) -> list[dict]:
-    """Jobs for random games 0..games-1 of ``seed`` (in chunks of ``chunk``)."""
-    chunk = chunk or max(games, 1)
+def random_jobs(game: str, games: int, seed: int = SEED, chunk: int | None = None, start: int = 0) -> list[dict]:
+    """Jobs for random games start..games-1 of ``seed`` (in chunks of ``chunk``)."""
+    chunk = chunk or max(games - start, 1)
     return [{"kind": "random", "game": game, "seed": seed, "start": lo, "stop": min(lo + chunk, games)}
-            for lo in range(0, games, chunk)]
+            for lo in range(start, games, chunk)]
 
 
-def jobs_for(name: str, games: int, small_games: int, seed: int = SEED, chunk: int | None = None) -> list[dict]:
-    """All jobs of one game: attributes, random games at the default size and
-    at the small configuration, the small tree."""
+def jobs_for(name: str, games: int, small_games: int, seed: int = SEED, chunk: int | None = None,
+             start: int = 0) -> list[dict]:
+    """All jobs of one game: attributes, random games ``start``..``games``-1
+    at the default size and all at the small configuration, the small tree."""
     small = SMALL[name]
     return ([{"kind": "game", "game": name}, {"kind": "game", "game": small}]
-            + random_jobs(name, games, seed, chunk) + random_jobs(small, small_games, seed, chunk)
+            + random_jobs(name, games, seed, chunk, start) + random_jobs(small, small_games, seed, chunk)
             + [{"kind": "tree", "game": small}])
 
 
@@ -587,15 +588,21 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--only", action="append", choices=GAMES, help="only this game (repeatable)")
     ap.add_argument("--chunk", type=int, default=500, help="games per progress line")
+    ap.add_argument("--start", type=int, default=0,
+                    help="first random game at the default size (to go on from an earlier run's progress lines)")
     args = ap.parse_args(argv)
+    if not 0 <= args.start <= args.games:
+        print(f"error: --start must be between 0 and --games ({args.games}), got {args.start}", file=sys.stderr)
+        return 2
     names = args.only or list(GAMES)
-    jobs = [j for name in names for j in jobs_for(name, args.games, args.small_games, args.seed, args.chunk)]
+    jobs = [j for name in names for j in jobs_for(name, args.games, args.small_games, args.seed, args.chunk, args.start)]
     try:
         frozen = frozen_games()
     except FrozenRulesError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"current games: {current_games()}\nfrozen games: {COMMIT} ({frozen})\nseed {args.seed}\n", flush=True)
+    print(f"current games: {current_games()}\nfrozen games: {COMMIT} ({frozen})\nseed {args.seed}"
+          f"{f', default-size random games from game {args.start}' if args.start else ''}\n", flush=True)
     rows: dict[tuple, dict] = {}
     started = last = time.monotonic()
 
