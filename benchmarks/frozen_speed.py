@@ -13,6 +13,14 @@ pyspiel API (steps/s), clones of mid-game states (clones/s), and random
 playouts that also read the mover's observation tensor (steps/s). The
 ratios (now over before) are the README's speed row; the target is at
 least 1 for playouts.
+
+    python benchmarks/frozen_speed.py --ismcts 100 [--games pub,underdog] [--positions 6]
+
+measures IS-MCTS instead: simulations per second of ``ISMCTS(sims=N)``
+with its default options on the same decision points (one from each of
+``--positions`` seeded random games), the search of that commit
+(``solvers/`` read from git as ``games/`` is) against today's: issue 47's
+"IS-MCTS simulations/s at least 3x today's at equal options".
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,6 +44,44 @@ def _load(name: str, path: Path):
     module = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def ismcts_worker(folder: str, solvers: str, game_string: str, seconds: float, sims: int, count: int) -> None:
+    """IS-MCTS simulations per second of one side (its games and its
+    search), printed as one JSON line."""
+    import importlib.util as util
+
+    import numpy as np
+    import pyspiel
+
+    _load("kibitz_frozen_rules", FROZEN_RULES)._use_games(Path(folder))
+    spec = util.spec_from_file_location("kibitz.solvers", Path(solvers) / "__init__.py",
+                                        submodule_search_locations=[solvers])
+    package = util.module_from_spec(spec)
+    sys.modules["kibitz.solvers"] = package
+    spec.loader.exec_module(package)
+    from kibitz.solvers.ismcts import ISMCTS
+
+    game_speed = _load("kibitz_game_speed", HERE / "game_speed.py")
+    game = pyspiel.load_game(game_string)
+    points = game_speed.decision_points(game, np.random.default_rng(0), count)  # the same points on both sides
+    rng = np.random.default_rng(1)
+    searches = {}  # one search object a seat, as an ismcts agent keeps it
+
+    def one(state):
+        me = state.current_player()
+        if me not in searches:
+            searches[me] = ISMCTS(game, me, rng, sims=sims)
+        searches[me].search(state)
+
+    for state in points:  # warm up: numba's cache, the first worlds
+        one(state)
+    done, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for state in points:
+            one(state)
+            done += sims
+    print(json.dumps({"ismcts": done / (time.perf_counter() - t0)}))
 
 
 def worker(folder: str, game_string: str, seconds: float) -> None:
@@ -53,12 +100,17 @@ def worker(folder: str, game_string: str, seconds: float) -> None:
                       "observed": game_speed.playout_steps(game, seconds, rng, observe=True)}))
 
 
-def measure_side(folder: Path, game_string: str, seconds: float, numba_cache: Path | None) -> dict:
+def measure_side(folder: Path, game_string: str, seconds: float, numba_cache: Path | None,
+                 ismcts: tuple | None = None) -> dict:
+    """One side's figures, measured in a process of its own; ``ismcts``:
+    ``(solvers folder, sims, positions)`` to measure the search instead."""
     env = dict(os.environ)
     if numba_cache is not None:
         env["NUMBA_CACHE_DIR"] = str(numba_cache)
-    out = subprocess.run([sys.executable, "-P", str(Path(__file__).resolve()), "--worker", str(folder),
-                          game_string, str(seconds)], capture_output=True, text=True, env=env, cwd=folder.parent)
+    job = (["--worker", str(folder), game_string, str(seconds)] if ismcts is None else
+           ["--ismcts-worker", str(folder), str(ismcts[0]), game_string, str(seconds), str(ismcts[1]), str(ismcts[2])])
+    out = subprocess.run([sys.executable, "-P", str(Path(__file__).resolve()), *job],
+                         capture_output=True, text=True, env=env, cwd=folder.parent)
     if out.returncode != 0:
         raise SystemExit(f"the {folder} side failed on {game_string}:\n{out.stderr.strip()}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -72,12 +124,18 @@ def main(argv=None):
     parser.add_argument("--games", default="underdog", help="comma-separated game strings (default: %(default)s)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (best kept)")
-    parser.add_argument("--out", default=speed.default_out("frozen_speed"),
-                        help="the README's speed row (JSON; default: %(default)s)")
+    parser.add_argument("--ismcts", type=int, default=0, metavar="SIMS",
+                        help="measure IS-MCTS at SIMS simulations a move (games and search of both sides)")
+    parser.add_argument("--positions", type=int, default=6, help="with --ismcts: decision points searched")
+    parser.add_argument("--out", default=None,
+                        help="the README's speed row (JSON; default: docs/results/speed/frozen_speed.json, "
+                             "with --ismcts ismcts_frozen_speed.json)")
     args = parser.parse_args(argv)
     sides = {"before": (frozen_rules.frozen_games(), frozen_rules.cache_folder() / "numba"),
              "now": (frozen_rules.current_games(), None)}
     names = [g for g in args.games.split(",") if g]
+    if args.ismcts:
+        return _ismcts_main(args, run, sides, names)
     best = {name: {side: dict.fromkeys(MEASURES, 0.0) for side in sides} for name in names}
     for _ in range(args.rounds):
         for name in names:
@@ -93,13 +151,38 @@ def main(argv=None):
             print(f"{name:<28} {k:<10} {b:>10.0f} {a:>10.0f} {a / b:>7.2f}")
     figures = ", ".join(f"{speed.label(n)} steps {best[n]['now']['steps'] / best[n]['before']['steps']:.2f}x, "
                         f"clones {best[n]['now']['clones'] / best[n]['before']['clones']:.2f}x" for n in names)
-    run.write(args.out, "pyspiel-API playouts on the rules written once", f"vs the games at "
+    run.write(args.out or speed.default_out("frozen_speed"), "pyspiel-API playouts on the rules written once", f"vs the games at "
               f"`{frozen_rules.COMMIT[:7]}`: {figures}", ">= 1x", data=best)
+    return best
+
+
+def _ismcts_main(args, run, sides, names):
+    from kibitz.experiments import frozen_rules, speed
+
+    solvers = {"before": frozen_rules.frozen_games(part="solvers"), "now": HERE.parent / "solvers"}
+    best = {name: {side: 0.0 for side in sides} for name in names}
+    for _ in range(args.rounds):
+        for name in names:
+            for side, (folder, cache) in sides.items():
+                figures = measure_side(folder, name, args.seconds, cache, (solvers[side], args.ismcts, args.positions))
+                best[name][side] = max(best[name][side], figures["ismcts"])
+    print(f"IS-MCTS ({args.ismcts} simulations) now against the games and search of {frozen_rules.COMMIT[:7]}, "
+          f"best of {args.rounds} alternating rounds")
+    print(f"{'game':<28} {'before':>10} {'now':>10} {'ratio':>7}")
+    for name in names:
+        b, a = best[name]["before"], best[name]["now"]
+        print(f"{name:<28} {b:>10.0f} {a:>10.0f} {a / b:>7.2f}")
+    figures = ", ".join(f"{speed.label(n)} {best[n]['now'] / best[n]['before']:.2f}x" for n in names)
+    run.write(args.out or speed.default_out("ismcts_frozen_speed"), "IS-MCTS simulations/s against the search "
+              f"before issue 47", f"vs the games and `solvers/` at `{frozen_rules.COMMIT[:7]}`, {args.ismcts} "
+              f"simulations, {args.positions} positions: {figures}", ">= 3x", data=best)
     return best
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--ismcts-worker":
+        ismcts_worker(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]))
     else:
         main()

@@ -48,6 +48,33 @@ def playout_steps(game, seconds: float, rng: np.random.Generator, observe: bool 
     return steps / (time.perf_counter() - t0)
 
 
+def decision_points(game, rng: np.random.Generator, count: int, seats=None) -> list:
+    """Decision points with two or more legal moves, one from each of
+    ``count`` games: random play, or ``seats()``'s agents (a new list of one
+    agent a seat for each game), chance by its probabilities."""
+    out = []
+    while len(out) < count:
+        bots = None if seats is None else seats()
+        state = game.new_initial_state()
+        found = []
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                probs = np.array([p for _, p in outcomes])
+                state.apply_action(outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0])
+                continue
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                found.append(state.clone())
+            if bots is None:
+                state.apply_action(legal[int(rng.integers(len(legal)))])
+            else:
+                state.apply_action(bots[state.current_player()].step(state))
+        if found:
+            out.append(found[int(rng.integers(len(found)))])
+    return out
+
+
 def mid_game_states(game, rng: np.random.Generator, count: int = 20):
     states = []
     for _ in range(count):

@@ -35,34 +35,18 @@ from kibitz.experiments import speed
 from kibitz.agents.registry import make_agent
 from kibitz.solvers.ismcts import ISMCTS
 
+from game_speed import decision_points
+
 
 def positions(game, rng: np.random.Generator, count: int, play: str = "random"):
     """Decision points with two or more legal moves, one from each of
     ``count`` games played by ``play`` agents (random or heuristic) in
-    every seat."""
-    out = []
-    while len(out) < count:
-        bots = None
-        if play != "random":
-            bots = [make_agent(play, game, p, int(rng.integers(2**31))) for p in range(game.num_players())]
-        state = game.new_initial_state()
-        found = []
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                probs = np.array([p for _, p in outcomes])
-                state.apply_action(outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0])
-                continue
-            legal = state.legal_actions()
-            if len(legal) > 1:
-                found.append(state.clone())
-            if bots is None:
-                state.apply_action(legal[int(rng.integers(len(legal)))])
-            else:
-                state.apply_action(bots[state.current_player()].step(state))
-        if found:
-            out.append(found[int(rng.integers(len(found)))])
-    return out
+    every seat (``game_speed.decision_points``)."""
+    seats = None
+    if play != "random":
+        def seats():
+            return [make_agent(play, game, p, int(rng.integers(2**31))) for p in range(game.num_players())]
+    return decision_points(game, rng, count, seats)
 
 
 def time_ours(game, states, sims, uct_c, seed, playouts="compiled"):

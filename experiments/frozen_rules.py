@@ -422,32 +422,33 @@ def repository() -> Path:
     return Path(top.stdout.strip())
 
 
-def frozen_games(commit: str = COMMIT) -> Path:
-    """The ``games/`` folder of ``commit``, read from git into
-    :func:`cache_folder` on first use (a complete folder is reused)."""
-    folder = cache_folder(commit)
+def frozen_games(commit: str = COMMIT, part: str = "games") -> Path:
+    """The ``games/`` folder of ``commit`` (or another top-level folder,
+    ``part``), read from git into :func:`cache_folder` on first use (a
+    complete folder is reused)."""
+    folder = cache_folder(commit if part == "games" else f"{commit}-{part}")
     if (folder / "complete").is_file():
-        return folder / "games"
+        return folder / part
     repo = repository()
     known = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True)
     if known.returncode != 0:
         raise FrozenRulesError(f"commit {commit} is not in the git history of {repo} "
                                "(a shallow clone? `git fetch --unshallow` brings it)")
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit, "games"], capture_output=True)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit, part], capture_output=True)
     if archive.returncode != 0:
-        raise FrozenRulesError(f"git archive {commit} games failed: {archive.stderr.decode(errors='replace').strip()}")
+        raise FrozenRulesError(f"git archive {commit} {part} failed: {archive.stderr.decode(errors='replace').strip()}")
     folder.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{commit}.", dir=folder.parent))
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(scratch, filter="data")
-    (scratch / "complete").write_text(f"games/ of {commit}, from git archive\n")
+    (scratch / "complete").write_text(f"{part}/ of {commit}, from git archive\n")
     try:
         scratch.rename(folder)
     except OSError:  # another process was first
         shutil.rmtree(scratch, ignore_errors=True)
         if not (folder / "complete").is_file():
             raise
-    return folder / "games"
+    return folder / part
 
 
 def current_games() -> Path:

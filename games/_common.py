@@ -288,6 +288,18 @@ def replay_applier(state, internal: bool, observer: int, check=None):
     return checked
 
 
+def replay(state, actions, internal: bool, observer: int, check=None) -> None:
+    """Plays ``actions`` on ``state`` as :func:`replay_applier`'s function
+    would, move by move; a search's own world without ``check`` on the
+    adapter plays them in one compiled loop (``_replay_unchecked``)."""
+    if internal and check is None and hasattr(state, "_replay_unchecked"):
+        state._replay_unchecked(actions)
+        return
+    apply = replay_applier(state, internal, observer, check)
+    for a in actions:
+        apply(a)
+
+
 def view_since(log, mark: int, text) -> tuple:
     """A search hook's key: the texts ``text(event)`` (None: unseen) of
     ``log[mark:]``, what one player saw of the game since ``mark``.

@@ -36,10 +36,12 @@ tuple, the game as its string and the log written out.
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
 import pyspiel
+from numba import njit
 
 from kibitz.games import _common
 
@@ -57,12 +59,16 @@ class Core(_common.SlotsState):
     (``pending``, actions played from position ``base``, an array nothing
     changes), and the legal actions or chance outcomes' actions of the
     position once asked for (``moves``; the chance outcomes with their
-    probabilities in ``outcomes``; None before), and ``derived``, what a
+    probabilities in ``outcomes``; None before), ``derived``, what a
     game's state computed from the position and kept (``State._derived``;
-    None before). Lists and arrays other than ``s`` are never changed, only
-    replaced or appended to."""
+    None before), and ``anchor``, a search world's root (``State.anchor_view``:
+    ``(mark, moves pending there, position there, (moves since written,
+    their events, the position after them))``; None when there is none).
+    Lists and arrays other than ``s`` are never changed, only replaced or
+    appended to (``written`` and ``pending``, which copies copy)."""
 
-    __slots__ = ("game", "rules", "s", "kind", "written", "base", "pending", "moves", "outcomes", "derived")
+    __slots__ = ("game", "rules", "s", "kind", "written", "base", "pending", "moves", "outcomes", "derived",
+                 "anchor")
     COPIED = ("s", "written", "pending")
 
     def log(self) -> list:
@@ -77,8 +83,27 @@ class Core(_common.SlotsState):
                 rules.apply(position, rules.params, action)
                 after = position.tolist()
                 record(written, before, action, after)
-            self.pending, self.base = [], None
+            self.pending, self.base, self.anchor = [], None, None
         return self.written
+
+    def since_anchor(self) -> list:
+        """The events of the moves since ``anchor``'s root (the log from its
+        mark on), written from the root's position, the log before it not
+        written; extends the anchor's events by the moves played since the
+        last call."""
+        mark, start, root, (done, events, position) = self.anchor
+        pending = self.pending
+        if start + done < len(pending):
+            rules, record = self.rules, self.game.record
+            events, position = list(events), (root if position is None else position).copy()
+            after = position.tolist()
+            for action in pending[start + done:]:
+                before = after
+                rules.apply(position, rules.params, action)
+                after = position.tolist()
+                record(events, before, action, after)
+            self.anchor = (mark, start, root, (len(pending) - start, events, position))
+        return events
 
     def __getstate__(self):
         return {"game": str(self.game), "s": tuple(self.s.tolist()), "kind": int(self.kind),
@@ -90,7 +115,19 @@ class Core(_common.SlotsState):
         self.s = np.array(d["s"], dtype=np.int64)
         self.kind = _player_id(d["kind"])
         self.written, self.base, self.pending = list(d["log"]), None, []
-        self.moves = self.outcomes = self.derived = None
+        self.moves = self.outcomes = self.derived = self.anchor = None
+
+
+@functools.cache
+def _replayer(apply):
+    """``replay(s, prm, actions)``: ``apply(s, prm, a)`` for each of
+    ``actions`` (int64) in one compiled loop; compiled on first use, once
+    per game's ``apply``."""
+    @njit(nogil=True)
+    def replay(s, prm, actions):
+        for i in range(actions.shape[0]):
+            apply(s, prm, actions[i])
+    return replay
 
 
 def _player_id(kind: int):
@@ -141,6 +178,7 @@ class Game(pyspiel.Game):
         #: call's cost; solvers/tree.py calls its walk the same way)
         self.rules = rules._replace(**{name: _entry_point(getattr(rules, name)) for name in _CALLED
                                        if getattr(rules, name) is not None})
+        self._apply = rules.apply  # the numba function, for _replayer
 
     def compiled_rules(self):
         raise NotImplementedError
@@ -170,6 +208,7 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c.s = rules.initial.copy()
         c.kind = _player_id(rules.kind(c.s, rules.params))
         c.written, c.base, c.pending, c.moves, c.outcomes, c.derived = [], None, [], None, None, None
+        c.anchor = None
         game.begin_log(c.written, c.s.tolist())
 
     def _derived(self, key: str, compute):
@@ -267,7 +306,7 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c = self._c
         c.s, c.written, c.base, c.pending = s, log, None, []
         c.kind = _player_id(c.rules.kind(s, c.rules.params))
-        c.moves = c.outcomes = c.derived = None
+        c.moves = c.outcomes = c.derived = c.anchor = None
 
     def _apply_unchecked(self, action) -> None:
         """Plays ``action`` on the compiled rules without checking it or
@@ -285,9 +324,56 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
         c.moves = c.outcomes = c.derived = None
 
+    def _replay_unchecked(self, actions) -> None:
+        """``_apply_unchecked`` of each of ``actions`` in turn, in one
+        compiled loop (``_common.replay``)."""
+        if not actions:
+            return
+        c = self._c
+        rules = c.rules
+        if not c.pending:
+            c.base = c.s.copy()
+        c.pending.extend(actions)
+        _replayer(c.game._apply)(c.s, rules.params, np.array(actions, dtype=np.int64))
+        kind = rules.kind(c.s, rules.params)
+        c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
+        c.moves = c.outcomes = c.derived = None
+
     def position(self) -> np.ndarray:
         """A copy of the compiled position (``CompiledRules.position_of``)."""
         return self._c.s.copy()
+
+    def log_mark(self) -> int:
+        """``VIEWS`` (``kibitz.games.search``): a mark of the game so far,
+        the length of its log."""
+        c = self._c
+        if c.anchor is not None:
+            return c.anchor[0] + len(c.since_anchor())
+        return len(c.log())
+
+    def view_since(self, player: int, mark: int) -> tuple:
+        """``VIEWS``: what ``player`` saw since ``mark``, the texts of the
+        log's events from there (``_common.view_since``) as the game's
+        ``_event_text`` writes them."""
+        text = self._event_text
+        c = self._c
+        if c.anchor is not None and mark >= c.anchor[0]:
+            return _common.view_since(c.since_anchor(), mark - c.anchor[0], lambda e: text(e, player))
+        return _common.view_since(c.log(), mark, lambda e: text(e, player))
+
+    def anchor_view(self, mark: int) -> None:
+        """``VIEWS``: this state, a search's world, stands where ``mark`` was
+        taken (the root, whose log had ``mark`` entries); ``log_mark`` and
+        ``view_since`` from a mark at or after it then write only the
+        events since, not the log before (a resampled world's whole
+        replay). ``_set_position`` or writing the whole log ends it."""
+        c = self._c
+        c.anchor = (mark, len(c.pending), c.s.copy(), (0, [], None)) if c.pending else None
+
+    def _event_text(self, event, player: int) -> str | None:
+        """One log event as ``player`` sees it in its information-state
+        string (None: unseen); a game with the ``VIEWS`` capability gives it."""
+        raise NotImplementedError(f"{type(self).__name__} has no views of its log")
 
 
 def position_of(state) -> np.ndarray:

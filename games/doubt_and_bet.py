@@ -399,13 +399,8 @@ class DoubtAndBetState(adapter.State):
         return _doubt_and_bet_strings.state_string(self._p(), self._c.game.table, self.returns())
 
     # ----------------------------------- search contract (kibitz.games.search)
-    def log_mark(self):
-        return len(self._c.log())
-
-    def view_since(self, player, mark):
-        """What ``player`` saw since ``mark`` (``_common.view_since``)."""
-        k1 = self._c.game.k1
-        return _common.view_since(self._c.log(), mark, lambda e: cached_event_text(e, player, k1))
+    def _event_text(self, event, player):
+        return cached_event_text(event, player, self._c.game.k1)
 
     def round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
@@ -563,11 +558,37 @@ class DoubtAndBetState(adapter.State):
             new_cards = []
             for _, deals, revealed in rounds:
                 _redraw_round(deals, revealed, player_id, probability_sampler, game.copies, game.k1, new_cards)
+        rest = self.history()[start:]
+        if internal and check is None:  # the deal moves' places known: one compiled replay
+            key = ("db-deals", start, len(rest))
+            places = None if memo is None else memo.get(key)
+            if places is None:
+                places = self._deal_places(start, rest)
+                if memo is not None:
+                    memo[key] = places
+            actions = list(rest)
+            for i, card in zip(places, new_cards):
+                actions[i] = card
+            _common.replay(state, actions, internal, player_id, check)
+            return state
         apply = _common.replay_applier(state, internal, player_id, check)
         dealt = iter(new_cards)
-        for a in self.history()[start:]:
+        for a in rest:
             apply(next(dealt) if state._c.s[PHASE] == DEAL else a)
         return state
+
+    def _deal_places(self, start, rest):
+        """The indices in ``rest`` (the history from ``start``, the current
+        round's start) of the deal's moves: where a world's redrawn cards go."""
+        _, position, begun, _ = self._round_snapshot()
+        state = self._c.game.new_initial_state()
+        state._set_position(position.copy(), list(begun))
+        places = []
+        for i, a in enumerate(rest):
+            if state._c.s[PHASE] == DEAL:
+                places.append(i)
+            state._apply_unchecked(a)
+        return places
 
     def round_start(self):
         """(history index, state) at the start of this round, for searches:

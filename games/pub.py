@@ -150,7 +150,7 @@ SPEC = _common.GameSpec(
     summary="Take the face-up card or risk a draw; low cards and suit majorities win.",
     params=PARAMS,
     small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
-    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.COMPILED}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.COMPILED}),
     encodings=("compact",),
 )
 
@@ -391,6 +391,9 @@ class PubState(adapter.State):
         """Pub is one deal: always 1 (IS-MCTS ``rollout_rounds`` never stops it)."""
         return 1
 
+    def _event_text(self, event, player):
+        return _pub_strings.event_text(event, player, self._c.game.card_names)
+
     def standing(self):
         """What a move-limited IS-MCTS rollout backs up: the returns at the end;
         before it, the scores the cards held now would make (collections and
@@ -507,9 +510,7 @@ class PubState(adapter.State):
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
             new_setup[i] = pool.pop(j)
         state = game.new_initial_state()
-        apply = _common.replay_applier(state, internal, player_id, check)
-        for a in new_setup + list(rest):
-            apply(a)
+        _common.replay(state, new_setup + list(rest), internal, player_id, check)
         return state
 
 

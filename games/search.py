@@ -113,6 +113,12 @@ class ViewState(Protocol):
         ``player``'s information state up to ``mark`` (the worlds of one
         search), equal views mean equal information-state strings."""
 
+    def anchor_view(self, mark: int) -> None:
+        """Says that this state, a search's own world drawn from the
+        information state where ``mark`` was taken, stands there now: its
+        ``log_mark`` and ``view_since`` from then on need not write the log
+        of its replay before it."""
+
 
 class RandomActionState(Protocol):
     """``RANDOM_ACTION``: a uniform legal move without the list."""

@@ -165,9 +165,7 @@ class ShowdownState(adapter.State):
             j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
             new_deal[i] = pool.pop(j)
         state = c.game.new_initial_state()
-        apply = _common.replay_applier(state, internal, player_id, check)
-        for a in new_deal + list(rest):
-            apply(a)
+        _common.replay(state, new_deal + list(rest), internal, player_id, check)
         return state
 
 

@@ -92,7 +92,8 @@ SPEC = _common.GameSpec(
     summary="13 cards: swap or flip the underdog card, then fight or pass.",
     params=PARAMS,
     small="underdog(players=3,cards=5,bank=2)",
-    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.COMPILED}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.RESAMPLE_MEMO,
+                      search.COMPILED}),
 )
 
 _GAME_TYPE = _common.game_type(SHORT_NAME, "Underdog", PARAMS, min_players=3, max_players=6)
@@ -173,17 +174,13 @@ class UnderdogState(adapter.State):
         self._set_position(s, log)
 
     # ----------------------------------- search contract (kibitz.games.search)
-    def log_mark(self):
-        return len(self._c.log())
-
     def round_mark(self):
         """The log index of the current round's "round" event."""
         log = self._c.log()
         return len(log) - len(_underdog_strings.round_events(log))
 
-    def view_since(self, player, mark):
-        """What ``player`` saw since ``mark`` (``_common.view_since``)."""
-        return _common.view_since(self._c.log(), mark, lambda e: event_text(e, player))
+    def _event_text(self, event, player):
+        return event_text(event, player)
 
     def round_number(self):
         """Rounds begun so far (IS-MCTS ``rollout_rounds`` stops at a new one)."""
@@ -248,7 +245,7 @@ class UnderdogState(adapter.State):
         return tuple(self._c.log())
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None, memo=None):
         """A state drawn from ``player_id``'s information state.
 
         Other players' unrevealed cards, and which of a swapper's two cards
@@ -265,17 +262,30 @@ class UnderdogState(adapter.State):
         (``_common.replay_applier``); an internal replay replays only the
         current round (earlier rounds are rebuilt from the log), so only its
         moves are checked.
+
+        ``memo`` (internal only, capability ``RESAMPLE_MEMO``): one
+        search's dict, in which the first world's earlier rounds are kept
+        for the later ones, which redraw only this round. Every round is
+        dealt from a full deck, so given what the player saw the earlier
+        rounds' hidden cards are independent of this round's: each world
+        is still an exact draw.
         """
         log = self._c.log()
-        new_log = []
-        start = 0
-        while start < len(log):
-            end = start + 1
-            while end < len(log) and log[end].kind != "round":
-                end += 1
-            current = len(new_log)
-            new_log.extend(self._resample_round(log[start:end], player_id, probability_sampler))
-            start = end
+        begun = self.round_mark()
+        key = ("ud-earlier", player_id, begun)
+        earlier = memo.get(key) if internal and memo is not None else None
+        if earlier is None:
+            earlier, start = [], 0
+            while start < begun:
+                end = start + 1
+                while end < begun and log[end].kind != "round":
+                    end += 1
+                earlier.extend(self._resample_round(log[start:end], player_id, probability_sampler))
+                start = end
+            if internal and memo is not None:
+                memo[key] = earlier
+        current = len(earlier)
+        new_log = earlier + self._resample_round(log[begun:], player_id, probability_sampler)
         if not internal:
             return self._replay(new_log, internal, player_id, check)
         # A round starts from what its "round" event records (chips, bank,
@@ -354,25 +364,25 @@ class UnderdogState(adapter.State):
         return out
 
     def _replay(self, events, internal=False, observer=-1, check=None, state=None):
-        """Replays a log's actions on a new game (or on ``state``); each action is checked."""
+        """Replays a log's actions on a new game (or on ``state``), as
+        ``_common.replay`` plays them."""
         if state is None:
             state = self.get_game().new_initial_state()
-        apply = _common.replay_applier(state, internal, observer, check)
+        actions = []
         for e in events:
             kind = e.kind
             if kind in ("deal", "draw", "underdog", "flip"):
-                apply(e.card - 1)
-            elif kind == "swap":
-                apply(SWAP)
-            elif kind == "new":
-                apply(NEW_UNDERDOG)
+                actions.append(e.card - 1)
+            elif kind in _FIXED_ACTIONS:
+                actions.append(_FIXED_ACTIONS[kind])
             elif kind == "keep":
-                apply(KEEP_BASE + e.kept - 1)
-            elif kind == "fight":
-                apply(FIGHT)
-            elif kind == "pass":
-                apply(PASS)
+                actions.append(KEEP_BASE + e.kept - 1)
+        _common.replay(state, actions, internal, observer, check)
         return state
+
+
+#: the action of each event that is always the same move
+_FIXED_ACTIONS = {"swap": SWAP, "new": NEW_UNDERDOG, "fight": FIGHT, "pass": PASS}
 
 
 UnderdogGame.state_class = UnderdogState

@@ -530,8 +530,13 @@ class ISMCTS:
         elif direct_rules(state):  # kibitz games replay without pyspiel's history bookkeeping
             memo = self._memo
 
+            mark = self._mark
+
             def resample():
-                return state.resample_from_infostate(me, rand, internal=True, **memo)
+                world = state.resample_from_infostate(me, rand, internal=True, **memo)
+                if mark is not None:  # its views since the root without writing its replayed log
+                    world.anchor_view(mark)
+                return world
         else:
             def resample():
                 return state.resample_from_infostate(me, rand)

@@ -351,7 +351,8 @@ def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
     assert all(t.startswith(("you ", "underdog", "p", "[round", "showdown", "nobody")) for k in keys for t in k)
 
 
-@pytest.mark.parametrize("game_string", ["underdog(players=3,cards=7,bank=4)", "underdog", "doubt_and_bet(players=3)"])
+@pytest.mark.parametrize("game_string", ["underdog(players=3,cards=7,bank=4)", "underdog", "doubt_and_bet(players=3)",
+                                         "pub", "pub(players=5,payoff=score)"])
 def test_view_since_the_root_partitions_states_as_information_strings_do(game_string):
     """Within one search (worlds drawn from one root), two states have equal
     view_since(me, root mark) exactly when their information-state strings
@@ -433,18 +434,10 @@ def test_a_resampler_that_draws_a_stuck_world_is_a_clear_error_not_an_index_erro
         ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=3000).policy(state)
 
 
-@pytest.mark.parametrize("game_string, moves", [
-    ("underdog", 40), ("underdog", 90), ("underdog(players=3,cards=5,bank=2)", 6), ("pub", 40),
-    ("over_under", 40), ("doubt_and_bet(players=3)", 40), ("doubt_and_bet(players=3)", 150),
-    ("doubt_and_bet", 200)])
-def test_internal_resample_draws_the_same_world(game_string, moves):
-    """IS-MCTS asks kibitz games for ``resample_from_infostate(..., internal=True)``
-    (a replay without pyspiel's history bookkeeping): with the same random
-    stream it must give the same world as the public call."""
-    import random as _random
-
-    game = pyspiel.load_game(game_string)
-    rng = np.random.default_rng(4)
+def _random_moves(game, moves: int, rng):
+    """A state after up to ``moves`` uniform moves and chance outcomes
+    (fewer at the end of the game), then chance's first outcomes up to a
+    decision or the end."""
     state = game.new_initial_state()
     for _ in range(moves):
         if state.is_terminal():
@@ -457,6 +450,21 @@ def test_internal_resample_draws_the_same_world(game_string, moves):
             state.apply_action(legal[rng.integers(len(legal))])
     while state.is_chance_node():
         state.apply_action(state.chance_outcomes()[0][0])
+    return state
+
+
+@pytest.mark.parametrize("game_string, moves", [
+    ("underdog", 40), ("underdog", 90), ("underdog(players=3,cards=5,bank=2)", 6), ("pub", 40),
+    ("over_under", 40), ("doubt_and_bet(players=3)", 40), ("doubt_and_bet(players=3)", 150),
+    ("doubt_and_bet", 200)])
+def test_internal_resample_draws_the_same_world(game_string, moves):
+    """IS-MCTS asks kibitz games for ``resample_from_infostate(..., internal=True)``
+    (a replay without pyspiel's history bookkeeping): with the same random
+    stream it must give the same world as the public call."""
+    import random as _random
+
+    game = pyspiel.load_game(game_string)
+    state = _random_moves(game, moves, np.random.default_rng(4))
     me = state.current_player()
     for seed in range(5):
         a = state.resample_from_infostate(me, _random.Random(seed).random)
@@ -574,6 +582,35 @@ def test_heuristic_belief_in_underdog_conditions_on_the_fights_seen():
         assert {w.hands[p] for w in believed} < {w.hands[p] for w in uniform}
 
 
+def test_underdog_resample_memo_draws_earlier_rounds_once_and_stays_a_valid_world():
+    """With a memo (one search's), Underdog's internal resample draws the
+    earlier rounds once: the first world is the one drawn without it, later
+    worlds share its earlier rounds and draw this round afresh, and each is
+    the world a full replay of its own log gives, in the searcher's
+    information state."""
+    import random as _random
+
+    game = pyspiel.load_game("underdog")
+    state = _random_moves(game, 90, np.random.default_rng(7))
+    me, begun = state.current_player(), state.round_mark()
+    assert begun > 0  # earlier rounds to redraw
+    plain = state.resample_from_infostate(me, _random.Random(0).random, internal=True)
+    memo = {}
+    first = state.resample_from_infostate(me, _random.Random(0).random, internal=True, memo=memo)
+    assert first._c.__getstate__() == plain._c.__getstate__()
+    now = set()
+    for seed in range(1, 9):
+        world = state.resample_from_infostate(me, _random.Random(seed).random, internal=True, memo=memo)
+        assert world.log()[:begun] == first.log()[:begun]
+        assert world._c.__getstate__() == state._replay(world.log())._c.__getstate__()
+        assert world.information_state_string(me) == state.information_state_string(me)
+        now.add(tuple(world.log()[begun:]))
+    assert len(now) > 1  # this round is drawn again each time
+    others = {tuple(state.resample_from_infostate(me, _random.Random(s).random, internal=True).log()[:begun])
+              for s in range(1, 9)}
+    assert len(others) > 1  # and without the memo the earlier rounds change from world to world
+
+
 def test_doubt_and_bet_internal_resample_matches_the_full_replay_through_a_long_game():
     """Doubt and Bet's internal resample starts from a snapshot of the
     current round's start (made once per round, shared by clones) and
@@ -639,7 +676,7 @@ def test_heuristic_belief_in_doubt_and_bet_explains_the_claims_seen():
     assert checked >= 2 * 10  # the two claims before seat 2's turn, in every world
 
 
-@pytest.mark.parametrize("game_string", ["underdog", "doubt_and_bet(players=3)"])
+@pytest.mark.parametrize("game_string", ["underdog", "doubt_and_bet(players=3)", "pub"])
 def test_view_keys_give_the_same_search_as_information_strings(game_string, monkeypatch):
     game = pyspiel.load_game(game_string)
     state = first_decision(game, seed=5, skip=3)
@@ -975,7 +1012,7 @@ def test_doubt_and_bet_resample_memo_draws_earlier_rounds_once_and_stays_a_valid
     memo = {}
     first = state.resample_from_infostate(me, _random.Random(0).random, internal=True, memo=memo)
     assert first._c.__getstate__() == plain._c.__getstate__()
-    assert len(memo) == 1
+    assert sum(key[0] == "db-earlier" for key in memo) == 1
     now = set()
     for seed in range(1, 9):
         world = state.resample_from_infostate(me, _random.Random(seed).random, internal=True, memo=memo)
@@ -992,7 +1029,7 @@ def test_doubt_and_bet_resample_memo_draws_earlier_rounds_once_and_stays_a_valid
 
     bot = ISMCTS(game, me, np.random.default_rng(0), sims=30, rollout_rounds=1)
     bot.search(state)
-    assert list(bot._memo) == ["memo"] and len(bot._memo["memo"]) == 1
+    assert list(bot._memo) == ["memo"] and sum(key[0] == "db-earlier" for key in bot._memo["memo"]) == 1
 
 
 def test_doubt_and_bet_believed_draw_matches_replaying_each_candidate():
