@@ -183,10 +183,27 @@ def test_exploit_tables_read_each_run_and_fall_back_to_the_search(tmp_path):
     batched, search = tmp_path / "exploit/batched/all-seats", tmp_path / "exploit/full"
     run(batched / "pub-random", [0.1, 0.2, 0.3, 0.2], 0.2, {"init": "opponent"})
     run(search / "pub-heuristic", [-0.05] * 4, 0.25)
+    run(tmp_path / "exploit/ismcts/pub-ismcts", [0.04] * 4, 0.25)
+    (tmp_path / "exploit/ismcts/pub-ismcts").rename(tmp_path / "exploit/ismcts/pub")
     exploit_batched.write_table(batched)
     rows = (tmp_path / "exploit/batched/all_seats.md").read_text().splitlines()
     assert len(rows) == 3  # header, rule, the one batched run
     assert "| init=opponent | 400 | 2 min | 10 | +0.100 / +0.200 / +0.300 / +0.200 | +0.200 |" in rows[2]
     assert rows[2].endswith("| 0.25 |")  # 0.2 of the most a seat can gain, 1 - 0.2
     pub = next(r for r in (tmp_path / "exploit/summary.md").read_text().splitlines() if r.startswith("| `pub`"))
-    assert pub == "| `pub` | +0.200 [+0.190, +0.210] b | -0.050 [-0.060, -0.040] s | - |"
+    assert pub == "| `pub` | +0.200 [+0.190, +0.210] b | -0.050 [-0.060, -0.040] s | - | +0.040 [+0.030, +0.050] a |"
+
+
+def test_ismcts_table_reads_each_run(tmp_path):
+    from kibitz.experiments import exploit_ismcts
+
+    root = tmp_path / "exploit/ismcts"
+    (root / "pub").mkdir(parents=True)
+    seats = [{"seat": s, "gain": 0.01 * s, "agent_value": 0.25, "eval_games": 500} for s in range(4)]
+    (root / "pub" / "exploit.json").write_text(json.dumps({
+        "game": "pub", "agent": exploit_ismcts.SPEC, "method": "agent", "responder": "trained", "seats": seats,
+        "mean_gain": 0.015, "mean_gain_ci95": [0.005, 0.025], "train_seconds": 0.0}))
+    (root / "pub" / "wall.json").write_text(json.dumps({"seconds": 600.0, "sittings": 1}))
+    rows = exploit_ismcts.write_table(root).read_text().splitlines()
+    assert rows[2] == ("| `pub` | ismcts(sims=100) | trained | 500 | 0.250 | +0.000 / +0.010 / +0.020 / +0.030 | "
+                       "+0.015 | [+0.005, +0.025] | 0.02 | 10 min |")
