@@ -150,7 +150,8 @@ SPEC = _common.GameSpec(
     summary="Take the face-up card or risk a draw; low cards and suit majorities win.",
     params=PARAMS,
     small="pub(players=3,suits=2,ranks=3,removed=0,hand=1)",
-    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.COMPILED}),
+    search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.VIEWS, search.RESAMPLE_MEMO,
+                      search.COMPILED}),
     encodings=("compact",),
 )
 
@@ -475,7 +476,7 @@ class PubState(adapter.State):
         return out
 
     # ------------------------------------------------------------ resampling
-    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None):
+    def resample_from_infostate(self, player_id, probability_sampler, internal=False, check=None, memo=None):
         """A state drawn from ``player_id``'s information state.
 
         Hidden are the removed cards and the other players' hands (until the
@@ -491,27 +492,41 @@ class PubState(adapter.State):
         ``check(state, player, action)`` is called before each other
         player's move of the replay and may raise to abandon it
         (``_common.replay_applier``).
+
+        ``memo`` (internal only, capability ``RESAMPLE_MEMO``): one
+        search's dict, which keeps what every draw from this information
+        state shares (the history, the hidden places, the unseen cards).
         """
+        key = ("pub", player_id, self._c.s.tobytes())
+        shared = memo.get(key) if internal and memo is not None else None
+        if shared is None:
+            shared = self._unseen(player_id)
+            if internal and memo is not None:
+                memo[key] = shared
+        moves, hidden, unseen = shared
+        moves, pool = list(moves), list(unseen)
+        for i in hidden:
+            j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
+            moves[i] = pool.pop(j)
+        state = self._c.game.new_initial_state()
+        _common.replay(state, moves, internal, player_id, check)
+        return state
+
+    def _unseen(self, player_id):
+        """``(history, the places in it of the set-up's cards player_id has
+        not seen, those cards and the deck's, sorted)``: the removed cards
+        and the hidden hands (until the end, when hands are shown), and the
+        deck with a last card discarded unseen."""
         c = self._c
         game = c.game
         hist = self.history()
-        setup = hist[:game.setup_length]
-        rest = hist[game.setup_length:]
         R, h = game.num_removed, game.hand_size
         terminal = c.kind == adapter.TERMINAL
-        hidden = [i for i in range(len(setup))
+        hidden = [i for i in range(game.setup_length)
                   if i < R or (not terminal and (i - R) // h != player_id)]
-        # unseen by player_id: the deck (with a last card discarded unseen),
-        # the removed cards and the hidden hands
         deck = int(c.s[DECK])
-        pool = sorted([x for x in range(game.num_cards) if deck >> x & 1] + [setup[i] for i in hidden])
-        new_setup = list(setup)
-        for i in hidden:
-            j = min(int(probability_sampler() * len(pool)), len(pool) - 1)
-            new_setup[i] = pool.pop(j)
-        state = game.new_initial_state()
-        _common.replay(state, new_setup + list(rest), internal, player_id, check)
-        return state
+        unseen = sorted([x for x in range(game.num_cards) if deck >> x & 1] + [hist[i] for i in hidden])
+        return tuple(hist), tuple(hidden), tuple(unseen)
 
 
 PubGame.state_class = PubState

@@ -611,6 +611,22 @@ def test_underdog_resample_memo_draws_earlier_rounds_once_and_stays_a_valid_worl
     assert len(others) > 1  # and without the memo the earlier rounds change from world to world
 
 
+def test_pub_resample_memo_keeps_only_what_every_draw_shares():
+    """Pub's memo keeps the history, the hidden places and the unseen cards:
+    with it every world is the one drawn without it from the same stream."""
+    import random as _random
+
+    game = pyspiel.load_game("pub")
+    state = _random_moves(game, 30, np.random.default_rng(3))
+    me, memo = state.current_player(), {}
+    for seed in range(6):
+        plain = state.resample_from_infostate(me, _random.Random(seed).random, internal=True)
+        kept = state.resample_from_infostate(me, _random.Random(seed).random, internal=True, memo=memo)
+        assert kept._c.__getstate__() == plain._c.__getstate__()
+        assert kept.information_state_string(me) == state.information_state_string(me)
+    assert len(memo) == 1
+
+
 def test_doubt_and_bet_internal_resample_matches_the_full_replay_through_a_long_game():
     """Doubt and Bet's internal resample starts from a snapshot of the
     current round's start (made once per round, shared by clones) and
