@@ -44,6 +44,7 @@ import pyspiel
 from numba import njit
 
 from kibitz.games import _common
+from kibitz.games.compiled_random import pick
 
 CHANCE, TERMINAL = -1, -4  #: ``CompiledRules.kind``'s codes, pyspiel's player ids
 #: what ``current_player()`` returns for each negative code (pyspiel's enum)
@@ -130,6 +131,22 @@ def _replayer(apply):
     return replay
 
 
+@functools.cache
+def _chance_stepper(outcomes, apply):
+    """``step(s, prm, u, actions, probs)``: the chance outcome that ``u`` in
+    [0, 1) draws by the inverse CDF (``kibitz.games.chance.draw`` over
+    ``chance_outcomes()``, whose probabilities these are bit for bit),
+    played on ``s``; returns it. Compiled on first use, once per game's
+    rules."""
+    @njit(nogil=True)
+    def step(s, prm, u, actions, probs):
+        k = outcomes(s, prm, actions, probs)
+        a = actions[pick(probs, k, u)]
+        apply(s, prm, a)
+        return a
+    return step
+
+
 def _player_id(kind: int):
     return kind if kind >= 0 else _PLAYER_IDS[kind]
 
@@ -178,7 +195,7 @@ class Game(pyspiel.Game):
         #: call's cost; solvers/tree.py calls its walk the same way)
         self.rules = rules._replace(**{name: _entry_point(getattr(rules, name)) for name in _CALLED
                                        if getattr(rules, name) is not None})
-        self._apply = rules.apply  # the numba function, for _replayer
+        self._apply, self._outcomes = rules.apply, rules.outcomes  # the numba functions, for _replayer, _chance_stepper
 
     def compiled_rules(self):
         raise NotImplementedError
@@ -338,6 +355,23 @@ class State(_common.CoreSnapshots, pyspiel.State):
         kind = rules.kind(c.s, rules.params)
         c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
         c.moves = c.outcomes = c.derived = None
+
+    def _chance_step_unchecked(self, u: float) -> int:
+        """At a chance node of a search's own world: the outcome that ``u``
+        in [0, 1) draws (the one ``kibitz.games.chance.sample_chance``
+        draws with the same ``u``), played as ``_apply_unchecked`` plays it,
+        in one compiled call; returns it."""
+        c = self._c
+        rules = c.rules
+        if not c.pending:
+            c.base = c.s.copy()
+        actions, probs = _buffers(rules.max_branch)
+        a = int(_chance_stepper(c.game._outcomes, c.game._apply)(c.s, rules.params, u, actions, probs))
+        c.pending.append(a)
+        kind = rules.kind(c.s, rules.params)
+        c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
+        c.moves = c.outcomes = c.derived = None
+        return a
 
     def position(self) -> np.ndarray:
         """A copy of the compiled position (``CompiledRules.position_of``)."""

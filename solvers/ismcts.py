@@ -458,6 +458,8 @@ class ISMCTS:
                              f"and rollout_moves=-1")
         #: every chance outcome is public: chance edges are keyed by the outcomes
         self._public_chance = game_search.PUBLIC_CHANCE in self._caps
+        # chance outcomes drawn and played in one compiled call on the search's own worlds
+        self._compiled_chance = {game_search.DIRECT, game_search.COMPILED} <= self._caps
         self.policies = policies
         short = game.get_type().short_name
         if config.needs_model() and (policies is None or policies.model is None):
@@ -829,6 +831,11 @@ class ISMCTS:
         observer saw of it (None at the end of the game)."""
         drawn = []
         player = _CHANCE
+        if self._compiled_chance and direct_rules(state):  # the same outcomes from the same draws
+            step = state._chance_step_unchecked
+            while player == _CHANCE:
+                drawn.append(step(rand()))
+                player = state.current_player()
         while player == _CHANCE:
             outcome = _sample_chance(state, rand)
             apply(outcome)

@@ -706,6 +706,26 @@ def test_view_keys_give_the_same_search_as_information_strings(game_string, monk
     assert fast == slow
 
 
+@pytest.mark.parametrize("game_string, skip", [("underdog", 3), ("doubt_and_bet(players=3)", 0), ("pub", 3),
+                                               ("over_under", 3)])
+def test_compiled_chance_steps_give_the_same_search(game_string, skip, monkeypatch):
+    """Chance below the root drawn and played in one compiled call
+    (``_chance_step_unchecked``) takes the outcomes ``sample_chance`` takes
+    from the same draws: the same search."""
+    game = pyspiel.load_game(game_string)
+    state = first_decision(game, seed=5, skip=skip)
+    me = state.current_player()
+    fast = ISMCTS(game, me, np.random.default_rng(9), sims=300)
+    assert fast._compiled_chance
+    slow = ISMCTS(game, me, np.random.default_rng(9), sims=300)
+    slow._compiled_chance = False
+    steps = []
+    step = type(state)._chance_step_unchecked
+    monkeypatch.setattr(type(state), "_chance_step_unchecked", lambda world, u: steps.append(u) or step(world, u))
+    assert fast.search(state) == slow.search(state)
+    assert steps  # chance below the root was met, and stepped compiled
+
+
 def test_pub_policy_key_follows_the_information_state_and_fixes_the_heuristics_move(monkeypatch):
     from kibitz.agents.heuristics import HEURISTICS
     from kibitz.agents.heuristics import pub as pub_heuristic
