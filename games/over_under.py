@@ -350,11 +350,16 @@ class OverUnderState(adapter.State):
         state (it is drawn at the chance nodes still to come), so a copy is an
         exact sample; ``probability_sampler`` is not needed.
 
-        ``internal`` (kibitz's searches pass it to the other games, which then
-        replay without pyspiel's history bookkeeping) changes nothing here,
-        nor does ``check`` (no move is replayed).
+        With ``internal`` (kibitz's own searches only) the copy is a new
+        state holding a copy of this one's position and log but no pyspiel
+        history (cheaper than ``clone()``, which copies it); ``check``
+        changes nothing (no move is replayed).
         """
-        return self.clone()
+        if not internal:
+            return self.clone()
+        world = self._c.game.new_initial_state()
+        world.restore(self.snapshot())
+        return world
 
     # ---------------------------------------------------------- read-only API
     def _tally(self) -> list:
