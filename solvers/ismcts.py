@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from bisect import bisect_left
 import numbers
 import random
 import time
@@ -902,11 +903,12 @@ class ISMCTS:
             return tried, None, len(tried) < len(legal) and len(tried) < math.ceil(widen * math.sqrt(node.passes))
         if len(legal) > _MANY and len(children) * 4 < len(legal):
             # few of many legal moves tried (Doubt and Bet's claims): one is
-            # surely untried; count the tried ones from the children, and
-            # _expand draws an untried one by rejection (uniform all the
-            # same) instead of scanning every legal move twice
-            legal_set = set(legal)
-            return [a for a in children if a in legal_set], None, True
+            # surely untried; count the tried ones from the children (each
+            # looked up in the legal moves, ascending as OpenSpiel lists
+            # them), and _expand draws an untried one by rejection (uniform
+            # all the same) instead of scanning every legal move twice
+            n = len(legal)
+            return [a for a in children if (i := bisect_left(legal, a)) < n and legal[i] == a], None, True
         untried = [a for a in legal if a not in children]
         return legal, untried, bool(untried)
 
