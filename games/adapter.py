@@ -63,9 +63,10 @@ class Core(_common.SlotsState):
     probabilities in ``outcomes``; None before), ``derived``, what a
     game's state computed from the position and kept (``State._derived``;
     None before), and ``anchor``, a search world's root (``State.anchor_view``:
-    ``(mark, moves pending there, position there, (moves since written,
-    their events, the position after them))``; None when there is none).
-    Lists and arrays other than ``s`` are never changed, only replaced or
+    ``(mark, position there, moves since it already written to the log,
+    index in pending of the rest, (moves whose events are written, those
+    events, the position after them))``; None when there is none). Lists
+    and arrays other than ``s`` are never changed, only replaced or
     appended to (``written`` and ``pending``, which copies copy)."""
 
     __slots__ = ("game", "rules", "s", "kind", "written", "base", "pending", "moves", "outcomes", "derived",
@@ -84,26 +85,34 @@ class Core(_common.SlotsState):
                 rules.apply(position, rules.params, action)
                 after = position.tolist()
                 record(written, before, action, after)
-            self.pending, self.base, self.anchor = [], None, None
+            if self.anchor is not None:  # the moves since the root stay known
+                mark, root, carried, start, cache = self.anchor
+                self.anchor = (mark, root, carried + tuple(self.pending[start:]), 0, cache)
+            self.pending, self.base = [], None
         return self.written
+
+    def anchor_moves(self) -> list:
+        """The moves played since ``anchor``'s root."""
+        _, _, carried, start, _ = self.anchor
+        return [*carried, *self.pending[start:]] if carried else self.pending[start:]
 
     def since_anchor(self) -> list:
         """The events of the moves since ``anchor``'s root (the log from its
         mark on), written from the root's position, the log before it not
         written; extends the anchor's events by the moves played since the
         last call."""
-        mark, start, root, (done, events, position) = self.anchor
-        pending = self.pending
-        if start + done < len(pending):
+        mark, root, carried, start, (done, events, position) = self.anchor
+        moves = self.anchor_moves()
+        if done < len(moves):
             rules, record = self.rules, self.game.record
             events, position = list(events), (root if position is None else position).copy()
             after = position.tolist()
-            for action in pending[start + done:]:
+            for action in moves[done:]:
                 before = after
                 rules.apply(position, rules.params, action)
                 after = position.tolist()
                 record(events, before, action, after)
-            self.anchor = (mark, start, root, (len(pending) - start, events, position))
+            self.anchor = (mark, root, carried, start, (len(moves), events, position))
         return events
 
     def __getstate__(self):
@@ -145,6 +154,26 @@ def _chance_stepper(outcomes, apply):
         apply(s, prm, a)
         return a
     return step
+
+
+@functools.cache
+def _tokener(token, apply):
+    """``tokens(root, prm, moves, player, out)``: ``player``'s tokens
+    (``CompiledRules.token``, those that are not -1) of ``moves`` played
+    from position ``root`` (not changed), written to ``out``; returns their
+    count. Compiled on first use, once per game's rules."""
+    @njit(nogil=True)
+    def tokens(root, prm, moves, player, out):
+        s = root.copy()
+        n = 0
+        for i in range(moves.shape[0]):
+            t = token(s, prm, moves[i], player)
+            if t >= 0:
+                out[n] = t
+                n += 1
+            apply(s, prm, moves[i])
+        return n
+    return tokens
 
 
 def _player_id(kind: int):
@@ -195,7 +224,8 @@ class Game(pyspiel.Game):
         #: call's cost; solvers/tree.py calls its walk the same way)
         self.rules = rules._replace(**{name: _entry_point(getattr(rules, name)) for name in _CALLED
                                        if getattr(rules, name) is not None})
-        self._apply, self._outcomes = rules.apply, rules.outcomes  # the numba functions, for _replayer, _chance_stepper
+        # the numba functions, for _replayer, _chance_stepper and _tokener
+        self._apply, self._outcomes, self._token = rules.apply, rules.outcomes, rules.token
 
     def compiled_rules(self):
         raise NotImplementedError
@@ -388,21 +418,33 @@ class State(_common.CoreSnapshots, pyspiel.State):
     def view_since(self, player: int, mark: int) -> tuple:
         """``VIEWS``: what ``player`` saw since ``mark``, the texts of the
         log's events from there (``_common.view_since``) as the game's
-        ``_event_text`` writes them."""
-        text = self._event_text
+        ``_event_text`` writes them; in a world anchored at ``mark``
+        (``anchor_view``), the game's compiled tokens of ``player`` for the
+        moves since (``CompiledRules.token``: the same partition of the
+        worlds that agree up to ``mark``)."""
         c = self._c
-        if c.anchor is not None and mark >= c.anchor[0]:
-            return _common.view_since(c.since_anchor(), mark - c.anchor[0], lambda e: text(e, player))
+        anchor = c.anchor
+        if anchor is not None and mark >= anchor[0]:
+            if mark == anchor[0]:
+                moves = np.array(c.anchor_moves(), dtype=np.int64)
+                out = np.empty(len(moves), dtype=np.int64)
+                n = _tokener(c.game._token, c.game._apply)(anchor[1], c.rules.params, moves, player, out)
+                return tuple(out[:n].tolist())
+            text = self._event_text
+            return _common.view_since(c.since_anchor(), mark - anchor[0], lambda e: text(e, player))
+        text = self._event_text
         return _common.view_since(c.log(), mark, lambda e: text(e, player))
 
     def anchor_view(self, mark: int) -> None:
         """``VIEWS``: this state, a search's world, stands where ``mark`` was
         taken (the root, whose log had ``mark`` entries); ``log_mark`` and
-        ``view_since`` from a mark at or after it then write only the
-        events since, not the log before (a resampled world's whole
-        replay). ``_set_position`` or writing the whole log ends it."""
+        ``view_since`` from a mark at or after it then read only the moves
+        since, never the log before (a resampled world's whole replay):
+        ``view_since(player, mark)`` is then the player's compiled tokens of
+        those moves, and later marks the texts of their events.
+        ``_set_position`` ends it."""
         c = self._c
-        c.anchor = (mark, len(c.pending), c.s.copy(), (0, [], None)) if c.pending else None
+        c.anchor = (mark, c.s.copy(), (), len(c.pending), (0, [], None))
 
     def _event_text(self, event, player: int) -> str | None:
         """One log event as ``player`` sees it in its information-state
