@@ -285,7 +285,12 @@ class UnderdogState(adapter.State):
             if internal and memo is not None:
                 memo[key] = earlier
         current = len(earlier)
-        new_log = earlier + self._resample_round(log[begun:], player_id, probability_sampler)
+        plan = None
+        if internal and memo is not None:
+            plan = memo.get(("ud-round", player_id, begun, len(log)))
+            if plan is None:
+                plan = memo[("ud-round", player_id, begun, len(log))] = self._round_plan(log[begun:], player_id)
+        new_log = earlier + self._resample_round(log[begun:], player_id, probability_sampler, plan)
         if not internal:
             return self._replay(new_log, internal, player_id, check)
         # A round starts from what its "round" event records (chips, bank,
@@ -297,11 +302,57 @@ class UnderdogState(adapter.State):
         state._start_round(self._c.s, new_log[current], new_log[:current + 1])
         return self._replay(new_log[current + 1:], internal, player_id, check, state)
 
-    def _resample_round(self, events, me, sampler):
+    def _resample_round(self, events, me, sampler, plan=None):
+        """``events`` (one round's) with every card ``me`` has not seen drawn
+        again with ``sampler``; ``plan``: :meth:`_round_plan` of them, when
+        the caller keeps it."""
         def pick(seq):
             i = min(int(sampler() * len(seq)), len(seq) - 1)
             return seq[i]
 
+        pool, cases, slots = plan or self._round_plan(events, me)
+        pool = list(pool)
+        # New values for every other seat's hidden cards.
+        sub = {}  # (event kind, seat) -> the card that event now has
+        for seat, case, seen, laid in cases:
+            if case == _KEPT:  # swapped and chose: {dealt, drawn} == {kept, laid}
+                k = seen
+                if k is None:
+                    k = pick(pool)
+                    pool.remove(k)
+                sub["keep", seat] = k
+                if pick((0, 1)):
+                    sub["deal", seat], sub["draw", seat] = laid, k
+                else:
+                    sub["deal", seat], sub["draw", seat] = k, laid
+            elif case == _CHOOSING:  # swapped, still choosing: both cards hidden
+                d = pick(pool)
+                pool.remove(d)
+                x = pick(pool)
+                pool.remove(x)
+                sub["deal", seat], sub["draw", seat] = d, x
+            else:
+                d = seen
+                if d is None:
+                    d = pick(pool)
+                    pool.remove(d)
+                sub["deal", seat] = d
+        out = list(events)
+        for i, kind, seat in slots:
+            card = sub.get((kind, seat))
+            if card is not None:
+                e = events[i]
+                out[i] = (_new(Deal, ("deal", seat, card)) if kind == "deal" else
+                          _new(Draw, ("draw", seat, card)) if kind == "draw" else
+                          _new(Keep, ("keep", seat, card, e.laid)))
+        return out
+
+    def _round_plan(self, events, me):
+        """What every redraw of one round's ``events`` for ``me`` shares:
+        the cards ``me`` has not seen (sorted), each other dealt seat's case
+        (``(seat, _KEPT | _CHOOSING | _DEALT, its card shown at a showdown
+        or None, the card it laid)``, in the order dealt) and the places of
+        the events whose card a redraw may change."""
         known = set()
         dealt, drawn, kept, laid, shown = {}, {}, {}, {}, {}
         for e in events:
@@ -323,45 +374,13 @@ class UnderdogState(adapter.State):
             known.add(dealt[me])
         if me in drawn:
             known.add(drawn[me])
-        pool = [v for v in range(1, self._c.game.num_cards + 1) if v not in known]
-        # New values for every other seat's hidden cards.
-        sub_dealt, sub_drawn, sub_kept = {}, {}, {}
-        for seat in dealt:
-            if seat == me:
-                continue
-            if seat in kept:  # swapped and chose: {dealt, drawn} == {kept, laid}
-                k = shown.get(seat)
-                if k is None:
-                    k = pick(pool)
-                    pool.remove(k)
-                sub_kept[seat] = k
-                if pick((0, 1)):
-                    sub_dealt[seat], sub_drawn[seat] = laid[seat], k
-                else:
-                    sub_dealt[seat], sub_drawn[seat] = k, laid[seat]
-            elif seat in drawn:  # swapped, still choosing: both cards hidden
-                d = pick(pool)
-                pool.remove(d)
-                x = pick(pool)
-                pool.remove(x)
-                sub_dealt[seat], sub_drawn[seat] = d, x
-            else:
-                d = shown.get(seat)
-                if d is None:
-                    d = pick(pool)
-                    pool.remove(d)
-                sub_dealt[seat] = d
-        out = []
-        for e in events:
-            kind = e.kind
-            if kind == "deal" and e.player in sub_dealt:
-                e = _new(Deal, ("deal", e.player, sub_dealt[e.player]))
-            elif kind == "draw" and e.player in sub_drawn:
-                e = _new(Draw, ("draw", e.player, sub_drawn[e.player]))
-            elif kind == "keep" and e.player in sub_kept:
-                e = _new(Keep, ("keep", e.player, sub_kept[e.player], laid[e.player]))
-            out.append(e)
-        return out
+        pool = tuple(v for v in range(1, self._c.game.num_cards + 1) if v not in known)
+        cases = tuple((seat, _KEPT, shown.get(seat), laid[seat]) if seat in kept else
+                      (seat, _CHOOSING, None, None) if seat in drawn else (seat, _DEALT, shown.get(seat), None)
+                      for seat in dealt if seat != me)
+        slots = tuple((i, e.kind, e.player) for i, e in enumerate(events)
+                      if e.kind in ("deal", "draw", "keep") and e.player != me)
+        return pool, cases, slots
 
     def _replay(self, events, internal=False, observer=-1, check=None, state=None):
         """Replays a log's actions on a new game (or on ``state``), as
@@ -380,6 +399,10 @@ class UnderdogState(adapter.State):
         _common.replay(state, actions, internal, observer, check)
         return state
 
+
+#: a seat's case in a round's redraw (UnderdogState._round_plan): swapped and
+#: chose which card to keep; swapped and still choosing; dealt only
+_KEPT, _CHOOSING, _DEALT = 0, 1, 2
 
 #: the action of each event that is always the same move
 _FIXED_ACTIONS = {"swap": SWAP, "new": NEW_UNDERDOG, "fight": FIGHT, "pass": PASS}
