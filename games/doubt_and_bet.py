@@ -542,8 +542,15 @@ class DoubtAndBetState(adapter.State):
         state = game.new_initial_state()
         start = 0
         if internal:
-            start, position, begun, earlier = self._round_snapshot()
-            rounds = _deal_rounds(c.log()[len(begun):], opened=True)
+            # what every world of this state shares: the round's start, its deals so far, the history since
+            shared = None if memo is None else memo.get(("db-root", c.s.tobytes()))
+            if shared is None:
+                start, position, begun, earlier = self._round_snapshot()
+                shared = (start, position, begun, earlier, _deal_rounds(c.log()[len(begun):], opened=True),
+                          self.history()[start:])
+                if memo is not None:
+                    memo["db-root", c.s.tobytes()] = shared
+            start, position, begun, earlier, rounds, rest = shared
             key = ("db-earlier", player_id, int(c.s[ROUND]), start)
             world = None if memo is None else memo.get(key)
             if world is None:
@@ -553,12 +560,12 @@ class DoubtAndBetState(adapter.State):
             state._set_position(world[0].copy(), list(world[1]))
         else:
             rounds = _deal_rounds(c.log())
+            rest = self.history()
         new_cards = cards
         if new_cards is None:
             new_cards = []
             for _, deals, revealed in rounds:
                 _redraw_round(deals, revealed, player_id, probability_sampler, game.copies, game.k1, new_cards)
-        rest = self.history()[start:]
         if internal and check is None:  # the deal moves' places known: one compiled replay
             key = ("db-deals", start, len(rest))
             places = None if memo is None else memo.get(key)
