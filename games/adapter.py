@@ -386,7 +386,7 @@ class State(_common.CoreSnapshots, pyspiel.State):
         c.kind = kind if kind >= 0 else _PLAYER_IDS[kind]
         c.moves = c.outcomes = c.derived = None
 
-    def _chance_step_unchecked(self, u: float) -> int:
+    def chance_step(self, u: float) -> int:
         """At a chance node of a search's own world: the outcome that ``u``
         in [0, 1) draws (the one ``kibitz.games.chance.sample_chance``
         draws with the same ``u``), played as ``_apply_unchecked`` plays it,

@@ -522,7 +522,7 @@ class PubState(adapter.State):
         hist = self.history()
         R, h = game.num_removed, game.hand_size
         terminal = c.kind == adapter.TERMINAL
-        hidden = [i for i in range(game.setup_length)
+        hidden = [i for i in range(min(game.setup_length, len(hist)))  # (a state may be in its set-up)
                   if i < R or (not terminal and (i - R) // h != player_id)]
         deck = int(c.s[DECK])
         unseen = sorted([x for x in range(game.num_cards) if deck >> x & 1] + [hist[i] for i in hidden])

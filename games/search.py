@@ -34,7 +34,10 @@ capability         methods (protocol)                      what a search gains
                    (:class:`SnapshotState`)                positions, not states
                                                            (the tree compiler)
 ``COMPILED``       the game's ``compiled_rules()``         the tree compiled by
-                   (:class:`CompiledRules`)                a compiled walk
+                   (:class:`CompiledRules`);               a compiled walk;
+                   ``chance_step(u)``                      a search's chance
+                   (:class:`CompiledState`)                below its root in one
+                                                           compiled call
 =================  ======================================  ==================
 
 ``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION``, ``RESAMPLE_MEMO``, ``SNAPSHOT`` and
@@ -139,6 +142,17 @@ class SnapshotState(Protocol):
         """Makes the state the snapshotted position, taking ``snapshot``
         over (the caller does not use it again). Only the Python rules'
         view changes, not pyspiel's history: for a search's own states."""
+
+
+class CompiledState(Protocol):
+    """``COMPILED`` (with ``DIRECT``): a search's own world plays chance on
+    the compiled rules."""
+
+    def chance_step(self, u: float) -> int:
+        """At a chance node of a search's own world: plays the outcome that
+        ``u`` in [0, 1) draws by the inverse CDF (the one
+        ``kibitz.games.chance.sample_chance`` draws with the same ``u``),
+        without a legality check or pyspiel's history; returns it."""
 
 
 _POS = _nt.int64[::1]

@@ -833,7 +833,7 @@ class ISMCTS:
         drawn = []
         player = _CHANCE
         if self._compiled_chance and direct_rules(state):  # the same outcomes from the same draws
-            step = state._chance_step_unchecked
+            step = state.chance_step
             while player == _CHANCE:
                 drawn.append(step(rand()))
                 player = state.current_player()

@@ -411,7 +411,7 @@ def test_anchored_views_partition_worlds_as_information_strings_do(game_string):
                 if k == 3:
                     world.information_state_string(me)  # the log written midway
                 if world.is_chance_node():
-                    world._chance_step_unchecked(rand())
+                    world.chance_step(rand())
                 else:
                     legal = world.legal_actions()
                     world._apply_action(legal[int(rand() * len(legal))])
@@ -750,7 +750,7 @@ def test_view_keys_give_the_same_search_as_information_strings(game_string, monk
                                                ("over_under", 3)])
 def test_compiled_chance_steps_give_the_same_search(game_string, skip, monkeypatch):
     """Chance below the root drawn and played in one compiled call
-    (``_chance_step_unchecked``) takes the outcomes ``sample_chance`` takes
+    (``chance_step``) takes the outcomes ``sample_chance`` takes
     from the same draws: the same search."""
     game = pyspiel.load_game(game_string)
     state = first_decision(game, seed=5, skip=skip)
@@ -760,8 +760,8 @@ def test_compiled_chance_steps_give_the_same_search(game_string, skip, monkeypat
     slow = ISMCTS(game, me, np.random.default_rng(9), sims=300)
     slow._compiled_chance = False
     steps = []
-    step = type(state)._chance_step_unchecked
-    monkeypatch.setattr(type(state), "_chance_step_unchecked", lambda world, u: steps.append(u) or step(world, u))
+    step = type(state).chance_step
+    monkeypatch.setattr(type(state), "chance_step", lambda world, u: steps.append(u) or step(world, u))
     assert fast.search(state) == slow.search(state)
     assert steps  # chance below the root was met, and stepped compiled
 

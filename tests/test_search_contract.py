@@ -10,7 +10,7 @@ from kibitz.games import search
 
 PROTOCOLS = {search.DIRECT: search.ResampleState, search.ROUNDS: search.RoundsState,
              search.VIEWS: search.ViewState, search.RANDOM_ACTION: search.RandomActionState,
-             search.SNAPSHOT: search.SnapshotState}
+             search.SNAPSHOT: search.SnapshotState, search.COMPILED: search.CompiledState}
 
 
 def _methods(protocol):
