@@ -28,8 +28,11 @@ capability         methods (protocol)                      what a search gains
 ``RANDOM_ACTION``  ``random_action(player, u)``            random rollouts
                    (:class:`RandomActionState`)            without listing the
                                                            legal moves
-``RESAMPLE_MEMO``  ``resample_from_infostate(...,          earlier rounds drawn
-                   internal=True, memo=dict)``             once per search
+``RESAMPLE_MEMO``  ``resample_from_infostate(...,          what every world
+                   internal=True, memo=dict)``             shares (earlier
+                                                           rounds) drawn or
+                                                           derived once per
+                                                           search
 ``SNAPSHOT``       ``snapshot()``, ``restore(snapshot)``   a walk that copies
                    (:class:`SnapshotState`)                positions, not states
                                                            (the tree compiler)
