@@ -10,8 +10,10 @@ noise hits both alike; the ratio is what to quote.
                                       [--play random|heuristic] [--baseline openspiel|python] [--out FILE]
 
 With ``--baseline python`` the comparison is kibitz's search against itself
-with its rollouts on the games' Python rules (``playouts=python``): what the
-compiled rollouts gain at equal options.
+with its rollouts on the games' Python rules (``playouts=python``), both
+with ``engine=python``: what the compiled rollouts gain at equal options.
+Against OpenSpiel, kibitz's search runs as by default (``engine=compiled``:
+the simulations in compiled code).
 
 The ratios are the README's speed row, written to ``--out``
 (kibitz.experiments.speed).
@@ -49,12 +51,12 @@ def positions(game, rng: np.random.Generator, count: int, play: str = "random"):
     return decision_points(game, rng, count, seats)
 
 
-def time_ours(game, states, sims, uct_c, seed, playouts="compiled"):
+def time_ours(game, states, sims, uct_c, seed, playouts="compiled", engine="compiled"):
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     total = 0
     for s in states:
-        search = ISMCTS(game, s.current_player(), rng, sims=sims, uct_c=uct_c, playouts=playouts)
+        search = ISMCTS(game, s.current_player(), rng, sims=sims, uct_c=uct_c, playouts=playouts, engine=engine)
         search.search(s)
         total += search.last_simulations
     return total, time.perf_counter() - t0
@@ -101,14 +103,18 @@ def main(argv=None):
         time_ours(game, states[:1], 2, args.uct_c, args.seed)  # compiles what the search compiles, untimed
         ours = [0, 0.0]
         theirs = [0, 0.0]
+        # against OpenSpiel: the search as it runs by default (engine=compiled); against itself: both in
+        # Python, so that only where the rollouts run differs
+        engine = "compiled" if args.baseline == "openspiel" else "python"
         for r in range(args.rounds):
-            n, t = time_ours(game, states, args.sims, args.uct_c, args.seed + r)
+            n, t = time_ours(game, states, args.sims, args.uct_c, args.seed + r, engine=engine)
             ours[0] += n
             ours[1] += t
             if args.baseline == "openspiel":
                 n, t = time_openspiel(game, states, args.sims, args.uct_c, args.seed + r)
             else:
-                n, t = time_ours(game, states, args.sims, args.uct_c, args.seed + r, playouts="python")
+                n, t = time_ours(game, states, args.sims, args.uct_c, args.seed + r, playouts="python",
+                                 engine="python")
             theirs[0] += n
             theirs[1] += t
         a, b = ours[0] / ours[1], theirs[0] / theirs[1]

@@ -164,7 +164,7 @@ SPEC = _common.GameSpec(
     params=PARAMS,
     small="over_under(players=2,copies=1,stacks=1,rounds=1)",
     search=frozenset({search.DIRECT, search.SNAPSHOT, search.ROUNDS, search.PUBLIC_CHANCE,
-                      search.COMPILED}),
+                      search.KNOWN_WORLD, search.COMPILED}),
     encodings=("compact",),
 )
 

@@ -25,6 +25,9 @@ capability         methods (protocol)                      what a search gains
                    (:class:`ViewState`)                    information strings
 ``PUBLIC_CHANCE``  (none: every chance outcome is seen     chance edges keyed
                    by every player)                        by the outcomes
+``KNOWN_WORLD``    (none: the information state of the     a compiled search's
+                   player to move determines the state:    worlds are its root,
+                   its resample returns a copy)            not a draw each
 ``RANDOM_ACTION``  ``random_action(player, u)``            random rollouts
                    (:class:`RandomActionState`)            without listing the
                                                            legal moves
@@ -43,8 +46,8 @@ capability         methods (protocol)                      what a search gains
                                                            compiled call
 =================  ======================================  ==================
 
-``ROUNDS``, ``VIEWS``, ``RANDOM_ACTION``, ``RESAMPLE_MEMO``, ``SNAPSHOT`` and
-``COMPILED`` are used only together with ``DIRECT``.
+``ROUNDS``, ``VIEWS``, ``KNOWN_WORLD``, ``RANDOM_ACTION``, ``RESAMPLE_MEMO``,
+``SNAPSHOT`` and ``COMPILED`` are used only together with ``DIRECT``.
 
 A game's heuristic may hand a search more than these (``SearchPolicies``:
 Doubt and Bet's heuristic-weighted belief draw); such code sits beside the
@@ -66,12 +69,13 @@ DIRECT = "direct"
 ROUNDS = "rounds"
 VIEWS = "views"
 PUBLIC_CHANCE = "public_chance"
+KNOWN_WORLD = "known_world"
 RANDOM_ACTION = "random_action"
 RESAMPLE_MEMO = "resample_memo"
 SNAPSHOT = "snapshot"
 COMPILED = "compiled"
 #: every capability a game may declare
-CAPABILITIES = frozenset({DIRECT, ROUNDS, VIEWS, PUBLIC_CHANCE, RANDOM_ACTION, RESAMPLE_MEMO,
+CAPABILITIES = frozenset({DIRECT, ROUNDS, VIEWS, PUBLIC_CHANCE, KNOWN_WORLD, RANDOM_ACTION, RESAMPLE_MEMO,
                           SNAPSHOT, COMPILED})
 
 #: ``check(state, player, action)``: called before each move of a player other

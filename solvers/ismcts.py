@@ -76,11 +76,15 @@ import numpy as np
 import pyspiel
 
 from kibitz.games import search as game_search
+from kibitz.games.compiled_random import seeded_rng
+from kibitz.solvers import _ismcts_kernel as _kernel
 from kibitz.solvers._direct import direct_rules
 from kibitz.games.chance import draw, sample_chance as _sample_chance
 
 #: where random rollouts run (``playouts``)
 PLAYOUTS = ("compiled", "python")
+#: where a simulation's tree walk runs (the ``engine`` option)
+ENGINES = ("compiled", "python")
 #: rollout policies
 ROLLOUTS = ("random", "heuristic", "model")
 #: final move selection
@@ -107,7 +111,13 @@ _CHANCE = int(pyspiel.PlayerId.CHANCE)
 # Smaller nodes list the untried moves and draw one from the list. The two
 # draws use the random numbers differently, so this bound is part of what
 # a seed's search is (tests/test_ismcts_fixed_positions.py).
-_MANY = 64
+_MANY = _kernel.MANY
+#: the options whose defaults the compiled engine runs (any other value: the Python engine)
+_ENGINE_DEFAULTS = ("rollout", "max_world_samples", "widen", "expand", "rollout_moves", "rollout_rounds", "belief",
+                    "opponents", "playouts", "moves", "prior")
+#: worlds drawn, then simulated in one compiled call (a timed search: fewer, to stop near its time)
+_ENGINE_CHUNK = 256
+_ENGINE_TIMED_CHUNK = 16
 
 
 def _option(default, help: str, *, choices: tuple | None = None, rule: str | None = None,
@@ -190,6 +200,11 @@ class ISMCTSConfig:
                                         "game's compiled rules, where it has them and they read a Python state: "
                                         "the kibitz games) | python (its Python rules); the same distribution, "
                                         "other draws", choices=PLAYOUTS)
+    engine: str = _option("compiled", "where the simulations run: compiled (tree walk, chance and rollouts in "
+                                       "compiled code, on a game with compiled rules, when every other option that "
+                                       "shapes a simulation has its default: UCB1, random expansion and rollouts to "
+                                       "the end, uniform belief, a fresh world each simulation; otherwise python) | "
+                                       "python; the same search, other draws", choices=ENGINES)
     moves: str = _option("all", "the searcher's moves searched: all | shortlist (the game heuristic's shortlist, "
                                 "which depends only on the searcher's information: doubt_and_bet)", choices=MOVES)
     model: str = _option("", "the opponent model of belief, opponents or rollout=model: an agent spec, e.g. "
@@ -484,9 +499,14 @@ class ISMCTS:
                 self._shortlist = policies.shortlist
                 if self._shortlist is None:
                     raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist")
+        #: the game's compiled rules when the simulations run in compiled code (engine=compiled)
+        self._engine_rules = None
+        if self._prior is None and self.compiled_engine(game, config):  # a prior handed in: PUCT, in Python
+            self._engine_rules = game.compiled_rules()
+            self._engine_rng = seeded_rng(int(rng.integers(2**63)))
         # random rollouts to the end on the compiled rules (kibitz.games.batched)
         self._compiled_playouts = None
-        if (config.playouts == "compiled" and config.rollout == "random" and not config.rollout_rounds
+        if self._engine_rules is None and (config.playouts == "compiled" and config.rollout == "random" and not config.rollout_rounds
                 and config.rollout_moves < 0):
             from kibitz.games.batched import compiled_playouts
             # its generator is seeded from the search's, once (only where there
@@ -495,8 +515,23 @@ class ISMCTS:
                 self._compiled_playouts = compiled_playouts(game, int(rng.integers(2**63)))
         #: simulations run by the last search
         self.last_simulations = 0
-        #: the root of the last search's tree
+        #: the root of the last search's tree (engine=python)
         self.root = None
+        #: the last compiled search's tree arrays (engine=compiled: ``_ismcts_kernel.children`` walks them)
+        self.compiled_tree = None
+
+    @staticmethod
+    def compiled_engine(game, config: ISMCTSConfig) -> bool:
+        """Whether a search of ``game`` with ``config`` runs its simulations in compiled code."""
+        if config.engine != "compiled":
+            return False
+        if not {game_search.DIRECT, game_search.COMPILED} <= game_search.capabilities(game):
+            return False
+        defaults = ISMCTSConfig()
+        if any(getattr(config, name) != getattr(defaults, name) for name in _ENGINE_DEFAULTS):
+            return False
+        rules = game.compiled_rules()
+        return rules.position_of is not None and rules.token is not None
 
     # ------------------------------------------------------------------ search
     def search(self, state) -> dict[int, int]:
@@ -516,6 +551,8 @@ class ISMCTS:
                                    for p in range(self.game.num_players())]
         if self.config.rollout_rounds:
             self._stop_round = state.round_number() + self.config.rollout_rounds
+        if self._engine_rules is not None:
+            return self._compiled_search(state, rand)
         self._mark = state.log_mark() if {game_search.DIRECT, game_search.VIEWS} <= self._caps else None
         root = self.root = _Node()
         legal_root = state.legal_actions()
@@ -571,6 +608,48 @@ class ISMCTS:
             n += 1
         self.last_simulations = n
         return {a: (root.children[a].visits if a in root.children else 0) for a in legal_root}
+
+    def _compiled_search(self, state, rand) -> dict[int, int]:
+        """:meth:`search` with engine=compiled: the worlds drawn by the game's
+        resample, as before, and their simulations run in compiled code
+        (``solvers/_ismcts_kernel.py``)."""
+        me, r, config = self.player_id, self._engine_rules, self.config
+        legal_root = state.legal_actions()
+        memo = self._memo = self._memo_for()
+        self._memo_root = state
+        self.root = None
+        max_len = int(self.game.max_game_length())
+        sims = config.sims
+        deadline = time.perf_counter() + config.seconds if config.seconds else None
+        tree = _kernel.new_tree(4 * min(sims or _ENGINE_CHUNK, 1 << 16) + max_len + 2)
+        simulate = _kernel.simulator(r)
+        known = game_search.KNOWN_WORLD in self._caps
+        root_world = r.position_of(state)[None, :] if known else None
+        n = 0
+        while not (sims and n >= sims) and not (deadline is not None and n > 0 and time.perf_counter() >= deadline):
+            count = min(sims - n, _ENGINE_CHUNK) if sims else _ENGINE_CHUNK
+            if deadline is not None:
+                count = min(count, _ENGINE_TIMED_CHUNK)
+            if known:  # the game's worlds are the root itself
+                worlds = root_world
+            else:
+                worlds = np.stack([r.position_of(state.resample_from_infostate(me, rand, internal=True, **memo))
+                                   for _ in range(count)])
+            done = 0
+            while done < count:
+                ran = simulate(r.params, self.game.num_players(), r.max_branch, max_len, me, config.uct_c, worlds,
+                               done, count - done, self._engine_rng, *tree)
+                if ran < 0:
+                    _no_move(state, int(tree[-1][_kernel.ERROR]))
+                done += ran
+                if done < count:
+                    tree = _kernel.regrown(tree, 2 * len(tree[4]))
+            n += count
+        self.last_simulations = n
+        self.compiled_tree = tree
+        visits = tree[3][:, _kernel.VISITS]
+        tried = _kernel.children(tree, 0)  # the root's children (at most one a simulation), not every legal move
+        return {a: int(visits[tried[a]]) if a in tried else 0 for a in legal_root}
 
     def _memo_for(self) -> dict:
         """Keyword arguments for a kibitz game's internal resample: a fresh

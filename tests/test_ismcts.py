@@ -78,6 +78,8 @@ def first_decision(game, seed, skip=0):
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
     while True:
+        if state.is_terminal():  # the game ended first: the next one
+            state = game.new_initial_state()
         if state.is_chance_node():
             state.apply_action(chance_step(state, rng))
             continue
@@ -245,7 +247,7 @@ def test_move_limited_rollouts_stop_at_a_decision_and_back_up_the_standing(rollo
 def test_public_chance_edges_are_keyed_by_the_outcomes():
     game = pyspiel.load_game("over_under")
     state = first_decision(game, seed=1)
-    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=200)
+    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=200, engine="python")
     search.search(state)
     below = [k for child in search.root.children.values() for k in child.children]
     assert below and all(isinstance(k, tuple) and all(isinstance(a, int) for a in k) for k in below)
@@ -294,7 +296,8 @@ def test_agent_spec_options():
     kind = agent_kinds()["ismcts"]
     assert set(kind.options) == {"preset", "sims", "seconds", "uct_c", "rollout", "final", "max_world_samples",
                                  "rollout_rounds", "widen", "expand", "rollout_moves", "belief", "belief_eps",
-                                 "belief_tries", "opponents", "playouts", "moves", "model", "prior", "puct_c"}
+                                 "belief_tries", "opponents", "playouts", "engine", "moves", "model", "prior",
+                                 "puct_c"}
     game = pyspiel.load_game(SMALL_UD)
     agent = make_agent("ismcts(sims=7,uct_c=1.5,final=distribution,rollout=heuristic)", game, 1, seed=0)
     config = agent.search.config
@@ -338,7 +341,7 @@ def test_chance_below_the_root_is_keyed_by_what_the_searcher_sees():
     for seed in range(4):
         state = first_decision(game, seed=seed, skip=3)
         me = state.current_player()
-        search = ISMCTS(game, me, np.random.default_rng(seed), sims=200)
+        search = ISMCTS(game, me, np.random.default_rng(seed), sims=200, engine="python")
         search.search(state)
         stack = [search.root]
         while stack:
@@ -755,9 +758,9 @@ def test_compiled_chance_steps_give_the_same_search(game_string, skip, monkeypat
     game = pyspiel.load_game(game_string)
     state = first_decision(game, seed=5, skip=skip)
     me = state.current_player()
-    fast = ISMCTS(game, me, np.random.default_rng(9), sims=300)
+    fast = ISMCTS(game, me, np.random.default_rng(9), sims=300, engine="python")
     assert fast._compiled_chance
-    slow = ISMCTS(game, me, np.random.default_rng(9), sims=300)
+    slow = ISMCTS(game, me, np.random.default_rng(9), sims=300, engine="python")
     slow._compiled_chance = False
     steps = []
     step = type(state).chance_step

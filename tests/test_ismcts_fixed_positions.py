@@ -26,8 +26,9 @@ from kibitz.agents import make_agent
 
 DATA = pathlib.Path(__file__).parent / "data" / "ismcts_fixed_positions.json"
 
-COMMON = ["sims=100,final=distribution",
-          "sims=100,final=distribution,playouts=python",  # the rollouts on the Python rules (as before compiled ones)
+COMMON = ["sims=100,final=distribution",  # the simulations in compiled code (engine=compiled)
+          "sims=100,final=distribution,engine=python",  # the same search in Python (as before the compiled engine)
+          "sims=100,final=distribution,playouts=python",  # in Python, rollouts on the Python rules (as before compiled ones)
           "sims=100,final=distribution,rollout=heuristic",
           "sims=100,final=distribution,expand=heuristic,widen=1.0",
           "sims=100,final=distribution,belief=heuristic,max_world_samples=8",

@@ -43,7 +43,7 @@ def test_all_prior_mass_on_one_move_makes_it_the_most_visited():
     game = pyspiel.load_game(SMALL_UD)
     state = _decision(game, seed=3)
     me, legal = state.current_player(), state.legal_actions()
-    plain = ISMCTS(game, me, np.random.default_rng(0), sims=30).search(state)
+    plain = ISMCTS(game, me, np.random.default_rng(0), sims=30, engine="python").search(state)
     # the prior's move is the one plain UCB1 likes least
     favoured = min(legal, key=lambda a: (plain[a], a))
     asked = []

@@ -33,6 +33,28 @@ def test_declared_capabilities_are_known_and_implemented(name):
         assert "memo" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+@pytest.mark.parametrize("name", sorted(n for n, spec in games.REGISTRY.items() if search.KNOWN_WORLD in spec.search))
+def test_a_known_world_is_the_state_itself(name):
+    # KNOWN_WORLD: every world a resample draws is the state (the compiled search uses the root for all)
+    import numpy as np
+    game = pyspiel.load_game(name)
+    rng = np.random.default_rng(5)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(actions, p=probs)))
+            continue
+        me = state.current_player()
+        for internal in (False, True):
+            world = state.resample_from_infostate(me, rng.random, internal=internal)
+            assert np.array_equal(game.compiled_rules().position_of(world), game.compiled_rules().position_of(state))
+            assert world.information_state_string(me) == state.information_state_string(me)
+            assert str(world) == str(state)
+        legal = state.legal_actions()
+        state.apply_action(legal[int(rng.integers(len(legal)))])
+
+
 def test_a_game_that_is_not_kibitzs_declares_nothing():
     assert search.capabilities(pyspiel.load_game("kuhn_poker")) == frozenset()
 
