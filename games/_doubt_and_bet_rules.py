@@ -622,6 +622,31 @@ def legal(s, prm, out):
     return 0
 
 
+@numba.njit(**_JIT)
+def random_action(s, prm, u, out):
+    """``legal[int(u * k)]`` of :func:`legal`'s ``k`` moves, without listing
+    a claim decision's claims: DOUBT first after a claim, then the claims of
+    each stake (chips, slots) but none, ascending, each a run of quantities
+    and colours from the lowest allowed (``CompiledRules.random_action``)."""
+    if s[PHASE] != CLAIM:
+        k = legal(s, prm, out)
+        return out[int(u * k)]
+    me = s[TURN]
+    chips, slots = s[_chips(prm) + me], s[_slots(prm) + me]
+    k1, most, qk, base = prm[P_K1], prm[P_S], prm[P_QK], prm[P_CLAIM_BASE]
+    lead, start = 0, 0
+    if s[CLAIMANT] >= 0:
+        lead, start = 1, s[QUANTITY] * k1
+    width = s[NDEAL] * k1 - start
+    pairs = (chips + 1) * slots - 1 if width > 0 else 0
+    i = int(u * (lead + pairs * width))
+    if i < lead:
+        return np.int64(DOUBT)
+    o, j = divmod(i - lead, width)
+    ch, sl = divmod(o + 1, slots)
+    return base + (ch * most + sl) * qk + start + j
+
+
 @numba.njit(search.RULE_SIGNATURES["outcomes"], **_JIT)
 def outcomes(s, prm, actions, probs):
     ph = s[PHASE]
@@ -1053,4 +1078,4 @@ def compiled_rules(game) -> search.CompiledRules:
         initial=initial, params=params, kind=kind, legal=legal, outcomes=outcomes, apply=apply,
         returns=returns, token=token, num_tokens=num_tokens, observation=observation, compact=compact,
         max_branch=max(3, k1, shuffles, pairs * game.qmax * k1 + 1),
-        position_of=adapter.position_of)
+        position_of=adapter.position_of, random_action=random_action)

@@ -232,6 +232,12 @@ class CompiledRules(NamedTuple):
     #: playing on from it in compiled code plays on that state (IS-MCTS's
     #: compiled rollouts, solvers/ismcts.py)
     position_of: Callable | None = None
+    #: ``random_action(s, prm, u, out)`` (optional, numba): at a decision,
+    #: the move ``legal[int(u * k)]`` of the ``k`` legal moves ``legal``
+    #: writes, found without listing them where the rules can (Doubt and
+    #: Bet's thousands of claims); ``out`` has room for ``max_branch`` moves,
+    #: for when it lists them (IS-MCTS's compiled rollouts, solvers/_ismcts_kernel.py)
+    random_action: Callable | None = None
 
 
 def capabilities(game) -> frozenset[str]:

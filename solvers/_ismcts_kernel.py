@@ -102,7 +102,7 @@ import numpy as np
 from kibitz.games.compiled_random import pick, uniform
 from kibitz.solvers._ismcts_kernel import (_JIT, _GOLDEN, _TOP, AVAIL, ERROR, FIRST, MANY, NCHILD, NODES, SIBLING,
                                            VISITS, _child, _in, _mix, find)
-from {module} import kind, legal, outcomes, apply, returns, token
+from {module} import kind, legal, outcomes, apply, returns, token{random_action}
 
 
 @numba.njit(**_JIT)
@@ -205,11 +205,7 @@ def simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims, rng, t
                 k = outcomes(pos, prm, acts, probs)
                 apply(pos, prm, acts[pick(probs, k, uniform(rng))])
             else:
-                k = legal(pos, prm, acts)
-                if k == 0:
-                    ctr[ERROR] = who
-                    return -1
-                apply(pos, prm, acts[int(uniform(rng) * k)])
+{rollout_move}
             who = kind(pos, prm)
         returns(pos, prm, ret)
         for d in range(depth):
@@ -220,6 +216,17 @@ def simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims, rng, t
 """
 
 
+#: a rollout's move: listed, or the rules' random_action (the same move for the same draw)
+_LISTED = dict(random_action="", rollout_move="""\
+                k = legal(pos, prm, acts)
+                if k == 0:
+                    ctr[ERROR] = who
+                    return -1
+                apply(pos, prm, acts[int(uniform(rng) * k)])""")
+_UNLISTED = dict(random_action=", random_action", rollout_move="""\
+                apply(pos, prm, random_action(pos, prm, uniform(rng), acts))""")
+
+
 def simulator(rules):
     """``simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims,
     rng, t_parent, t_key, t_node, node_i, total, edge, ctr)`` compiled for
@@ -228,7 +235,9 @@ def simulator(rules):
     all); returns how many ran (fewer when the next might not fit,
     ``max_len + 1`` more nodes: grow and call again; -1 when a world has a
     player to move with no legal move, ``ctr[ERROR]`` that player)."""
-    return rules_module(rules, _SIMULATE, "ismcts", depends=(__name__, "kibitz.solvers._mccfr_kernels")).simulate
+    fields = _LISTED if rules.random_action is None else _UNLISTED
+    return rules_module(rules, _SIMULATE, "ismcts", depends=(__name__, "kibitz.solvers._mccfr_kernels"),
+                        **fields).simulate
 
 
 def new_tree(nodes: int):

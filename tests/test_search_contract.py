@@ -84,3 +84,31 @@ def test_round_numbers_never_decrease_and_views_grow_with_the_log(name):
             assert all(isinstance(v, tuple) for v in views)
     if last is not None:
         assert state.standing() == pytest.approx(state.returns())
+
+
+@pytest.mark.parametrize("game_string", ["doubt_and_bet", "doubt_and_bet(players=3)",
+                                         "doubt_and_bet(players=2,chips=2,slots=1,colours=2,copies=2,single_bet=true)"])
+def test_a_compiled_random_action_is_the_listed_move_of_the_same_draw(game_string):
+    # CompiledRules.random_action(s, prm, u, out) == legal[int(u * k)] at every decision of random games
+    import numpy as np
+    game = pyspiel.load_game(game_string)
+    rules = game.compiled_rules()
+    assert rules.random_action is not None
+    rng = np.random.default_rng(8)
+    acts = np.empty(rules.max_branch, dtype=np.int64)
+    scratch = np.empty(rules.max_branch, dtype=np.int64)
+    draws = np.concatenate([[0.0, 1 - 2**-53, 0.5], rng.random(20)])
+    checked = 0
+    for _ in range(12):
+        s = rules.initial.copy()
+        while (who := rules.kind(s, rules.params)) != -4:
+            if who == -1:
+                k = rules.outcomes(s, rules.params, acts, np.empty(rules.max_branch))
+                rules.apply(s, rules.params, int(acts[int(rng.integers(k))]))
+                continue
+            k = rules.legal(s, rules.params, acts)
+            for u in draws:
+                assert rules.random_action(s, rules.params, float(u), scratch) == acts[int(u * k)]
+            checked += 1
+            rules.apply(s, rules.params, int(acts[int(rng.integers(k))]))
+    assert checked > 40
