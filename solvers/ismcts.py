@@ -55,9 +55,20 @@ handed, as :class:`SearchPolicies`, as OpenSpiel's ``MCTSBot`` is handed an
 The final move is the most visited root action (ties shared equally) or an
 action drawn in proportion to the root visit counts.
 
+Where it runs (``engine``): with the options a simulation's shape depends
+on at their defaults (UCB1, uniform expansion, random rollouts to the end,
+a fresh uniform world each simulation) on a game with compiled rules, the
+simulations run in compiled code (``solvers/_ismcts_kernel.py``: steps 2-5
+on the worlds of step 1, which the game's resample still draws in Python,
+or none for a game that declares ``KNOWN_WORLD``); chance edges are then
+keyed by a 64-bit hash of the observer's compiled tokens since the root,
+which partitions histories as its information-state strings do. Every
+other configuration, and ``engine=python``, runs as described above.
+
 Randomness is passed in: a ``numpy.random.Generator`` seeds the search's
 inner Mersenne Twister (``random.Random``: one C call per draw, the cheapest
-source in the hot loop) once per search, so the same generator state gives
+source in the hot loop) once per search, and the compiled engine's
+xoshiro256** once per search object, so the same generator state gives
 the same tree and the same move. Searches bounded by ``seconds`` instead of
 ``sims`` depend on machine speed and are not reproducible.
 """
@@ -118,6 +129,9 @@ _ENGINE_DEFAULTS = ("rollout", "max_world_samples", "widen", "expand", "rollout_
 #: worlds drawn, then simulated in one compiled call (a timed search: fewer, to stop near its time)
 _ENGINE_CHUNK = 256
 _ENGINE_TIMED_CHUNK = 16
+#: the most nodes a compiled search's tree grows to (about 110 bytes a node): a search that would pass it
+#: stops there, with the simulations that fit (``last_simulations``)
+_ENGINE_MAX_NODES = 1 << 23
 
 
 def _option(default, help: str, *, choices: tuple | None = None, rule: str | None = None,
@@ -621,7 +635,7 @@ class ISMCTS:
         max_len = int(self.game.max_game_length())
         sims = config.sims
         deadline = time.perf_counter() + config.seconds if config.seconds else None
-        tree = _kernel.new_tree(4 * min(sims or _ENGINE_CHUNK, 1 << 16) + max_len + 2)
+        tree = _kernel.new_tree(min(4 * min(sims or _ENGINE_CHUNK, 1 << 16), _ENGINE_MAX_NODES) + max_len + 2)
         simulate = _kernel.simulator(r)
         known = game_search.KNOWN_WORLD in self._caps
         root_world = r.position_of(state)[None, :] if known else None
@@ -635,7 +649,7 @@ class ISMCTS:
             else:
                 worlds = np.stack([r.position_of(state.resample_from_infostate(me, rand, internal=True, **memo))
                                    for _ in range(count)])
-            done = 0
+            done, full = 0, False
             while done < count:
                 ran = simulate(r.params, self.game.num_players(), r.max_branch, max_len, me, config.uct_c, worlds,
                                done, count - done, self._engine_rng, *tree)
@@ -643,8 +657,13 @@ class ISMCTS:
                     _no_move(state, int(tree[-1][_kernel.ERROR]))
                 done += ran
                 if done < count:
+                    full = 2 * len(tree[4]) > _ENGINE_MAX_NODES + max_len + 2
+                    if full:  # the tree stays within its bound: the search stops here
+                        break
                     tree = _kernel.regrown(tree, 2 * len(tree[4]))
-            n += count
+            n += done
+            if full:
+                break
         self.last_simulations = n
         self.compiled_tree = tree
         visits = tree[3][:, _kernel.VISITS]

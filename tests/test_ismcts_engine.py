@@ -120,3 +120,15 @@ def test_chance_below_the_root_splits_the_compiled_tree_as_the_python_tree(game_
     got = {a: sum(not isinstance(k, int) for k in _ismcts_kernel.children(tree, c))
            for a, c in _ismcts_kernel.children(tree, 0).items()}
     assert got == expected and min(got.values()) > 1
+
+
+def test_a_compiled_search_stops_at_its_tree_bound(monkeypatch):
+    import kibitz.solvers.ismcts as ismcts
+    game = pyspiel.load_game("underdog")
+    state = first_decision(game, seed=2, skip=1)
+    monkeypatch.setattr(ismcts, "_ENGINE_MAX_NODES", 3000)
+    search = ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=5000)
+    visits = search.search(state)
+    assert 0 < search.last_simulations < 5000
+    assert sum(visits.values()) == search.last_simulations
+    assert len(search.compiled_tree[4]) <= 3000 + game.max_game_length() + 2
