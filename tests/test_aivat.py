@@ -141,6 +141,15 @@ def test_a_bad_value_function_is_one_line_naming_the_option(value, words, tmp_pa
         assert w in r.output
 
 
+@pytest.mark.parametrize("game, warned", [("pub", True), ("over_under", False)])
+def test_a_value_network_that_fits_no_better_than_the_mean_is_named(game, warned, tmp_path):
+    # Pub's shipped network kept its starting check (held-out R^2 <= 0): its terms are about zero
+    r = CliRunner().invoke(main, ["tournament", game, "--agents", "random,random", "--games", "14",
+                                  "--aivat", "net", "--out", str(tmp_path / "t"), "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert ("no better than their mean" in r.output) == warned
+
+
 def test_exact_refuses_an_agent_without_a_policy(tmp_path):
     with pytest.raises(ValueError, match="report their policy.*heuristic"):
         tour.run_tournament("pub(players=3,suits=2,ranks=3,removed=0,hand=1)", ["heuristic", "random"], 6,

@@ -789,7 +789,10 @@ def run_tournament(game_string: str, specs: list[str], games: int, seed: int = 0
     for s, spec in enumerate(specs):  # fail early on a bad spec
         make_agent(spec, game, 0, seed=0)
     if value != "none":
-        _value(value, game_string)  # fail early on a bad value function
+        fit = getattr(_value(value, game_string), "meta", {}).get("fit", {})  # fail early on a bad value function
+        if log and fit.get("r2") is not None and fit["r2"] <= 0.0:
+            log(f"AIVAT: this value network predicts the returns no better than their mean (held-out R^2 "
+                f"{fit['r2']:+.3f}): its corrections are about zero and only cost time (docs/solvers/value_net.md)")
     plan = Plan(game_string, tuple(specs), int(seed), game.num_players(), value)
     if value == "exact":  # enumerate the game now: too large, or an agent without a policy, fails here
         first = plan.arrangements[0]
