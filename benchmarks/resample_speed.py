@@ -6,7 +6,8 @@ chance outcomes, built for it), alternating in one run.
 
     python benchmarks/resample_speed.py [--games pub,underdog] [--sims 300] [--positions 4] [--rounds 3] [--out FILE]
 
-Both sides run the same search (kibitz's SO-ISMCTS, compiled rollouts) on
+Both sides run the same search (kibitz's SO-ISMCTS as by default: its
+simulations compiled, its worlds drawn in Python) on
 the same positions (benchmarks/ismcts_speed.py draws them); only how
 ``resample_from_infostate(..., internal=True)`` replays the world's moves
 differs. The ratio is written to ``--out`` (default

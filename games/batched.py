@@ -243,7 +243,8 @@ def rules_module(rules, template: str, tag: str, depends: tuple = (), **fields):
         # numba's cache checks only the module's own file: the sources it
         # inlines go into its name, so that an edited rule compiles afresh
         digest = hashlib.sha256(source.encode())
-        names = {module, "kibitz.games.compiled_random", *depends, *(v for v in fields.values() if v in sys.modules)}
+        names = {module, "kibitz.games.compiled_random", *depends, *(v for v in fields.values() if v in sys.modules),
+                 *_kibitz_imports(module)}
         for name in sorted(names):
             digest.update(Path(sys.modules[name].__file__).read_bytes())
         digest = digest.hexdigest()[:16]
@@ -260,6 +261,19 @@ def rules_module(rules, template: str, tag: str, depends: tuple = (), **fields):
         spec.loader.exec_module(loaded)
         _STEPPERS[key] = loaded
     return _STEPPERS[key]
+
+
+def _kibitz_imports(module: str) -> set:
+    """The kibitz modules that ``module`` imports, or imports functions from
+    (Doubt and Bet's rules call ``games/_compiled.py``): numba inlines
+    their code too, so their sources go into a compiled module's name."""
+    found = set()
+    for value in vars(sys.modules[module]).values():
+        name = getattr(value, "__name__", "") if isinstance(value, type(sys)) else \
+            getattr(getattr(value, "py_func", value), "__module__", "") or ""
+        if name.startswith("kibitz.") and name != module and name in sys.modules:
+            found.add(name)
+    return found
 
 
 def _cache_folder() -> Path:

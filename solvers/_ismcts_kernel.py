@@ -134,7 +134,12 @@ def simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims, rng, t
         depth = 0
         h = _mix(np.uint64(me + 1) * _GOLDEN)
         who = kind(pos, prm)
+        walked = 0  # steps down the tree: each makes at most one node and applies a move at least
         while who != -4:
+            walked += 1
+            if walked > max_len:  # a game longer than its max_game_length: the arrays' room would not hold
+                ctr[ERROR] = max_len
+                return -3
             if who == -1:
                 while who == -1:
                     k = outcomes(pos, prm, acts, probs)

@@ -129,8 +129,9 @@ _ENGINE_DEFAULTS = ("rollout", "max_world_samples", "widen", "expand", "rollout_
 #: worlds drawn, then simulated in one compiled call (a timed search: fewer, to stop near its time)
 _ENGINE_CHUNK = 256
 _ENGINE_TIMED_CHUNK = 16
-#: the most nodes a compiled search's tree grows to (about 110 bytes a node): a search that would pass it
-#: stops there, with the simulations that fit (``last_simulations``)
+#: the most nodes a compiled search's tree grows to (plus a game's length; 56 bytes a node and 24 to 48
+#: in the edge table): a search that would pass it stops there, with the simulations that fit
+#: (``last_simulations``)
 _ENGINE_MAX_NODES = 1 << 23
 
 
@@ -653,14 +654,17 @@ class ISMCTS:
             while done < count:
                 ran = simulate(r.params, self.game.num_players(), r.max_branch, max_len, me, config.uct_c, worlds,
                                done, count - done, self._engine_rng, *tree)
+                if ran == -3:
+                    raise RuntimeError(f"{self.game}: a world went on past max_game_length() = {max_len} moves")
                 if ran < 0:
                     _no_move(state, int(tree[-1][_kernel.ERROR]))
                 done += ran
                 if done < count:
-                    full = 2 * len(tree[4]) > _ENGINE_MAX_NODES + max_len + 2
+                    bound = _ENGINE_MAX_NODES + max_len + 2
+                    full = len(tree[4]) >= bound
                     if full:  # the tree stays within its bound: the search stops here
                         break
-                    tree = _kernel.regrown(tree, 2 * len(tree[4]))
+                    tree = _kernel.regrown(tree, min(2 * len(tree[4]), bound))
             n += done
             if full:
                 break

@@ -131,4 +131,12 @@ def test_a_compiled_search_stops_at_its_tree_bound(monkeypatch):
     visits = search.search(state)
     assert 0 < search.last_simulations < 5000
     assert sum(visits.values()) == search.last_simulations
-    assert len(search.compiled_tree[4]) <= 3000 + game.max_game_length() + 2
+    assert len(search.compiled_tree[4]) == 3000 + game.max_game_length() + 2  # grown to the bound, not past
+
+
+def test_a_world_longer_than_the_games_length_is_an_error_not_an_overrun(monkeypatch):
+    game = pyspiel.load_game("underdog")
+    state = first_decision(game, seed=2, skip=1)
+    monkeypatch.setattr(type(game), "max_game_length", lambda self: 3)
+    with pytest.raises(RuntimeError, match="max_game_length"):
+        ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=50).search(state)
