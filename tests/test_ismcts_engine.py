@@ -9,7 +9,7 @@ from test_ismcts import first_decision
 
 from kibitz import games
 from kibitz.solvers import _ismcts_kernel
-from kibitz.solvers.ismcts import ISMCTS, ISMCTSConfig
+from kibitz.solvers.ismcts import ISMCTS, ISMCTSConfig, _Node
 
 #: game string, decisions skipped before the searched one (every kibitz game,
 #: small where its default decisions have too many moves to compare shares)
@@ -140,3 +140,58 @@ def test_a_world_longer_than_the_games_length_is_an_error_not_an_overrun(monkeyp
     monkeypatch.setattr(type(game), "max_game_length", lambda self: 3)
     with pytest.raises(RuntimeError, match="max_game_length"):
         ISMCTS(game, state.current_player(), np.random.default_rng(0), sims=50).search(state)
+
+
+def _python_edges(node, depth=0, out=None):
+    """Every edge below ``node`` of a Python tree: (depth, move or None for a chance edge, visits, avail, total)."""
+    out = [] if out is None else out
+    for key, child in node.children.items():
+        out.append((depth, key if isinstance(key, int) else None, child.visits, child.avail, round(child.total, 9)))
+        _python_edges(child, depth + 1, out)
+    return out
+
+
+def _compiled_edges(tree, node=0, depth=0, out=None):
+    out = [] if out is None else out
+    for key, c in _ismcts_kernel.children(tree, node).items():
+        out.append((depth, key if isinstance(key, int) else None, int(tree[3][c, _ismcts_kernel.VISITS]),
+                    int(tree[3][c, _ismcts_kernel.AVAIL]), round(float(tree[4][c]), 9)))
+        _compiled_edges(tree, c, depth + 1, out)
+    return out
+
+
+@pytest.mark.parametrize("game_string, skip", POSITIONS + [("doubt_and_bet(players=3)", 2)])
+def test_on_the_same_worlds_and_draws_both_engines_build_the_same_tree(game_string, skip):
+    # the Python engine's simulation (rollouts on the Python rules) and the kernel's, given the same
+    # worlds and the same xoshiro256** numbers: every edge with the same visits, availability and total
+    import random
+
+    from kibitz.games import search as game_search
+    from kibitz.games.compiled_random import seeded_rng, uniform
+
+    game = pyspiel.load_game(game_string)
+    state = first_decision(game, seed=1, skip=skip)
+    me, rules, sims = state.current_player(), game.compiled_rules(), 300
+    caps = game_search.capabilities(game)
+    draw = random.Random(5).random
+    memo = {"memo": {}} if game_search.RESAMPLE_MEMO in caps else {}
+    mark = state.log_mark() if game_search.VIEWS in caps else None
+    worlds = [state.resample_from_infostate(me, draw, internal=True, **memo) for _ in range(sims)]
+    positions = np.stack([rules.position_of(w) for w in worlds])
+    python = ISMCTS(game, me, np.random.default_rng(0), sims=sims, engine="python")
+    python._compiled_playouts, python._mark = None, mark
+    python._memo, python._memo_root = python._memo_for(), state
+    numbers = seeded_rng(9)
+    root = _Node()
+    for world in worlds:
+        if mark is not None:
+            world.anchor_view(mark)
+        python._simulate(root, world, lambda: float(uniform(numbers)))
+    length = int(game.max_game_length())
+    tree = _ismcts_kernel.new_tree(sims * (length + 2) + length + 2)
+    kernel_numbers = seeded_rng(9)
+    ran = _ismcts_kernel.simulator(rules)(rules.params, game.num_players(), rules.max_branch, length, me,
+                                          python.config.uct_c, positions, 0, sims, kernel_numbers, *tree)
+    assert ran == sims
+    assert sorted(_python_edges(root), key=repr) == sorted(_compiled_edges(tree), key=repr)
+    assert np.array_equal(numbers, kernel_numbers)  # as many numbers drawn
