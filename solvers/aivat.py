@@ -84,9 +84,10 @@ class StateValue:
 
 
 def _history_seed(state) -> int:
-    """A seed that is a function of the history alone (so that a rollout's
-    value is a function of ``h.b``, as unbiasedness needs)."""
-    text = ",".join(map(str, state.history())).encode()
+    """A seed that is a function of the history alone (a state's, or a list
+    of moves: so that a rollout's value is a function of ``h.b``, as
+    unbiasedness needs)."""
+    text = ",".join(map(str, state if isinstance(state, list) else state.history())).encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
@@ -94,12 +95,40 @@ class RolloutValue(StateValue):
     """``rollout(N)``: the mean returns of ``N`` playouts, chance outcomes
     drawn by their probabilities and every player's move uniformly at
     random; seeded by the history, so the value is a function of the history.
-    Costly: each child plays ``N`` whole games."""
+    Each child plays ``N`` whole games: on the game's compiled rules where it
+    has them (the kibitz games: the child's position made by the compiled
+    ``apply``, the playouts in numba, ``kibitz.games.batched``), else
+    through the pyspiel API (the same distribution, other draws)."""
 
     def __init__(self, game, playouts: int = 8):
         self.game = game
         self.playouts = int(playouts)
         super().__init__(self._values, name=f"rollout({self.playouts})")
+        from kibitz.games import search
+        self._rules = None
+        if search.COMPILED in search.capabilities(game) and game.compiled_rules().position_of is not None:
+            from kibitz.games.batched import compiled_loops
+            self._rules = game.compiled_rules()
+            self._playout = compiled_loops(self._rules).playout
+
+    def child_values(self, state, actions):
+        if self._rules is None:
+            return super().child_values(state, actions)
+        from kibitz.games.compiled_random import seeded_rng
+        r, n = self._rules, self.game.num_players()
+        parent = r.position_of(state)
+        history = list(state.history())
+        out = np.zeros((len(actions), n))
+        ret = np.empty(n)
+        for i, a in enumerate(actions):
+            child = parent.copy()
+            r.apply(child, r.params, int(a))
+            rng = seeded_rng(_history_seed(history + [int(a)]))
+            for _ in range(self.playouts):
+                s = child.copy()
+                self._playout(s, r.params, r.max_branch, rng, ret)
+                out[i] += ret
+        return out / self.playouts
 
     def _values(self, states):
         n = self.game.num_players()

@@ -186,3 +186,25 @@ def test_a_strength_experiment_carries_aivat_columns(tmp_path):
     records = run_strength(spec, tmp_path, log=lambda *_: None)
     assert records[0]["aivat_mean"] == pytest.approx(records[0]["mean_payoff"])
     assert "AIVAT 95% CI" in (tmp_path / "table.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["pub(players=3,suits=2,ranks=3,removed=0,hand=1)", "underdog", "over_under"])
+def test_compiled_rollouts_value_a_child_as_the_pyspiel_playouts_do(name):
+    # rollout(N) on the compiled rules: a function of the history (the same values again), and the
+    # mean of 3,000 playouts within 0.04 of the pyspiel API's (standard errors about 0.009 each)
+    from kibitz.solvers.aivat import RolloutValue
+    game = load_game(name)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        if state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[int(rng.integers(len(state.chance_outcomes())))][0])
+        else:
+            state.apply_action(state.legal_actions()[0])
+    actions = [a for a, _ in state.chance_outcomes()][:2] if state.is_chance_node() else state.legal_actions()[:2]
+    compiled, python = RolloutValue(game, 3000), RolloutValue(game, 3000)
+    assert compiled._rules is not None
+    python._rules = None
+    values = compiled.child_values(state, actions)
+    assert np.array_equal(values, compiled.child_values(state, actions))
+    assert np.abs(values - python.child_values(state, actions)).max() < 0.04

@@ -303,7 +303,7 @@ VALUE_SPECS = {
     "zero": "V = 0: every term is zero (the plain payoff; a check)",
     "exact": "the expected returns under the seated agents' policies, by enumerating the game (small games; "
              "agents that report their policy)",
-    "rollout(N)": "the mean of N uniformly random playouts from each child (slow)",
+    "rollout(N)": "the mean of N uniformly random playouts from each child (compiled in the kibitz games)",
     "net": "the game's shipped value network (agents/trained/GAME.value.npz)",
     "net(FILE)": "a value network made by kibitz value-net",
 }
