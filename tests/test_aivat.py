@@ -188,10 +188,11 @@ def test_a_strength_experiment_carries_aivat_columns(tmp_path):
     assert "AIVAT 95% CI" in (tmp_path / "table.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["pub(players=3,suits=2,ranks=3,removed=0,hand=1)", "underdog", "over_under"])
+@pytest.mark.parametrize("name", ["pub(players=3,suits=2,ranks=3,removed=0,hand=1)", "underdog(players=3,cards=5,bank=2)",
+                                  "over_under(players=2,copies=1,stacks=1,rounds=1)"])
 def test_compiled_rollouts_value_a_child_as_the_pyspiel_playouts_do(name):
     # rollout(N) on the compiled rules: a function of the history (the same values again), and the
-    # mean of 3,000 playouts within 0.04 of the pyspiel API's (standard errors about 0.009 each)
+    # mean of 3,000 playouts within 0.04 of the pyspiel API's (standard errors at most 0.009 each)
     from kibitz.solvers.aivat import RolloutValue
     game = load_game(name)
     state = game.new_initial_state()
