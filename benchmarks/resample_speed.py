@@ -1,8 +1,9 @@
 """IS-MCTS simulations per second: a search's worlds replayed on the
-compiled rules without checks (``adapter.State._apply_unchecked``, what
-``_common.replay_applier`` hands an internal replay) beside the same replay
-through ``_apply_action`` (each move checked against the legal moves or
-chance outcomes, built for it), alternating in one run.
+compiled rules without checks (``adapter.State._apply_unchecked`` and
+``_replay_unchecked``, the one compiled loop ``_common.replay`` plays an
+internal replay with) beside the same replay move by move with
+``_apply_action``'s check (each move looked up in the legal moves or chance
+outcomes, built for it), alternating in one run.
 
     python benchmarks/resample_speed.py [--games pub,underdog] [--sims 300] [--positions 4] [--rounds 3] [--out FILE]
 
@@ -37,8 +38,19 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=speed.default_out("resample_speed"))
     args = ap.parse_args(argv)
-    unchecked = adapter.State._apply_unchecked
-    sides = {"checked": adapter.State._apply_action, "unchecked": unchecked}
+    unchecked, replay = adapter.State._apply_unchecked, adapter.State._replay_unchecked
+
+    def checked(state, action):  # _apply_action's check, then the move (swapping in _apply_action itself recurses)
+        moves = state._c.moves if state._c.moves is not None else state.legal_moves()
+        if action not in moves:
+            raise ValueError(f"replayed move {action} is not legal")
+        unchecked(state, action)
+
+    def checked_replay(state, actions):  # a world's replay, each move checked (as before the compiled replay)
+        for a in actions:
+            checked(state, a)
+
+    sides = {"checked": (checked, checked_replay), "unchecked": (unchecked, replay)}
     names = [g for g in args.games.split(",") if g]
     best = {name: dict.fromkeys(sides, 0.0) for name in names}
     try:
@@ -47,16 +59,16 @@ def main(argv=None):
             states = positions(game, np.random.default_rng(args.seed), args.positions, "random")
             time_ours(game, states, 50, 2.0, args.seed)  # warm up
             for _ in range(args.rounds):
-                for side, replay in sides.items():
-                    adapter.State._apply_unchecked = replay
+                for side, (apply, whole) in sides.items():
+                    adapter.State._apply_unchecked, adapter.State._replay_unchecked = apply, whole
                     n, seconds = time_ours(game, states, args.sims, 2.0, args.seed)
                     best[name][side] = max(best[name][side], n / seconds)
-            adapter.State._apply_unchecked = unchecked
+            adapter.State._apply_unchecked, adapter.State._replay_unchecked = unchecked, replay
             print(f"{name} ismcts(sims={args.sims}) sims/s: worlds replayed unchecked "
                   f"{best[name]['unchecked']:.0f}, checked {best[name]['checked']:.0f}, "
                   f"ratio {best[name]['unchecked'] / best[name]['checked']:.2f}", flush=True)
     finally:
-        adapter.State._apply_unchecked = unchecked
+        adapter.State._apply_unchecked, adapter.State._replay_unchecked = unchecked, replay
     ratios = ", ".join(f"{speed.label(n)} {b['unchecked'] / b['checked']:.2f}x" for n, b in best.items())
     run.write(args.out, "IS-MCTS simulations/s, worlds replayed on the compiled rules",
               f"{args.sims} simulations, {args.positions} positions: unchecked replay vs the checked one: "
