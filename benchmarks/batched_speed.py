@@ -50,7 +50,8 @@ def batched_rate(game, seed: int, seconds: float, batch: int) -> float:
 def main(argv=None):
     run = speed.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", default=",".join(sorted(games.REGISTRY)), help="comma-separated game strings")
+    ap.add_argument("--games", default=None, help="comma-separated game strings (default: every game; with "
+                    "--baseline frozen, the games of frozen_rules.COMMIT)")
     ap.add_argument("--seconds", type=float, default=3.0, help="seconds per side per round")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batch", type=int, default=256, help="games stepped at once")
@@ -67,6 +68,8 @@ def main(argv=None):
 
         frozen = frozen_rules.frozen_games(), frozen_rules.cache_folder() / "numba"
         commit = frozen_rules.COMMIT[:7]
+    if args.games is None:  # a game added since the frozen commit (showdown) has no baseline there
+        args.games = ",".join(frozen_rules.GAMES if frozen else sorted(games.REGISTRY))
     rates = {}
     print(f"{'game':<14} {'batched steps/s':>15} {'pyspiel API steps/s':>20} {'ratio':>7}")
     for name in args.games.split(","):

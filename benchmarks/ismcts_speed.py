@@ -100,12 +100,15 @@ def main(argv=None):
     for name in args.games.split(","):
         game = pyspiel.load_game(name)
         states = positions(game, np.random.default_rng(args.seed), args.positions, args.play)
-        time_ours(game, states[:1], 2, args.uct_c, args.seed)  # compiles what the search compiles, untimed
-        ours = [0, 0.0]
-        theirs = [0, 0.0]
         # against OpenSpiel: the search as it runs by default (engine=compiled); against itself: both in
         # Python, so that only where the rollouts run differs
         engine = "compiled" if args.baseline == "openspiel" else "python"
+        # untimed: loads or compiles what the search uses (the compiled chance steps below a root, too)
+        time_ours(game, states, 20, args.uct_c, args.seed, engine=engine)
+        if args.baseline == "python":
+            time_ours(game, states, 20, args.uct_c, args.seed, playouts="python", engine="python")
+        ours = [0, 0.0]
+        theirs = [0, 0.0]
         for r in range(args.rounds):
             n, t = time_ours(game, states, args.sims, args.uct_c, args.seed + r, engine=engine)
             ours[0] += n

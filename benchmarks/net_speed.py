@@ -68,6 +68,8 @@ def main():
                         help="the input of the games that offer it (compact: doubt_and_bet, over_under, pub)")
     parser.add_argument("--trained", action="store_true", help="time the shipped networks (trained)")
     parser.add_argument("--guided", default=None, help="also time this search spec on the same positions")
+    parser.add_argument("--guided-out", default=speed.default_out("guided_search_speed"),
+                        help="with --guided: its speed row (JSON; default docs/results/speed/guided_search_speed.json)")
     parser.add_argument("--out", default=None, help="the README's speed row (JSON; default with --trained: "
                         f"{speed.default_out('net_speed')}; without it none)")
     args = parser.parse_args()
@@ -108,7 +110,7 @@ def main():
     if args.guided:
         ratios = ", ".join(f"{speed.label(g)} {t['guided_ms']:,.1f} vs {t['ismcts_ms']:,.1f} ms "
                            f"({t['guided_ms'] / t['ismcts_ms']:.2f}x)" for g, t in times.items())
-        run.write(speed.default_out("guided_search_speed"), f"`{args.guided}` ms per move vs "
+        run.write(args.guided_out, f"`{args.guided}` ms per move vs "
                   f"`ismcts(sims={args.sims})`, same positions", f"{args.positions} positions each: {ratios}",
                   "<= 1x", data=times)
 

@@ -42,6 +42,8 @@ from kibitz.experiments import speed
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: the last commit with the http.server implementation of kibitz serve
 OLD_COMMIT = "29fe265"
+#: where the old server was at OLD_COMMIT (before agents/ was split into folders)
+OLD_PATH = "agents/serve.py"
 
 _RUN_NEW = """
 import sys
@@ -153,10 +155,10 @@ def start(which: str, agent: str, old_dir: str) -> tuple[subprocess.Popen, int]:
 
 def old_source(directory: str) -> None:
     try:
-        text = subprocess.run(["git", "show", f"{OLD_COMMIT}:agents/serving/serve.py"], cwd=ROOT, check=True,
+        text = subprocess.run(["git", "show", f"{OLD_COMMIT}:{OLD_PATH}"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"serve_speed: the old server is read from git ({OLD_COMMIT}:agents/serving/serve.py), "
+        sys.exit(f"serve_speed: the old server is read from git ({OLD_COMMIT}:{OLD_PATH}), "
                  f"which failed: {e}; run from a clone with its history")
     pathlib.Path(directory, "old_serve.py").write_text(text)
 
