@@ -126,6 +126,7 @@ def simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims, rng, t
     # a simulation makes at most one node a move, and backs up a path as long
     path = np.empty(max_len + 1, dtype=np.int64)
     who_path = np.empty(max_len + 1, dtype=np.int64)
+    kids = np.empty(max_branch, dtype=np.int64)  # each legal move's child (-1: untried), looked up once
     for i in range(sims):
         if ctr[NODES] + max_len + 1 > node_i.shape[0] or 2 * (ctr[NODES] + max_len + 1) > len(t_parent):
             return i
@@ -170,12 +171,13 @@ def simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims, rng, t
             else:
                 untried = 0
                 for j in range(k):
-                    if find(t_parent, t_key, t_node, node, np.uint64(acts[j])) < 0:
+                    kids[j] = find(t_parent, t_key, t_node, node, np.uint64(acts[j]))
+                    if kids[j] < 0:
                         untried += 1
                 if untried:
                     pick_j = int(uniform(rng) * untried)
                     for j in range(k):
-                        c = find(t_parent, t_key, t_node, node, np.uint64(acts[j]))
+                        c = kids[j]
                         if c < 0:
                             if pick_j == 0 and action < 0:
                                 action = acts[j]
@@ -192,7 +194,7 @@ def simulate(prm, n, max_branch, max_len, me, uct_c, worlds, first, sims, rng, t
             # UCB1 over the legal moves, every one tried (strictly greater: the first of equals)
             best, best_value, best_a = -1, -np.inf, -1
             for j in range(k):
-                c = find(t_parent, t_key, t_node, node, np.uint64(acts[j]))
+                c = kids[j]
                 node_i[c, AVAIL] += 1
                 v = node_i[c, VISITS]
                 value = total[c] / v + uct_c * np.sqrt(np.log(node_i[c, AVAIL]) / v)
@@ -239,14 +241,17 @@ def simulator(rules):
     ``worlds[first:first + sims]`` (cyclically: one row is one world for
     all); returns how many ran (fewer when the next might not fit,
     ``max_len + 1`` more nodes: grow and call again; -1 when a world has a
-    player to move with no legal move, ``ctr[ERROR]`` that player)."""
+    player to move with no legal move, ``ctr[ERROR]`` that player; -3 when a
+    world goes on past ``max_len`` moves)."""
     fields = _LISTED if rules.random_action is None else _UNLISTED
     return rules_module(rules, _SIMULATE, "ismcts", depends=(__name__, "kibitz.solvers._mccfr_kernels"),
                         **fields).simulate
 
 
 def new_tree(nodes: int):
-    """Empty tree arrays for ``nodes`` nodes (the root made): the edge table, node fields, totals, edge keys, ctr."""
+    """Empty tree arrays for ``nodes`` nodes (the root made): the edge table, node fields, totals, edge keys, ctr.
+    (A search's first tree; :func:`regrown` allocates through ``_allocate``, so that a test may make the
+    first tree small without changing how it grows.)"""
     return _allocate(nodes)
 
 

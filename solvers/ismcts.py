@@ -436,6 +436,19 @@ def _backup(path, returns):
         child.total += returns[player]
 
 
+def _engine_rules(game, config: ISMCTSConfig):
+    """The compiled rules a search of ``game`` with ``config`` runs its simulations on, or None (in Python)."""
+    if config.engine != "compiled":
+        return None
+    if not {game_search.DIRECT, game_search.COMPILED} <= game_search.capabilities(game):
+        return None
+    defaults = ISMCTSConfig()
+    if any(getattr(config, name) != getattr(defaults, name) for name in _ENGINE_DEFAULTS):
+        return None
+    rules = game.compiled_rules()
+    return rules if rules.position_of is not None and rules.token is not None else None
+
+
 class ISMCTS:
     """SO-ISMCTS search for one seat.
 
@@ -516,8 +529,9 @@ class ISMCTS:
                     raise ValueError(f"moves=shortlist: the {short!r} heuristic offers no shortlist")
         #: the game's compiled rules when the simulations run in compiled code (engine=compiled)
         self._engine_rules = None
-        if self._prior is None and self.compiled_engine(game, config):  # a prior handed in: PUCT, in Python
-            self._engine_rules = game.compiled_rules()
+        if self._prior is None:  # a prior handed in: PUCT, in Python
+            self._engine_rules = _engine_rules(game, config)
+        if self._engine_rules is not None:
             self._engine_rng = seeded_rng(int(rng.integers(2**63)))
         # random rollouts to the end on the compiled rules (kibitz.games.batched)
         self._compiled_playouts = None
@@ -538,15 +552,7 @@ class ISMCTS:
     @staticmethod
     def compiled_engine(game, config: ISMCTSConfig) -> bool:
         """Whether a search of ``game`` with ``config`` runs its simulations in compiled code."""
-        if config.engine != "compiled":
-            return False
-        if not {game_search.DIRECT, game_search.COMPILED} <= game_search.capabilities(game):
-            return False
-        defaults = ISMCTSConfig()
-        if any(getattr(config, name) != getattr(defaults, name) for name in _ENGINE_DEFAULTS):
-            return False
-        rules = game.compiled_rules()
-        return rules.position_of is not None and rules.token is not None
+        return _engine_rules(game, config) is not None
 
     # ------------------------------------------------------------------ search
     def search(self, state) -> dict[int, int]:
